@@ -280,7 +280,10 @@ def _describe(err: jsonschema.ValidationError) -> str | None:
         return f"`{label}` is {_type_name(err.instance)} — expected {want}"
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
-        where = "every benchmark" if path and path[0] == "benchmarks" and len(path) == 2 else f"`{label}`"
+        if path and path[0] == "benchmarks" and len(path) == 2:
+            where = "every benchmark"
+        else:
+            where = f"`{label}`" if path else "the spec"
         return f"missing `{missing}` — {where} needs `{missing}`"
     if v == "const" and path == ["version"]:
         return f"`version` is {_type_name(err.instance)} — expected 1 (the only spec version)"
@@ -396,10 +399,16 @@ def _check(data: Any, node: yaml.Node, shown: str) -> list[str]:
         return [f"{_where(shown, node.start_mark)}: the spec is {_type_name(data)} — expected a mapping with `version` and `benchmarks`"]
     sch = schema()
     found: list[tuple[list[Any], str, bool]] = []
+    suggested: set[tuple[Any, ...]] = set()  # (path…, key) a typo already points at
     for path, msg in _unknown_keys(data, sch, sch, []):
         found.append((path, msg, True))
+        if "did you mean `" in msg:
+            suggested.add((*path[:-1], msg.split("did you mean `")[1].split("`")[0]))
     validator = jsonschema.Draft202012Validator(sch)
     for err in validator.iter_errors(data):
+        if err.validator == "required" and "'" in err.message:
+            if (*err.absolute_path, err.message.split("'")[1]) in suggested:
+                continue  # `benchmark` → `benchmarks` says it better than "missing benchmarks"
         msg = _describe(err)
         if msg:
             found.append((list(err.absolute_path), msg, False))
