@@ -6,7 +6,6 @@ from importlib import resources
 
 import jsonschema
 import pytest
-
 from conftest import run_cli, write_files
 
 WORKLOADS = {

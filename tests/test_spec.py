@@ -4,8 +4,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import run_cli
+
 from profopt_ci.errors import SpecError
 from profopt_ci.spec import parse_percent, parse_spec
 

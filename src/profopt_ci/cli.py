@@ -11,7 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci import __version__
-from profopt_ci.errors import EXIT_OK, EXIT_USAGE, ProfoptError, SpecError, UsageError
+from profopt_ci.errors import (
+    EXIT_INFRA,
+    EXIT_OK,
+    EXIT_POLICY,
+    EXIT_USAGE,
+    ProfoptError,
+    SpecError,
+    UsageError,
+)
 from profopt_ci.spec import Spec, find_spec, load_spec
 
 
@@ -38,6 +46,85 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     code, _ = run_tree(spec, spec.path.resolve().parent, only=args.only, rounds=args.rounds, out=out)
     print(f"profopt: results written to {out}", file=sys.stderr)
+    return code
+
+
+def _write_outputs(comparison: dict, args: argparse.Namespace) -> None:
+    from profopt_ci.results import save_json
+
+    save_json(comparison, args.out)
+    print(f"profopt: comparison written to {args.out}", file=sys.stderr)
+    if getattr(args, "report", None) or getattr(args, "html", None):
+        from profopt_ci.report import render
+
+        hint = f"the full report is in {args.html or args.out}"
+        if args.report:
+            Path(args.report).write_text(render(comparison, "md", args.lang, full_report_hint=hint), encoding="utf-8")
+            print(f"profopt: report written to {args.report}", file=sys.stderr)
+        if args.html:
+            Path(args.html).write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
+            print(f"profopt: HTML report written to {args.html}", file=sys.stderr)
+
+
+def _verdict_exit(comparison: dict, fail_on: str) -> int:
+    from profopt_ci.decide import policy_failures
+
+    failing = policy_failures(comparison["benchmarks"], fail_on)
+    comparison["policy"] = {"fail_on": fail_on, "failing": failing}
+    if comparison["counts"]["failed"]:
+        return EXIT_INFRA
+    return EXIT_POLICY if failing else EXIT_OK
+
+
+def _apply_overrides(spec: Spec, args: argparse.Namespace) -> None:
+    from profopt_ci.spec import parse_percent
+
+    for b in spec.benchmarks:
+        if getattr(args, "threshold", None):
+            try:
+                b.settings.threshold_pct = parse_percent(args.threshold)
+            except ValueError as exc:
+                raise UsageError(f"--threshold: {exc}") from None
+        if getattr(args, "max_rounds", None):
+            b.settings.max_rounds = max(args.max_rounds, b.settings.rounds)
+        if getattr(args, "rounds", None):
+            b.settings.rounds = args.rounds
+            b.settings.max_rounds = max(b.settings.max_rounds, args.rounds)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from profopt_ci.compare import run_compare
+
+    spec = _load(args.spec)
+    _apply_overrides(spec, args)
+    workdir = Path(args.workdir) if args.workdir else None
+
+    def partial(comparison: dict) -> None:
+        _verdict_exit(comparison, args.fail_on)
+        _write_outputs(comparison, args)
+
+    comparison = run_compare(spec, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
+                             on_partial=partial)
+    if comparison is None:
+        print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
+        return EXIT_OK
+    code = _verdict_exit(comparison, args.fail_on)
+    _write_outputs(comparison, args)
+    print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
+    return code
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from profopt_ci.compare import run_diff
+    from profopt_ci.results import RESULTS_SCHEMA, load_json
+
+    base = load_json(args.base_file, RESULTS_SCHEMA)
+    head = load_json(args.head_file, RESULTS_SCHEMA)
+    spec = _load(args.spec) if args.spec else None
+    comparison = run_diff(spec, base, head)
+    code = _verdict_exit(comparison, args.fail_on)
+    _write_outputs(comparison, args)
+    print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
     return code
 
 
@@ -74,7 +161,36 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--only", action="append", metavar="NAME", help="run only this benchmark (repeatable)")
     r.add_argument("--rounds", type=_positive, help="rounds (default: the spec's defaults.rounds)")
     r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("compare", help="base vs head, interleaved, in git worktrees")
+    c.add_argument("--spec", help="spec file (default: ./profopt.yml)")
+    c.add_argument("--base", help="base ref (default: merge-base of HEAD with origin/HEAD, origin/main, main, master)")
+    c.add_argument("--head", help="head ref (default: HEAD)")
+    c.add_argument("--rounds", type=_positive, help="rounds before the first look (default: the spec's)")
+    c.add_argument("--max-rounds", type=_positive, help="extend up to this many rounds while inconclusive")
+    c.add_argument("--threshold", help="smallest change that counts, e.g. 3%%")
+    c.add_argument("--workdir", help="keep worktrees and venvs here (default: a temporary directory, removed)")
+    c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
+                   help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
+    _output_flags(c, "comparison.json")
+    c.set_defaults(func=cmd_compare)
+
+    d = sub.add_parser("diff", help="compare two stored results (unpaired)")
+    d.add_argument("base_file", metavar="BASE.json")
+    d.add_argument("head_file", metavar="HEAD.json")
+    d.add_argument("--spec", help="spec for constraints, goals and thresholds (optional)")
+    _output_flags(d, "comparison.json")
+    d.set_defaults(func=cmd_diff)
     return p
+
+
+def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
+    p.add_argument("--out", default=default_out, help=f"comparison file (default: {default_out})")
+    p.add_argument("--report", help="write the Markdown report here")
+    p.add_argument("--html", help="write the self-contained HTML report here")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
+    p.add_argument("--fail-on", choices=("regression", "constraint", "none"), default="regression",
+                   help="what makes the exit code 1 (default: regression)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,11 +66,12 @@ def run_rounds(
             for pos, side in enumerate(order):
                 track = state.track(bench.name, side.name)
                 label = side.name if len(sides) > 1 else None
+                own_spec, own_bench = side.spec or spec, side.bench(bench)
                 try:
                     if not track.warmed:
-                        warm_command(spec, bench, side)
+                        warm_command(own_spec, own_bench, side)
                         track.warmed = True
-                    sample = run_sample(spec, bench, side, workdir, round_index=r, order=pos)
+                    sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos)
                 except BenchmarkFailed as exc:
                     track.status, track.error = exc.status, exc.message
                     log(progress_line(bench.name, label, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))

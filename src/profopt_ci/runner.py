@@ -50,6 +50,15 @@ class Side:
     env: dict[str, str] = field(default_factory=dict)
     ref: str | None = None
     commit: str | None = None
+    spec: Spec | None = None  # the side's own version of the spec, when it has one
+
+    def bench(self, fallback: Benchmark) -> Benchmark:
+        """This side's definition of a benchmark (its own params), else the given one."""
+        if self.spec is not None:
+            for b in self.spec.benchmarks:
+                if b.name == fallback.name:
+                    return b
+        return fallback
 
 
 class BenchmarkFailed(Exception):

@@ -426,7 +426,7 @@ def _check(data: Any, node: yaml.Node, shown: str) -> list[str]:
 # ---- resolve ------------------------------------------------------------------------------------
 
 
-def _settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
+def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
     merged = {**DEFAULTS, **{k: v for k, v in defaults.items() if k in SETTING_KEYS}}
     merged.update({k: v for k, v in override.items() if k in SETTING_KEYS})
     rounds = int(merged["rounds"])
@@ -477,7 +477,7 @@ def _resolve(data: dict[str, Any], path: Path) -> Spec:
                 goal=goal,
                 constraints=constraints,
                 env=_env(b.get("env")),
-                settings=_settings(defaults, b),
+                settings=resolve_settings(defaults, b),
             )
         )
     setup = data.get("setup") or []
