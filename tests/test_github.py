@@ -627,3 +627,53 @@ def test_env_is_not_mutated(gh, bot_token, tmp_path):
     before = dict(os.environ)
     post(gh, bot_token)
     assert dict(os.environ) == before
+
+
+def test_a_server_message_echoing_the_token_is_redacted(gh, bot_token, tmp_path):
+    gh.inject("GET", r".*/comments", status=400, body={"message": f"Problems parsing {bot_token}"})
+    report = tmp_path / "r.md"
+    report.write_text("# r\n")
+    err = io.StringIO()
+    code = run_publish(report, None, repo=REPO, pr=PR, api_url=gh.url,
+                       environ={"GITHUB_TOKEN": bot_token}, out=io.StringIO(), err=err)
+    assert code == 3 and "Problems parsing ***" in err.getvalue() and bot_token not in err.getvalue()
+    # The client's own errors are clean too, for callers that print them their own way.
+    gh.inject("GET", r".*/comments", status=400, body={"message": f"Problems parsing {bot_token}"})
+    with GitHubClient(gh.url, bot_token) as client, pytest.raises(InfraError) as info:
+        client.list_issue_comments(REPO, PR)
+    assert bot_token not in str(info.value)
+
+
+def test_printer_masks_the_token_as_a_backstop():
+    from profopt_ci.github import _Printer
+
+    buf = io.StringIO()
+    _Printer(buf, "ghs_" + "k" * 36)("oops ghs_" + "k" * 36 + " leaked")
+    assert buf.getvalue() == "oops *** leaked\n"
+
+
+def test_artifact_round_trip_keeps_the_label(gh, bot_token, tmp_path):
+    from profopt_ci.github_artifact import write_comment_artifact
+
+    folder = write_comment_artifact(tmp_path / "a", "# gpu\n", 12, head_sha=SHA, label="gpu-h100")
+    art = read_comment_artifact(folder)
+    assert (art.pr_number, art.head_sha, art.label, art.report_md) == (12, SHA, "gpu-h100", "# gpu\n")
+    result = publish_from_artifact(folder, settings(gh, bot_token, pr_number=None), out=io.StringIO())
+    assert result["marker"] == "<!-- profopt:gpu-h100 -->"
+    (folder / "label").write_text("x -->\n<script>")
+    with pytest.raises(UsageError, match="label"):
+        read_comment_artifact(folder)
+
+
+def test_errors_go_to_stderr_by_default(capsys, tmp_path):
+    assert run_publish(tmp_path / "missing.md", None, environ={}) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "cannot read report" in captured.err
+
+
+def test_from_artifact_with_a_read_only_token_says_what_permission_is_missing(gh, tmp_path):
+    ro = "ghs_" + secrets.token_hex(18)
+    gh.add_token(ro, can_write=False)
+    folder = make_artifact(tmp_path / "art", sha=None)
+    with pytest.raises(InfraError, match="pull-requests: write"):
+        publish_from_artifact(folder, settings(gh, ro, pr_number=None), out=io.StringIO())

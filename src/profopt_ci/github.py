@@ -10,12 +10,9 @@ directory as untrusted data.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import functools
 import json
 import os
-import re
-import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -23,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ProfoptError, UsageError
+from .errors import InfraError, ProfoptError, UsageError
 from .github_api import (
     BOT_LOGIN,
     DEFAULT_API_URL,
@@ -34,6 +31,13 @@ from .github_api import (
     PermissionDenied,
     check_repo,
 )
+from .github_artifact import (
+    SHA_RE,
+    check_label,
+    parse_pr_number,
+    read_comment_artifact,
+    write_comment_artifact,
+)
 from .github_outputs import annotations, append_summary, truncate_markdown, write_output_values, write_outputs
 
 __all__ = [
@@ -42,12 +46,7 @@ __all__ = [
     "read_comment_artifact", "write_comment_artifact",
 ]
 
-COMMENT_LIMIT = 65_536
 DEFAULT_BODY_CHARS = 65_000  # GitHub's limit less a margin for how it counts characters
-ARTIFACT_REPORT_CAP = 1024 * 1024
-_LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_PR_RE = re.compile(r"[1-9][0-9]{0,9}")
-_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _EVENT_CAP = 25 * 1024 * 1024
 
 
@@ -56,19 +55,6 @@ def marker_for(label: str | None = None) -> str:
     so jobs with different labels (a GPU and a CPU job) keep separate comments."""
     key = check_label(label) if label else "comment"
     return f"<!-- profopt:{key} -->"
-
-
-def check_label(label: str) -> str:
-    if not _LABEL_RE.fullmatch(label):
-        raise UsageError(f"comment label must be 1-64 of A-Z a-z 0-9 . _ -, got {label[:80]!r}")
-    return label
-
-
-def parse_pr_number(value: object) -> int:
-    text = str(value).strip() if value is not None else ""
-    if isinstance(value, bool) or not _PR_RE.fullmatch(text):
-        raise UsageError(f"PR number must be a positive integer, got {text[:40]!r}")
-    return int(text)
 
 
 @dataclass
@@ -138,7 +124,7 @@ def settings_from_env(environ: Mapping[str, str], *, repo: str | None = None, pr
         repo=check_repo(repo) if repo else None,
         pr_number=parse_pr_number(pr_value) if pr_value not in (None, "") else None,
         token=token or environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN") or None,
-        head_sha=ev_sha if isinstance(ev_sha, str) and _SHA_RE.fullmatch(ev_sha) else None,
+        head_sha=ev_sha if isinstance(ev_sha, str) and SHA_RE.fullmatch(ev_sha) else None,
         label=check_label(label) if label else None,
         author=author or environ.get("PROFOPT_COMMENT_AUTHOR") or None,
         summary_path=Path(environ["GITHUB_STEP_SUMMARY"]) if environ.get("GITHUB_STEP_SUMMARY") else None,
@@ -266,81 +252,6 @@ def post_report(client: GitHubClient, settings: PublishSettings, report_md: str,
     raise ProfoptError("GitHub kept refusing the comment as too long, even after shrinking it")
 
 
-# ---- fork fallback: an artifact directory, posted later by a workflow_run job -------------------
-def write_comment_artifact(directory: Path, report_md: str, settings: PublishSettings) -> Path:
-    """report.md, pr_number, head_sha and label: what `--from-artifact` reads back."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "report.md").write_text(report_md, encoding="utf-8")
-    (directory / "pr_number").write_text(f"{settings.pr_number}\n", encoding="utf-8")
-    if settings.head_sha:
-        (directory / "head_sha").write_text(settings.head_sha + "\n", encoding="utf-8")
-    if settings.label:
-        (directory / "label").write_text(settings.label + "\n", encoding="utf-8")
-    return directory.resolve()
-
-
-def _read_untrusted(directory: Path, name: str, cap: int) -> tuple[bytes, bool] | None:
-    """At most `cap` bytes of a regular file, never through a symlink; None when absent."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(directory / name, flags)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UsageError(f"artifact file {name} is a symbolic link; not following it") from None
-        raise UsageError(f"cannot read artifact file {name}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UsageError(f"artifact file {name} is not a regular file")
-        data = fh.read(cap + 1)
-    return data[:cap], len(data) > cap
-
-
-@dataclass
-class CommentArtifact:
-    pr_number: int
-    report_md: str
-    head_sha: str | None
-    label: str | None
-    report_capped: bool
-
-
-def read_comment_artifact(directory: Path, *, report_cap: int = ARTIFACT_REPORT_CAP) -> CommentArtifact:
-    """Read and validate an artifact directory written by a fork PR's run. Untrusted: every field
-    is checked against a strict pattern, sizes are capped, symlinks refused, nothing executed."""
-    try:
-        st = os.lstat(directory)
-    except OSError:
-        raise UsageError(f"artifact directory {directory} does not exist") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"artifact path {directory} is not a directory (symlinks are not followed)")
-
-    def small(name: str) -> str | None:
-        got = _read_untrusted(directory, name, 128)
-        return got[0].decode("ascii", "replace").strip() if got else None
-
-    pr_text = small("pr_number")
-    if pr_text is None:
-        raise UsageError("artifact has no pr_number file")
-    pr = parse_pr_number(pr_text)
-    sha = small("head_sha")
-    if sha is not None and not _SHA_RE.fullmatch(sha):
-        raise UsageError(f"artifact head_sha is not a commit id: {sha[:40]!r}")
-    label = small("label") or None
-    if label is not None:
-        check_label(label)
-    got = _read_untrusted(directory, "report.md", report_cap)
-    if got is None:
-        raise UsageError("artifact has no report.md")
-    data, capped = got
-    text = data.decode("utf-8", "replace").replace("\x00", "")
-    if capped:
-        cut = text.rfind("\n")
-        text = (text[: cut + 1] if cut > len(text) // 2 else text + "\n") + "\n> [!NOTE]\n> The report was cut at the artifact size cap.\n"
-    return CommentArtifact(pr, text, sha, label, capped)
-
-
 def _client(settings: PublishSettings, sleep: Callable[[float], None], clock: Callable[[], float]) -> GitHubClient:
     return GitHubClient(settings.api_url, settings.token or "", sleep=sleep, clock=clock,
                         max_wait_s=settings.max_wait_s, timeout_s=settings.timeout_s)
@@ -350,6 +261,8 @@ def _announce(say: _Printer, settings: PublishSettings, result: dict[str, Any]) 
     if result.get("url"):
         say(f"profopt: {result['action']} comment on {result['repo']} PR #{result['pr_number']}: "
             f"{result['url']}")
+    if result.get("deleted_duplicates"):
+        say(f"profopt: removed duplicate comments left by racing runs: {result['deleted_duplicates']}")
     if settings.output_path:
         write_output_values(settings.output_path, {
             "publish_action": result["action"], "comment_id": str(result.get("comment_id") or ""),
@@ -381,7 +294,8 @@ def publish(report_md: str, comparison: Mapping[str, Any] | None, settings: Publ
             result.update(post_report(client, settings, report_md, shrink))
         except PermissionDenied as exc:
             # A fork PR's token can read but not write. Leave everything for a trusted job.
-            folder = write_comment_artifact(settings.artifact_dir, report_md, settings)
+            folder = write_comment_artifact(settings.artifact_dir, report_md, pr,
+                                            head_sha=settings.head_sha, label=settings.label)
             result.update(action="fallback", repo=repo, pr_number=pr, artifact_dir=str(folder),
                           reason=str(exc))
             say(f"::warning title=profopt::The token cannot comment on PR #{pr} (a fork PR?). The "
@@ -423,7 +337,10 @@ def publish_from_artifact(directory: Path, settings: PublishSettings, *,
                 return result
         else:
             say("profopt: no trusted head commit (not a workflow_run event); PR number checked by format only")
-        result = post_report(client, settings, art.report_md, shrink)
+        try:
+            result = post_report(client, settings, art.report_md, shrink)
+        except PermissionDenied as exc:
+            raise InfraError(f"{exc} (the posting job needs `permissions: pull-requests: write`)") from None
     result["report_capped"] = art.report_capped
     _announce(say, settings, result)
     return result
@@ -472,5 +389,5 @@ def run_publish(report_path: str | Path | None, comparison_path: str | Path | No
                 sleep=sleep, clock=clock)
         return 0
     except ProfoptError as exc:
-        _Printer(err, secret)(f"profopt publish: error: {exc}")
+        _Printer(err if err is not None else sys.stderr, secret)(f"profopt publish: error: {exc}")
         return exc.exit_code
