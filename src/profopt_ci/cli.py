@@ -128,6 +128,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return code
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from profopt_ci.github import run_publish
+
+    shrink = None
+    try:
+        from profopt_ci.report import shrink as report_shrink
+
+        shrink = report_shrink
+    except ImportError:  # the report stage is optional for publishing a ready-made file
+        pass
+    return run_publish(args.report, args.comparison, from_artifact=args.from_artifact, repo=args.repo,
+                       pr=args.pr, api_url=args.api_url, label=args.label, shrink=shrink)
+
+
 # ---- parser -------------------------------------------------------------------------------------
 
 
@@ -181,6 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--spec", help="spec for constraints, goals and thresholds (optional)")
     _output_flags(d, "comparison.json")
     d.set_defaults(func=cmd_diff)
+
+    pub = sub.add_parser("publish", help="sticky PR comment, job summary, step outputs")
+    pub.add_argument("--report", help="the Markdown report to post")
+    pub.add_argument("--comparison", help="comparison.json, for outputs and annotations")
+    pub.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
+    pub.add_argument("--pr", help="pull request number (default: from GITHUB_EVENT_PATH)")
+    pub.add_argument("--api-url", help="REST API root (default: GITHUB_API_URL or https://api.github.com)")
+    pub.add_argument("--label", help="keeps one comment per label, e.g. a hardware label")
+    pub.add_argument("--from-artifact", metavar="DIR",
+                     help="post a report left by a fork PR's run (workflow_run); DIR is untrusted")
+    pub.set_defaults(func=cmd_publish)
     return p
 
 
