@@ -159,7 +159,7 @@ def keep() -> dict:
                   reason="step_time_ms improved 12.4%; nothing regressed; constraints hold",
                   constraints=[{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "base": 2.301, "head": 2.305,
                                 "ok": True, "detail": "|Δ| 0.17% ≤ 1%"},
-                               {"metric": "output_digest", "rule": "equal", "limit": None, "base": "9f1c2e",
+                               {"metric": "output_digest", "rule": "equal", "limit": True, "base": "9f1c2e",
                                 "head": "9f1c2e", "ok": True, "detail": "identical"}])
     b["metrics"]["step_time_ms"]["delta_pct"] = -12.4
     return comparison([b], "keep", summary="train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged")

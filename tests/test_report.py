@@ -70,6 +70,7 @@ def test_keep_line_one_table_constraints_bottleneck():
     assert rows[4] == ["peak memory (MB)", "210", "211", "+0.2%", "—", "⚪ unchanged"]
     cons = table_rows(text, "| constraint |")
     assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.305", "🟢 holds — \\|Δ\\| 0.17% ≤ 1%"]
+    assert cons[3] == ["output\\_digest equal", "9f1c2e", "9f1c2e", "🟢 holds — identical"]
     assert "- **Bottleneck:** compute" in lines
     assert "- **Next action:** try bf16 autocast on CPU and check thread settings (OMP\\_NUM\\_THREADS)" in lines
     assert "Changed besides code" not in text
@@ -427,6 +428,15 @@ def test_number_formatting():
     assert [num(14.2), num(0.001234), num(1234.5), num(-3.456), num(None), num(0)] == \
         ["14.2", "0.00123", "1,234", "−3.46", "—", "0"]
     assert [pct(-12.44), pct(4.06), pct(0.04), pct(-0.04), pct(None)] == ["−12.4%", "+4.1%", "0.0%", "0.0%", "—"]
+
+
+def test_unknown_words_are_shown_as_they_are():
+    c = fx.keep()
+    c["decision"] = c["benchmarks"][0]["decision"] = "shelved"
+    c["benchmarks"][0]["metrics"]["step_time_ms"]["verdict"] = "sideways"
+    text = md(c, "zh")
+    assert text.startswith("❔ shelved — ")
+    assert "### ❔ train-step — shelved" in text and "| 🟡 sideways |" in text
 
 
 def test_catalogs_have_the_same_keys():

@@ -271,6 +271,12 @@ def t(lang: str, key: str, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
+def word(lang: str, kind: str, value: object) -> str:
+    """A decision / verdict / side word; a value the catalog does not know is shown as it is."""
+    key = f"{kind}.{value}"
+    return t(lang, key) if key in EN else str(value)
+
+
 def bottleneck_class(lang: str, cls: str | None) -> str:
     key = (cls or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
     return CLASSES.get(lang, CLASSES["en"]).get(key, cls or "unknown")

@@ -6,7 +6,7 @@ Markdown renderer escapes it; step outputs and check titles can use it as it is.
 """
 from __future__ import annotations
 
-from .i18n import EN, t
+from .i18n import EN, t, word
 from .report_format import clip, confidence_label, num, pct
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
@@ -47,7 +47,7 @@ def headline(comparison: dict, lang: str = "en") -> str:
     """"✅ keep — train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged, loss within 1%"."""
     decision = str(comparison.get("decision") or "inconclusive")
     emoji = DECISION_EMOJI.get(decision, "❔")
-    return f"{emoji} {t(lang, 'decision.' + decision)} — {_sentence(comparison, decision, lang)}"
+    return f"{emoji} {word(lang, 'decision', decision)} — {_sentence(comparison, decision, lang)}"
 
 
 def _sentence(c: dict, decision: str, lang: str) -> str:
@@ -183,4 +183,4 @@ def _failed(bench: dict, lang: str, conf: str) -> str:
     message = str((bench.get("error") or {}).get("message") or "")
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
     cause = lines[-1] if lines else str((bench.get("status") or {}).get(side) or "failed")
-    return t(lang, "hl.failed", side=t(lang, f"side.{side}"), name=_name(bench), cause=clip(cause, 120))
+    return t(lang, "hl.failed", side=word(lang, "side", clip(side, 20)), name=_name(bench), cause=clip(cause, 120))

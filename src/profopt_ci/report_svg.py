@@ -83,7 +83,7 @@ def delta_bar(m: dict, threshold: float | None) -> Markup | None:
                   f'<line x1="{a}" y1="13" x2="{a}" y2="23" stroke="#000"/>',
                   f'<line x1="{b}" y1="13" x2="{b}" y2="23" stroke="#000"/>']
     parts.append(f'<text x="{mid}" y="45" font-size="11" text-anchor="middle">'
-                 f"{escape(pct(delta))} {escape(ci(low, high))} · ±{escape(f'{tau:g}')}%</text>")
+                 f"{escape(pct(delta))} ({escape(ci(low, high))}) · ±{escape(f'{tau:g}')}%</text>")
     parts.append("</svg>")
     return Markup("".join(parts))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 
-from .i18n import EN, bottleneck_class, t
+from .i18n import EN, bottleneck_class, t, word
 from .report_format import DASH, ci, clip, confidence_label, num, pct, pvalue, value_text
 from .report_headline import (
     DECISION_EMOJI,
@@ -105,7 +105,7 @@ def _bench(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) -> d
         "name": clip(str(b.get("name", "?")), NAME_MAX),
         "decision": decision,
         "emoji": DECISION_EMOJI.get(decision, "❔"),
-        "word": t(lang, f"decision.{decision}"),
+        "word": word(lang, "decision", decision),
         # compare writes its reasons in English; the zh report says the same through its tables.
         "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else "",
         "goal": _goal(b, lang),
@@ -124,13 +124,14 @@ def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
         "base": num(m.get("base")), "head": num(m.get("head")),
         "change": pct(m.get("delta_pct")), "ci": ci(m.get("ci_low_pct"), m.get("ci_high_pct")),
         "verdict": verdict, "symbol": VERDICT_SYMBOL.get(verdict, "🟡"),
-        "word": t(lang, f"verdict.{verdict}"),
+        "word": word(lang, "verdict", verdict),
     }
 
 
 def _constraint_row(lang: str, con: dict) -> dict:
     limit = con.get("limit")
-    rule = " ".join(str(x) for x in (con.get("rule"), _exact(limit) if limit is not None else None) if x)
+    shown = None if limit is None or isinstance(limit, bool) else _exact(limit)  # `equal: true` says it all
+    rule = " ".join(str(x) for x in (con.get("rule"), shown) if x)
     ok = bool(con.get("ok"))
     return {
         "label": clip(f"{con.get('metric', '?')} {rule}".strip(), 80),
@@ -153,12 +154,12 @@ def _goal(b: dict, lang: str) -> str | None:
     if not goal:
         return None
     key = main_metric(b) or str(goal.get("metric"))
-    word = metric_word(lang, key)
+    label = metric_word(lang, key)
     target = goal.get("target_pct")
     if target is None:
-        return word
+        return label
     direction = "increase" if goal.get("direction") == "increase" else "decrease"
-    return t(lang, f"goal.{direction}", metric=word, target=f"{target:g}")
+    return t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
 
 
 def _bottleneck(b: dict, lang: str) -> dict | None:
@@ -193,7 +194,7 @@ def _error(b: dict, lang: str, cap: int) -> dict | None:
 
 
 def _failed_title(lang: str, side: str, status: str | None) -> str:
-    name = t(lang, f"side.{side}") if side in ("base", "head") else clip(str(side), 20)
+    name = word(lang, "side", clip(str(side), 20))
     if status in (None, "ok", "failed"):
         return t(lang, "failed_plain", side=name)
     return t(lang, "failed_side", side=name, status=clip(str(status), 40))
