@@ -25,7 +25,7 @@ def make_step(us=2000, loss=1.0):
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {{warmup: 1, min_time_ms: 10, values: 2, rounds: {rounds}, max_rounds: {rounds}, seed: 7}}
+defaults: {{warmup: 1, min_time_ms: 20, values: 3, rounds: {rounds}, max_rounds: {rounds}, seed: 7}}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
@@ -37,7 +37,7 @@ benchmarks:
 """
 
 
-def repo_with(tmp_path, head_work: str | None = None, head_spec: str | None = None, rounds: int = 8):
+def repo_with(tmp_path, head_work: str | None = None, head_spec: str | None = None, rounds: int = 12):
     base = {"bench/__init__.py": "", "bench/work.py": BUSY, "profopt.yml": SPEC.format(rounds=rounds)}
     head = {}
     if head_work is not None:
@@ -72,7 +72,7 @@ def test_head_doing_30_percent_more_work_is_regressed_and_rejected(tmp_path):
     assert b["metrics"]["throughput"]["verdict"] == "regressed"
     assert b["decision"] == "reject" and c["decision"] == "reject"
     assert c["policy"]["failing"] == ["busy"]
-    assert len(b["samples"]["base"]) == 8 and len(b["samples"]["head"]) == 8
+    assert len(b["samples"]["base"]) == 12 and len(b["samples"]["head"]) == 12
     # RMIT: both orders occur, and each round holds one base and one head sample
     orders = {(s["round"], s["order"]) for s in b["samples"]["head"]}
     assert {o for _, o in orders} == {0, 1}
@@ -143,11 +143,11 @@ def test_setup_failure_on_one_side(tmp_path):
 
 
 def test_params_changed_in_head_spec_are_reported(tmp_path):
-    root, _ = repo_with(tmp_path, head_spec=SPEC.format(rounds=6).replace("us: 2000", "us: 1500"))
+    root, _ = repo_with(tmp_path, head_spec=SPEC.format(rounds=12).replace("us: 2000", "us: 1000"))
     proc = run_cli(["compare", "--base", "HEAD~1"], root)
     assert proc.returncode == 0, proc.stderr
     c = load(root)
-    assert {"scope": "params", "benchmark": "busy", "key": "us", "base": 2000, "head": 1500} in c["differences"]
+    assert {"scope": "params", "benchmark": "busy", "key": "us", "base": 2000, "head": 1000} in c["differences"]
     assert any("not only the code differs" in n for n in c["notes"])
     assert c["benchmarks"][0]["metrics"]["step_time_ms"]["verdict"] == "improved"
 
@@ -212,7 +212,7 @@ def test_setup_installs_each_side_into_its_own_venv(tmp_path):
 
 
 def test_setup_then_measure_phases_share_a_workdir(tmp_path):
-    root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 26)"), rounds=6)
+    root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 40)"))
     work = tmp_path / "work"
     first = run_cli(["compare", "--base", "HEAD~1", "--phase", "setup", "--workdir", str(work)], root)
     assert first.returncode == 0, first.stderr
@@ -225,10 +225,11 @@ def test_setup_then_measure_phases_share_a_workdir(tmp_path):
 
 
 def test_diff_of_two_results_is_unpaired_and_says_so(tmp_path):
-    root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 26)"))
-    assert run_cli(["run", "--rounds", "8", "--out", "../head.json"], root).returncode == 0
+    # twice the work: unpaired runs far apart in time need a large effect to stand out of the drift
+    root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 40)"))
+    assert run_cli(["run", "--rounds", "10", "--out", "../head.json"], root).returncode == 0
     git(root, "checkout", "-q", "HEAD~1")
-    assert run_cli(["run", "--rounds", "8", "--out", "../base.json"], root).returncode == 0
+    assert run_cli(["run", "--rounds", "10", "--out", "../base.json"], root).returncode == 0
     proc = run_cli(["diff", "../base.json", "../head.json", "--out", "../diff.json"], root)
     assert proc.returncode == 1, proc.stderr
     c = json.loads((tmp_path / "diff.json").read_text())
