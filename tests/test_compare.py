@@ -242,3 +242,13 @@ def test_diff_of_two_results_is_unpaired_and_says_so(tmp_path):
     (tmp_path / "junk.json").write_text('{"schema": "other@9"}')
     wrong = run_cli(["diff", "../base.json", "../junk.json"], root)
     assert wrong.returncode == 2 and "expected 'profopt/results@1'" in wrong.stderr
+
+
+def test_benchmark_new_in_head_is_skipped_with_a_note(tmp_path):
+    spec = SPEC.format(rounds=3) + "  - name: brand-new\n    callable: bench.work:make_step\n"
+    root, _ = repo_with(tmp_path, head_spec=spec)
+    proc = run_cli(["compare", "--base", "HEAD~1"], root)
+    assert proc.returncode == 0, proc.stderr
+    c = load(root)
+    assert [b["name"] for b in c["benchmarks"]] == ["busy"]
+    assert any("new in head, not compared" in n and "brand-new" in n for n in c["notes"])

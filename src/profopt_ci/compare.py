@@ -235,6 +235,8 @@ def run_compare(
         fps = {s.name: fingerprint(s, s.spec or spec) for s in sides}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides
+        benches, new = _split_new(benches, base_side)
+        extra_notes = [f"new in head, not compared (the base's spec has no such benchmark): {', '.join(new)}"] if new else []
 
         def comparison(notes: list[str]) -> dict:
             entries, pairs = [], []
@@ -249,7 +251,7 @@ def run_compare(
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
             return assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
                             head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
-                            threshold_pct=benches[0].settings.threshold_pct)
+                            threshold_pct=spec.benchmarks[0].settings.threshold_pct)
 
         alphas: dict[str, float] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
@@ -257,9 +259,17 @@ def run_compare(
                 alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
             except KeyboardInterrupt:
                 if on_partial is not None:
-                    on_partial(comparison(["interrupted: partial results"]))
+                    on_partial(comparison(["interrupted: partial results", *extra_notes]))
                 raise
-        return comparison([])
+        return comparison(extra_notes)
+
+
+def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[str]]:
+    """A pull request that adds a benchmark has nothing to compare it with: skip it, say so."""
+    if base.spec is None:
+        return benches, []
+    known = {b.name for b in base.spec.benchmarks}
+    return [b for b in benches if b.name in known], [b.name for b in benches if b.name not in known]
 
 
 # ---- diff: two stored results, unpaired ------------------------------------------------------------
