@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -256,8 +257,15 @@ def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
                    help="what makes the exit code 1 (default: regression)")
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    # A cancelled CI job gets SIGTERM: unwind like Ctrl-C so worktrees are removed and partial
+    # results written by the verbs' own finally blocks.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         args = parser.parse_args(argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

@@ -232,7 +232,7 @@ def run_compare(
             if phase == "setup":
                 ws.save_state()
                 return None
-        fps = {s.name: fingerprint(s, s.spec or spec) for s in sides}
+        fps: dict[str, dict] = {}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides
         benches, new = _split_new(benches, base_side)
@@ -246,7 +246,7 @@ def run_compare(
                 entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                            paired=True, alpha=alphas.get(b.name, ALPHA)))
             finish(entries, {b.name: head_side.bench(b) for b in benches})
-            base_meta, head_meta = _side_meta(base_side, fps["base"]), _side_meta(head_side, fps["head"])
+            base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
             if base_side.commit == head_side.commit:
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
             return assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
@@ -256,6 +256,8 @@ def run_compare(
         alphas: dict[str, float] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
+                for side in sides:
+                    fps[side.name] = fingerprint(side, side.spec or spec)
                 alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
             except KeyboardInterrupt:
                 if on_partial is not None:
