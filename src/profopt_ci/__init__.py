@@ -8,3 +8,15 @@ worker process stays light.
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from profopt_ci.harness import phase, record
+from profopt_ci.template import benchmark_fn, format_optimization_report, summarize_optimization_result
+
+__all__ = [
+    "__version__",
+    "benchmark_fn",
+    "format_optimization_report",
+    "phase",
+    "record",
+    "summarize_optimization_result",
+]

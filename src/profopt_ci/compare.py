@@ -1,0 +1,314 @@
+"""`profopt compare` and `profopt diff`: base vs head, to a `profopt/comparison@1`.
+
+compare: both checkouts prepared and set up before any measurement; then RMIT rounds (base and head
+once each per round, fresh processes, seeded random order); a benchmark whose step time is still
+inconclusive gets more rounds, look by look up to `max_rounds`, with α spent across the looks so
+looking again cannot manufacture significance. diff: the same analysis over two stored results
+files, unpaired, and said to be weaker.
+"""
+from __future__ import annotations
+
+import random
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from profopt_ci import __version__, stats
+from profopt_ci.decide import (
+    SPEED,
+    apply_multiplicity,
+    check_constraint,
+    compare_metrics,
+    counts,
+    decide_benchmark,
+    goal_status,
+    overall,
+    summary_sentence,
+)
+from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.fingerprint import MATERIAL
+from profopt_ci.gitutil import toplevel
+from profopt_ci.results import COMPARISON_SCHEMA, now_iso
+from profopt_ci.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.runner import Side, fingerprint, run_setup
+from profopt_ci.sides import default_base, load_state, open_workspace, prepare_sides, resolve_commit
+from profopt_ci.spec import Benchmark, Spec, resolve_settings
+
+ALPHA = 0.01
+
+
+# ---- analysis shared by compare and diff ---------------------------------------------------------
+
+
+def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha: float | None = None) -> dict:
+    """One benchmark of a comparison; `base`/`head` are {status, error, samples}."""
+    entry: dict = {
+        "name": bench.name,
+        "unit": bench.unit,
+        "goal": None,
+        "status": {"base": base["status"], "head": head["status"]},
+        "error": None,
+        "rounds": min(len(base["samples"]), len(head["samples"])),
+        "outlier_rounds": 0,
+        "metrics": {},
+        "constraints": [],
+        "bottleneck": None,
+        "profile": None,
+        "samples": {"base": base["samples"], "head": head["samples"]},
+    }
+    failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
+    if failed:
+        side, d = failed[0]
+        entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
+        entry["decision"] = "failed"
+        entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
+        return entry
+    metrics = compare_metrics(bench, base["samples"], head["samples"], paired=paired, alpha=alpha)
+    entry["metrics"] = metrics
+    entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
+    entry["constraints"] = [check_constraint(c, base["samples"], head["samples"]) for c in bench.constraints]
+    entry["goal"] = goal_status(bench, metrics)
+    return entry
+
+
+def finish(entries: list[dict], benches: dict[str, Benchmark]) -> None:
+    """Multiplicity across benchmarks, then each decision."""
+    apply_multiplicity([e for e in entries if e.get("decision") != "failed"])
+    for e in entries:
+        if e.get("decision") == "failed":
+            continue
+        e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+
+
+def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head: dict) -> list[dict]:
+    """Anything besides code that differs between the sides: params, env, the machine."""
+    out = []
+    for b, h in spec_pairs:
+        for key in sorted(set(b.params) | set(h.params)):
+            if b.params.get(key) != h.params.get(key):
+                out.append({"scope": "params", "benchmark": h.name, "key": key,
+                            "base": b.params.get(key), "head": h.params.get(key)})
+        for key in sorted(set(b.env) | set(h.env)):
+            if b.env.get(key) != h.env.get(key):
+                out.append({"scope": "env", "benchmark": h.name, "key": key, "base": b.env.get(key), "head": h.env.get(key)})
+    for key in sorted(set(base.get("env") or {}) | set(head.get("env") or {})):
+        bv, hv = (base.get("env") or {}).get(key), (head.get("env") or {}).get(key)
+        if bv != hv:
+            out.append({"scope": "env", "benchmark": None, "key": key, "base": bv, "head": hv})
+    bf, hf = base.get("fingerprint") or {}, head.get("fingerprint") or {}
+    for key in sorted(set(bf) | set(hf)):
+        if bf.get(key) != hf.get(key):
+            out.append({"scope": "fingerprint", "benchmark": None, "key": key, "base": bf.get(key),
+                        "head": hf.get(key), "material": key in MATERIAL})
+    return out
+
+
+def assemble(*, mode: str, hardware_label: str, entries: list[dict], base: dict, head: dict, diffs: list[dict],
+             seed: int | None, notes: list[str], threshold_pct: float | None) -> dict:
+    rounds = max((e["rounds"] for e in entries), default=0)
+    if diffs:
+        scopes = sorted({d["scope"] for d in diffs})
+        notes = [f"not only the code differs between base and head: {', '.join(scopes)} (see differences)", *notes]
+    return {
+        "schema": COMPARISON_SCHEMA,
+        "tool_version": __version__,
+        "created": now_iso(),
+        "mode": mode,
+        "hardware_label": hardware_label,
+        "seed": seed,
+        "rounds": rounds,
+        "threshold_pct": threshold_pct,
+        "confidence": 1 - ALPHA,
+        "base": base,
+        "head": head,
+        "differences": diffs,
+        "decision": overall(entries),
+        "summary": summary_sentence(entries),
+        "counts": counts(entries),
+        "notes": notes,
+        "benchmarks": entries,
+    }
+
+
+# ---- compare: two checkouts, interleaved rounds ---------------------------------------------------
+
+
+def _side_meta(side: Side, fp: dict | None) -> dict:
+    env = dict(side.spec.env) if side.spec else {}
+    return {"ref": side.ref, "commit": side.commit, "fingerprint": fp or {}, "env": env}
+
+
+def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None) -> dict[str, tuple[str | None, str]]:
+    head_label = head_ref or "HEAD"
+    head = resolve_commit(repo, head_label)
+    if base_ref:
+        base = (base_ref, resolve_commit(repo, base_ref))
+    else:
+        label, sha = default_base(repo, head)
+        base = (f"merge-base of {label}", sha)
+    return {"base": base, "head": (head_label, head)}
+
+
+def _setup_sides(sides: list[Side], spec: Spec, state: RoundState, benches: list[Benchmark], log) -> None:
+    for side in sides:
+        try:
+            run_setup(side.spec or spec, side, log)
+        except InfraError as exc:
+            log(f"profopt: {exc}")
+            for b in benches:
+                t = state.track(b.name, side.name)
+                t.status, t.error = "failed", str(exc)
+
+
+def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
+                      rng: random.Random, log) -> dict[str, float]:
+    """Rounds look by look; returns the α spent at each benchmark's final look."""
+    plans = {b.name: stats.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
+    look = {b.name: 0 for b in benches}
+    final_alpha = {b.name: ALPHA for b in benches}
+    live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
+    done: set[str] = set()
+    r = 0
+    while True:
+        active = [b for b in benches if b.name not in done and state.ok(b.name, live)]
+        if not active or len(live) < 2:
+            # A side failed before measuring: still measure the one that works, so its results are kept.
+            for b in benches:
+                alone = [s for s in live if state.track(b.name, s.name).status == "ok"]
+                if len(alone) == 1 and not state.track(b.name, alone[0].name).samples:
+                    run_rounds(spec, [b], alone, state, work, start=0, stop=b.settings.rounds,
+                               total=b.settings.rounds, rng=rng, log=log)
+            return final_alpha
+        for b in active:
+            run_rounds(spec, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
+        r += 1
+        for b in active:
+            plan, k = plans[b.name], look[b.name]
+            if r < plan[k] or not state.ok(b.name, live):
+                continue
+            alpha = stats.spent_alpha(k + 1, len(plan), ALPHA)
+            final_alpha[b.name] = alpha
+            entry = build_entry(b, _track_dict(state, b, "base"), _track_dict(state, b, "head"), paired=True, alpha=alpha)
+            verdict = entry["metrics"].get(SPEED, {}).get("verdict")
+            if verdict == "inconclusive" and k + 1 < len(plan):
+                look[b.name] = k + 1
+                log(f"profopt: {b.name}: inconclusive after {r} rounds — extending to {plan[k + 1]}")
+            else:
+                done.add(b.name)
+
+
+def _track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
+    t = state.track(bench.name, side)
+    return {"status": t.status, "error": t.error, "samples": t.samples}
+
+
+def run_compare(
+    spec: Spec,
+    *,
+    base_ref: str | None,
+    head_ref: str | None,
+    workdir: Path | None = None,
+    phase: str = "all",
+    log: Callable[[str], None] = stderr_log,
+    on_partial: Callable[[dict], None] | None = None,
+) -> dict | None:
+    """Measure base and head; returns the comparison (None after `--phase setup`)."""
+    spec_path = spec.path.resolve()
+    repo = toplevel(spec_path.parent)
+    if repo is None:
+        raise UsageError(f"{spec.path} is not inside a git repository — compare needs git history (use `profopt run`)")
+    rel_spec = spec_path.relative_to(repo.resolve())
+    benches = spec.benchmarks
+    state = RoundState()
+    with open_workspace(repo, workdir) as ws:
+        if phase == "measure":
+            sides = load_state(ws, spec, rel_spec)
+        else:
+            refs = resolve_refs(repo, base_ref, head_ref)
+            log(f"profopt: base {refs['base'][0]} = {refs['base'][1][:12]}, head {refs['head'][0]} = {refs['head'][1][:12]}")
+            sides = prepare_sides(ws, spec, rel_spec, refs)
+            _setup_sides(sides, spec, state, benches, log)
+            if phase == "setup":
+                ws.save_state()
+                return None
+        fps: dict[str, dict] = {}
+        seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
+        base_side, head_side = sides
+        benches, new = _split_new(benches, base_side)
+        extra_notes = [f"new in head, not compared (the base's spec has no such benchmark): {', '.join(new)}"] if new else []
+
+        def comparison(notes: list[str]) -> dict:
+            entries, pairs = [], []
+            for b in benches:
+                bb, hb = base_side.bench(b), head_side.bench(b)
+                pairs.append((bb, hb))
+                entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
+                                           paired=True, alpha=alphas.get(b.name, ALPHA)))
+            finish(entries, {b.name: head_side.bench(b) for b in benches})
+            base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
+            if base_side.commit == head_side.commit:
+                notes = [*notes, "base and head are the same commit: this is an A/A run"]
+            return assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
+                            head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
+                            threshold_pct=spec.benchmarks[0].settings.threshold_pct)
+
+        alphas: dict[str, float] = {}
+        with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
+            try:
+                for side in sides:
+                    fps[side.name] = fingerprint(side, side.spec or spec)
+                alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
+            except KeyboardInterrupt:
+                if on_partial is not None:
+                    on_partial(comparison(["interrupted: partial results", *extra_notes]))
+                raise
+        return comparison(extra_notes)
+
+
+def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[str]]:
+    """A pull request that adds a benchmark has nothing to compare it with: skip it, say so."""
+    if base.spec is None:
+        return benches, []
+    known = {b.name for b in base.spec.benchmarks}
+    return [b for b in benches if b.name in known], [b.name for b in benches if b.name not in known]
+
+
+# ---- diff: two stored results, unpaired ------------------------------------------------------------
+
+
+def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
+    """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired."""
+    names = [n for n in head["benchmarks"] if n in base["benchmarks"]]
+    missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
+    pairs = [(_bench_from_results(n, base["benchmarks"][n], spec), _bench_from_results(n, head["benchmarks"][n], spec))
+             for n in names]
+    entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
+    finish(entries, {h.name: h for _, h in pairs})
+    notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
+             "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
+             "shows up as change"]
+    if missing:
+        notes.append(f"only in one of the files (not compared): {', '.join(missing)}")
+    if base.get("hardware_label") != head.get("hardware_label"):
+        notes.append(f"hardware labels differ: {base.get('hardware_label')} vs {head.get('hardware_label')}")
+    if base.get("spec_hash") != head.get("spec_hash"):
+        notes.append("the specs differ between the two results")
+    metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
+              "env": r.get("env") or {}} for r in (base, head)]
+    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    return assemble(mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
+                    base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None, notes=notes,
+                    threshold_pct=threshold)
+
+
+def _bench_from_results(name: str, entry: dict, spec: Spec | None) -> Benchmark:
+    """The spec's definition when there is one (constraints, goal, threshold), with the file's params."""
+    params = entry.get("params") or {}
+    if spec is not None:
+        for b in spec.benchmarks:
+            if b.name == name:
+                return replace(b, params=params)
+    return Benchmark(name=name, callable=None, command=None, params=params,
+                     items_per_iteration=entry.get("items_per_iteration"), unit=entry.get("unit") or "items",
+                     goal=None, constraints=[], env={}, settings=resolve_settings({}, {}))

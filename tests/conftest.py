@@ -1,0 +1,63 @@
+"""Shared fixtures: real git repositories, real subprocesses of the real CLI."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+
+
+def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: list[str], cwd: Path, *, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The real `profopt` entry point in a subprocess: exit code, stdout and stderr as a user sees them."""
+    return subprocess.run(
+        [sys.executable, "-m", "profopt_ci.cli", *args], cwd=cwd, env=cli_env(env),
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def git(root: Path, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_repo(root: Path, commits: list[dict[str, str]], branch: str = "main") -> list[str]:
+    """A real repository: one commit per dict of files (later dicts overlay earlier ones)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", branch)
+    shas = []
+    for i, files in enumerate(commits):
+        write_files(root, files)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"commit {i}")
+        shas.append(git(root, "rev-parse", "HEAD"))
+    return shas
+
+
+@pytest.fixture
+def repo_factory(tmp_path):
+    def factory(commits: list[dict[str, str]], name: str = "repo") -> tuple[Path, list[str]]:
+        root = tmp_path / name
+        return root, make_repo(root, commits)
+
+    return factory
