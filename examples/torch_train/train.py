@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.utils.data import BatchSampler, DataLoader, RandomSampler, TensorDataset
+from torch.utils.data import DataLoader, TensorDataset
 
 from profopt_ci import phase, record
 
 LOSS_WINDOW = 20  # steps: the recorded loss is the mean over the first steps from the fixed seed
 
 
-def make_data(n: int, features: int, classes: int, seed: int) -> TensorDataset:
+def make_data(n: int, features: int, classes: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, features, generator=g)
     teacher = torch.randn(features, classes, generator=g)
     y = (x @ teacher + 0.5 * torch.randn(n, classes, generator=g)).argmax(dim=1)
-    return TensorDataset(x, y)
+    return x, y
 
 
 def make_model(features: int, hidden: int, layers: int, classes: int) -> nn.Module:
@@ -35,11 +35,12 @@ def make_model(features: int, hidden: int, layers: int, classes: int) -> nn.Modu
 def make_step(batch_size: int = 64, hidden: int = 128, layers: int = 4, features: int = 32,
               classes: int = 10, samples: int = 4096, seed: int = 0):
     torch.manual_seed(seed)
-    data = make_data(samples, features, classes, seed)
-    # Whole batches are fetched with one index op (TensorDataset accepts a list of indices), not
-    # collated sample by sample: batch_size=None turns off the per-sample collate.
-    order = RandomSampler(data, generator=torch.Generator().manual_seed(seed))
-    loader = DataLoader(data, batch_size=None, sampler=BatchSampler(order, batch_size, drop_last=True))
+    x, y = make_data(samples, features, classes, seed)
+    n = samples // batch_size * batch_size
+    # The data is in memory, so it is stored already batched: the DataLoader hands out one whole
+    # batch per step (in a new random order every epoch) instead of collating samples one by one.
+    data = TensorDataset(x[:n].view(-1, batch_size, features), y[:n].view(-1, batch_size))
+    loader = DataLoader(data, batch_size=None, shuffle=True, generator=torch.Generator().manual_seed(seed))
     model = make_model(features, hidden, layers, classes)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     batches = iter(loader)

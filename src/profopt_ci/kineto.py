@@ -5,6 +5,8 @@ a stored trace, a live capture and a synthetic CUDA trace in a test go through t
 
 How the figures are made:
 - Steps are the `ProfilerStep#N` spans; every figure is per step (total over the active steps / N).
+  A step longer than 1.5× the median step was interrupted (scheduler, GC, a neighbour process on a
+  shared runner) and is left out ("steps_dropped"), so one stall does not land on a random op.
 - Phases come from labels torch writes by itself (`enumerate(DataLoader)#…` → data_loading,
   `Optimizer.step#…` / `Optimizer.zero_grad#…` → optimizer, `autograd::engine::evaluate_function: …`
   → backward; consecutive backward spans with nothing else between them are merged so the engine's
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from profopt_ci import opcats
 
 SMALL_OP_US = 10.0
+STALL_FACTOR = 1.5
 PY_OUTSIDE = "python (outside ops)"
 _HOST_CATS = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver"}
 _GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -106,6 +109,13 @@ def _steps(host: list[Ev]) -> list[Ev]:
     # A trace without a schedule: the whole host span is one step.
     start = min(e.ts for e in host)
     return [Ev("ProfilerStep#0", "user_annotation", start, max(e.end for e in host) - start, (None, None))]
+
+
+def _typical(steps: list[Ev]) -> list[Ev]:
+    """Steps no longer than STALL_FACTOR × the median: a longer one was interrupted (scheduler,
+    GC, another process) and would blame whichever op it stalled in."""
+    median = statistics.median(s.dur for s in steps)
+    return [s for s in steps if s.dur <= STALL_FACTOR * median]
 
 
 def _assign_steps(events: list[Ev], steps: list[Ev]) -> list[Ev]:
@@ -350,7 +360,8 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
         return {"kind": "torch", "reason": "empty trace", "step_time_ms": None, "phases": {},
                 "phase_shares": {}, "ops": [], "counters": {}}
     _nest(host)
-    steps = _steps(host)
+    all_steps = _steps(host)
+    steps = _typical(all_steps)
     n = len(steps)
     events = _assign_steps(host, steps)
     step_ms = sum(s.dur for s in steps) / 1000 / n
@@ -368,6 +379,7 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     out = {
         "step_time_ms": _r(step_ms),
         "steps": n,
+        "steps_dropped": len(all_steps) - n,
         "phases": {k: _r(v) for k, v in phases.items()},
         "phase_shares": {k: _r(v / step_ms) for k, v in phases.items()} if step_ms > 0 else {},
         "ops": sorted(ops, key=lambda r: -r["self_ms"])[:top],

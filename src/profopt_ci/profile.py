@@ -230,15 +230,24 @@ def _python_argv(argv: list[str]) -> tuple[list[str], list[str], list[str]] | No
     return head, argv[i:i + 1], argv[i + 1:]
 
 
+_OPERATORS = set("();<>|&")
+
+
 def _split(cmd: str | list[str]) -> list[str] | None:
+    """argv for a simple command; None for a shell line (operators, expansions) we cannot wrap."""
     if isinstance(cmd, list):
         return list(cmd)
-    if re.search(r"[|&;<>()$`]", cmd):
-        return None  # a shell pipeline: the Python process inside cannot be wrapped reliably
+    if "$" in cmd or "`" in cmd:
+        return None
+    lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
     try:
-        return shlex.split(cmd)
+        tokens = list(lexer)
     except ValueError:
         return None
+    if any(tok and set(tok) <= _OPERATORS for tok in tokens):
+        return None
+    return tokens
 
 
 def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = None,
@@ -246,7 +255,13 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
                     timeout_s: float = 600.0, machine: dict | None = None) -> dict:
     """Run a Python command once under cProfile and summarize it; other commands are not profiled."""
     argv = _split(argv_or_cmd)
-    parts = _python_argv(argv) if argv else None
+    if argv is None:
+        return _none("a shell command line (pipes, operators or expansions): no profile taken")
+    assigned = {}
+    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):  # `VAR=1 python …`
+        key, _, value = argv.pop(0).partition("=")
+        assigned[key] = value
+    parts = _python_argv(argv)
     if parts is None:
         return _none("not a Python process: no profile taken")
     head, target, rest = parts
@@ -256,7 +271,7 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
             script.write_text(target[1] if len(target) > 1 else "", encoding="utf-8")
             target = [str(script)]
         full = [*head, "-m", "cProfile", "-o", str(out), *target, *rest]
-        run_env = {**os.environ, **(env or {})}
+        run_env = {**os.environ, **(env or {}), **assigned}
         start = time.perf_counter()
         try:
             proc = subprocess.run(full, cwd=cwd, env=run_env, capture_output=True, text=True,
