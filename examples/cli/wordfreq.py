@@ -15,7 +15,7 @@ PUNCT = ".,;:!?\"'()"
 def corpus(words: int, seed: int = 0) -> str:
     rng = random.Random(seed)
     vocab = [f"{rng.choice(['', 'The ', 'a '])}w{i}{rng.choice(['', ',', '.', '!'])}" for i in range(5000)]
-    return " ".join(rng.choice(vocab) for _ in range(words))
+    return " ".join(rng.choices(vocab, k=words))
 
 
 def count_words(text: str) -> dict[str, int]:

@@ -19,7 +19,10 @@ How the figures are made:
   Labels (user annotations) have self time too: that is Python between ops, shown with category
   "python" ("data" / "optimizer" for those labels); the step's own remainder is "python (outside ops)".
 - python_share: the part of the step not inside any native op (cpu_op) — Python and its glue.
-- small_ops_share: the share of native op calls whose self time is under 10 µs.
+  On CUDA the capture waits for the device at the end of each step inside a `profopt.capture.sync`
+  span; that wait is left out of the ops and of sync_ms (it is not the user's sync).
+- small_ops_share: the share of native op calls whose self time is under 10 µs;
+  small_ops_time_share: their self time as a share of the step.
 - FLOPs from input shapes (torch's with_flops numbers live only in its slow event parser, not in
   the trace): mm / addmm / bmm / baddbmm, scaled_dot_product_attention and convolutions, each
   counted at the outermost op that qualifies (so SDPA's inner matmuls are not counted twice).
@@ -33,6 +36,7 @@ How the figures are made:
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import statistics
 from collections import defaultdict
@@ -42,6 +46,7 @@ from profopt_ci import opcats
 
 SMALL_OP_US = 10.0
 STALL_FACTOR = 1.5
+CAPTURE_SYNC = "profopt.capture.sync"
 PY_OUTSIDE = "python (outside ops)"
 _HOST_CATS = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver"}
 _GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -64,8 +69,8 @@ class Ev:
     def end(self) -> float:
         return self.ts + self.dur
 
-    @property
-    def self_us(self) -> float:
+    @functools.cached_property
+    def self_us(self) -> float:  # read after nesting is complete
         return max(0.0, self.dur - sum(c.dur for c in self.children))
 
     @property
@@ -109,6 +114,15 @@ def _steps(host: list[Ev]) -> list[Ev]:
     # A trace without a schedule: the whole host span is one step.
     start = min(e.ts for e in host)
     return [Ev("ProfilerStep#0", "user_annotation", start, max(e.end for e in host) - start, (None, None))]
+
+
+def _in_capture_sync(ev: Ev) -> bool:
+    """The capture's own end-of-step device sync is not the user's work (nor the user's sync)."""
+    while ev is not None:
+        if ev.name == CAPTURE_SYNC:
+            return True
+        ev = ev.parent
+    return False
 
 
 def _typical(steps: list[Ev]) -> list[Ev]:
@@ -298,6 +312,7 @@ def _leaf_bytes(events: list[Ev]) -> tuple[float, bool]:
 def _counters(events: list[Ev], step_ms: float, n: int, flops_per_step: float) -> dict:
     native = [e for e in events if e.native]
     small = sum(1 for e in native if e.self_us < SMALL_OP_US)
+    small_ms = sum(e.self_us for e in native if e.self_us < SMALL_OP_US) / 1000 / n
     in_native = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: e.native)]) / n
     sync = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: opcats.is_sync(e.name))]) / n
     nbytes, has_shapes = _leaf_bytes(events)
@@ -305,6 +320,7 @@ def _counters(events: list[Ev], step_ms: float, n: int, flops_per_step: float) -
         "ops_per_step": _r(len(native) / n),
         "small_ops_share": _r(small / len(native)) if native else 0.0,
         "sync_ms": _r(sync),
+        "small_ops_time_share": _r(small_ms / step_ms) if step_ms > 0 else None,
         "python_share": _r(max(0.0, 1 - in_native / step_ms)) if step_ms > 0 else None,
         "flops_per_step": _r(flops_per_step),
         "bytes_per_step": _r(nbytes / n) if has_shapes else None,
@@ -363,7 +379,7 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     all_steps = _steps(host)
     steps = _typical(all_steps)
     n = len(steps)
-    events = _assign_steps(host, steps)
+    events = [e for e in _assign_steps(host, steps) if not _in_capture_sync(e)]
     step_ms = sum(s.dur for s in steps) / 1000 / n
     windows = [(s.ts, s.end) for s in steps]
     spans = _label_spans(events)

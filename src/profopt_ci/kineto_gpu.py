@@ -22,8 +22,9 @@ _LAUNCH = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaLau
            "cudaGraphLaunch")
 
 
-def _clip(intervals, lo: float, hi: float) -> list[tuple[float, float]]:
-    return [(max(a, lo), min(b, hi)) for a, b in intervals if b > lo and a < hi]
+def _clip(intervals, windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The parts of the intervals inside the (kept) step windows."""
+    return [(max(a, lo), min(b, hi)) for lo, hi in windows for a, b in intervals if b > lo and a < hi]
 
 
 def union_us(intervals) -> float:
@@ -46,9 +47,8 @@ def _intersect_us(xs, ys) -> float:
 
 
 def gpu_block(trace: dict, gpu: list, host: list, windows: list[tuple[float, float]], n: int) -> dict:
-    lo, hi = windows[0][0], windows[-1][1]
     span = sum(b - a for a, b in windows)
-    dev = [e for e in gpu if e.end > lo and e.ts < hi]
+    dev = [e for e in gpu if any(e.end > lo and e.ts < hi for lo, hi in windows)]
     kernels = [e for e in dev if e.cat == "kernel"]
     memcpy = [e for e in dev if e.cat == "gpu_memcpy"]
     memset = [e for e in dev if e.cat == "gpu_memset"]
@@ -62,12 +62,12 @@ def gpu_block(trace: dict, gpu: list, host: list, windows: list[tuple[float, flo
     def iv(evs):
         return [(e.ts, e.end) for e in evs]
 
-    busy = union_us(_clip(iv(kernels + memcpy + memset), lo, hi))
-    comm_us = union_us(_clip(iv(comm_k), lo, hi) + _clip(iv(comm_host), lo, hi))
+    busy = union_us(_clip(iv(kernels + memcpy + memset), windows))
+    comm_us = union_us(_clip(iv(comm_k) + iv(comm_host), windows))
     launch_us = statistics.median([e.dur for e in launches]) if launches else None
     kernel_us = [e.dur for e in kernels]
     cats: dict[str, float] = defaultdict(float)
-    for e in kernels + memcpy + memset:
+    for e in kernels + memset:  # memcpy crosses the bus: the transfer rule reads it, not the roofline
         cats[opcats.kernel_category(e.name)] += e.dur
     whole = sum(cats.values())
     return {

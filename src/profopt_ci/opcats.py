@@ -6,6 +6,7 @@ framework (autograd engine and graph nodes) · communication.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -73,6 +74,7 @@ def is_comm(name: str) -> bool:
     return bool(_COMM.search(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def category(name: str, *, label: bool = False) -> str:
     """Category of a host op (or a label's own self time, which is Python between ops)."""
     if label:

@@ -3,7 +3,8 @@
 
 - `capture(step, mode, steps=5, trace_dir=…, name=…)`: mode "auto" is "torch" when the factory
   imported torch, else "cprofile"; "off" takes nothing.
-  torch: torch.profiler over wait=1, warmup=1, active=`steps` steps (CPU, plus CUDA when the step
+  torch: torch.profiler over wait=1, warmup=1, active=`steps` steps (fewer for a step longer than
+  TRACE_BUDGET_S / steps, at least 2: the trace of a long step is big) (CPU, plus CUDA when the step
   initialized it; record_shapes, profile_memory, with_flops); the chrome trace goes to
   trace_dir/{name}.trace.json and is summarized by `kineto.summarize_trace`. Step time and phases
   are those of the profiled steps (the profiler's per-op cost included: shares, not absolute
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import cProfile
 import json
+import math
 import os
 import pstats
 import re
@@ -34,9 +36,10 @@ from pathlib import Path
 
 from profopt_ci import machine as machine_mod
 from profopt_ci.errors import InfraError, UsageError
-from profopt_ci.kineto import summarize_trace
+from profopt_ci.kineto import CAPTURE_SYNC, summarize_trace
 
 MODES = ("auto", "torch", "cprofile", "off")
+TRACE_BUDGET_S = 0.25  # unprofiled step time worth of active torch.profiler steps
 LINE_BUDGET = 200_000  # lines counted at most in the line-rate pass (a lower bound past it)
 _PYTHON = re.compile(r"^python[0-9.]*$")
 
@@ -81,12 +84,17 @@ def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | Non
 
     cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    with profile(activities=activities, schedule=schedule(wait=1, warmup=1, active=steps),
+    def sync() -> None:
+        if cuda:  # a step's span must hold its device work, as in the timed runs
+            with torch.profiler.record_function(CAPTURE_SYNC):
+                torch.cuda.synchronize()
+
+    active = _active_steps(step, steps, sync)
+    with profile(activities=activities, schedule=schedule(wait=1, warmup=1, active=active),
                  record_shapes=True, profile_memory=True, with_flops=True) as prof:
-        for _ in range(steps + 2):
+        for _ in range(active + 2):
             step()
-            sync()  # a step's span must hold its device work, as in the timed runs
+            sync()
             prof.step()
     with _trace_file(trace_dir, f"{name}.trace.json") as path:
         prof.export_chrome_trace(str(path))
@@ -96,6 +104,18 @@ def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | Non
                "trace_path": str(path) if trace_dir is not None else None}
     summary.update(summarize_trace(trace))
     return summary
+
+
+def _active_steps(step: Callable[[], object], steps: int, sync: Callable[[], None]) -> int:
+    """`steps`, or fewer for a long step: about TRACE_BUDGET_S of unprofiled step time, at least 2
+    (so one stalled step can be told apart). A 30k-op generation step makes a 10 MB trace."""
+    step()
+    sync()
+    start = time.perf_counter()
+    step()
+    sync()
+    took = time.perf_counter() - start
+    return max(min(steps, 2), min(steps, math.ceil(TRACE_BUDGET_S / max(took, 1e-9))))
 
 
 @contextlib.contextmanager

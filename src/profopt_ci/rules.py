@@ -32,9 +32,9 @@ GPU_IDLE = 0.20            # †
 SHORT_KERNEL_US = 20.0     # †
 OPTIMIZER_SHARE = 0.20
 OPTIMIZER_MIN_OPS = 50
-SMALL_OPS_SHARE = 0.5      # † with self time < 10 µs
-MANY_OPS = 100
-PYTHON_SHARE = 0.5
+SMALL_OPS_SHARE = 0.5      # † share of optimizer op calls with self time < 10 µs
+PYTHON_SHARE = 0.5         # cProfile: self time in pure-Python functions
+OVERHEAD_SHARE = 0.5       # torch: time outside native ops + time in sub-10 µs ops, of the step
 PY_LINES_PER_MS = 100.0    # an interpreter-bound step runs thousands of lines per ms
 DECODE_BW_SHARE = 0.6      # achieved decode traffic / measured copy bandwidth
 DOMINANT = 0.5
@@ -249,28 +249,38 @@ def _optimizer_overhead(f: Facts) -> Evidence | None:
             f"{ops:g} ops per optimizer step, {_pct(small)} under 10 µs (a per-parameter loop)"]
 
 
-def _framework_overhead(f: Facts) -> Evidence | None:
+def _interpreter_overhead(f: Facts) -> Evidence | None:
+    """cProfile: self time in pure-Python functions, and many Python lines per ms of step (a
+    function whose time goes to numpy under a few lines has a high share but a low line rate)."""
     c = f.counters
-    py, small, ops = c.get("python_share"), c.get("small_ops_share"), c.get("ops_per_step") or 0
-    if f.kind == "cprofile":
-        lines = c.get("py_lines_per_ms")
-        if py is None or py < PYTHON_SHARE or (lines is not None and lines < PY_LINES_PER_MS):
-            return None
-        hot = f.ops_in("python", top=2)
-        ev = [f"{_pct(py)} of profiled self time in pure-Python functions"]
-        if lines is not None:
-            ev.append(f"{lines:.0f} Python lines executed per ms of step")
-        if hot:
-            ev.append("hottest: " + _op_list(hot))
-        return ev
-    if f.kind != "torch":
+    py, lines = c.get("python_share"), c.get("py_lines_per_ms")
+    if f.kind != "cprofile" or py is None or py < PYTHON_SHARE:
         return None
-    ev = []
-    if py is not None and py >= PYTHON_SHARE:
-        ev.append(f"{_pct(py)} of the step outside native ops (Python and glue)")
-    if small is not None and small >= SMALL_OPS_SHARE and ops >= MANY_OPS:
-        ev.append(f"{ops:g} ops per step, {_pct(small)} with self time under 10 µs")
-    return ev or None
+    if lines is not None and lines < PY_LINES_PER_MS:
+        return None
+    ev = [f"{_pct(py)} of profiled self time in pure-Python functions"]
+    if lines is not None:
+        ev.append(f"{lines:.0f} Python lines executed per ms of step")
+    hot = f.ops_in("python", top=2)
+    if hot:
+        ev.append("hottest: " + _op_list(hot))
+    return ev
+
+
+def _framework_overhead(f: Facts) -> Evidence | None:
+    """torch on the host: time outside native ops plus time in sub-10 µs ops, as a share of the step."""
+    if f.kind != "torch" or f.gpu:
+        return None  # on a GPU the host's share says little: the GPU launch rule reads device idleness
+    c = f.counters
+    py, small, ops = c.get("python_share") or 0.0, c.get("small_ops_share"), c.get("ops_per_step") or 0
+    small_time = c.get("small_ops_time_share") or 0.0
+    if py + small_time < OVERHEAD_SHARE:
+        return None
+    ev = [f"{_pct(py + small_time)} of the step is overhead: {_pct(py)} outside native ops (Python and "
+          f"glue) + {_pct(small_time)} in ops under 10 µs"]
+    if small is not None and ops:
+        ev.append(f"{ops:g} ops per step, {_pct(small)} of them under 10 µs")
+    return ev
 
 
 # ---- bandwidth / compute ------------------------------------------------------------------------
@@ -337,8 +347,11 @@ RULES: list[Rule] = [
     Rule("optimizer launch overhead", "launch/framework overhead", _optimizer_overhead,
          "torch.optim with foreach=True or fused=True (one kernel for all parameters)"),
     Rule("framework overhead", "launch/framework overhead", _framework_overhead,
-         "vectorize Python loops (whole-tensor / numpy operations), cache repeated work, torch.compile "
-         "to fuse small ops"),
+         "fewer, larger ops: torch.compile to fuse the small ones, whole-tensor operations instead of "
+         "Python loops over tensors, a larger batch per step"),
+    Rule("interpreter overhead", "launch/framework overhead", _interpreter_overhead,
+         "vectorize the hot loop (numpy / whole-array operations), cache repeated work, or move it to "
+         "compiled code (numba, Cython, a C extension)"),
     Rule("decode bandwidth", "memory bandwidth", _decode_bandwidth,
          "quantize weights and KV cache (int8/int4), batch more requests per decode step"),
     Rule("memory bandwidth", "memory bandwidth", _bandwidth,
