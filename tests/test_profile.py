@@ -138,6 +138,31 @@ def test_python_func_cprofile_interpreter_loop_vs_numpy(tmp_path, machine_balanc
     assert head["step_time_ms"] < base["step_time_ms"]
 
 
+def test_roofline_on_real_ops(machine_balance):
+    w, x = torch.randn(512, 512), torch.randn(256, 512)
+    a, b = torch.randn(2_000_000), torch.randn(2_000_000)
+
+    @torch.inference_mode()
+    def gemm():
+        y = x
+        for _ in range(3):
+            y = torch.relu(y @ w)
+
+    @torch.inference_mode()
+    def elementwise():
+        return torch.nn.functional.gelu(a * b + a).sum()
+
+    g = profile.capture(gemm, "torch", steps=3, trace_dir=None, name="g", machine=machine_balance)
+    assert g["counters"]["flops_per_step"] == pytest.approx(3 * 2 * 256 * 512 * 512, rel=1e-3)
+    bg = analyze.bottleneck(g)
+    assert (bg["class"], bg["rule"]) == ("compute", "compute"), bg
+    e = profile.capture(elementwise, "torch", steps=3, trace_dir=None, name="e", machine=machine_balance)
+    be = analyze.bottleneck(e)
+    assert (be["class"], be["rule"]) == ("memory bandwidth", "memory bandwidth"), be
+    # a·b, +a, gelu: three passes reading ~2 arrays and writing one, then a sum: ≥ 9 arrays of 8 MB
+    assert e["counters"]["bytes_per_step"] >= 9 * 8e6
+
+
 def test_auto_is_cprofile_without_torch(monkeypatch):
     monkeypatch.delitem(sys.modules, "torch")
     assert profile.resolve_mode("auto") == "cprofile"

@@ -26,9 +26,13 @@ How the figures are made:
 - FLOPs from input shapes (torch's with_flops numbers live only in its slow event parser, not in
   the trace): mm / addmm / bmm / baddbmm, scaled_dot_product_attention and convolutions, each
   counted at the outermost op that qualifies (so SDPA's inner matmuls are not counted twice).
-  bytes_per_step: for leaf ops (no child ops), views
-  and allocations excluded, the input tensors' bytes plus one output the size of the largest input
-  (a GEMM's output is m×n): an estimate of traffic, null when the trace has no shapes.
+- bytes_per_step: per outermost op, the input tensors' bytes plus one output the size of the
+  largest input (a GEMM's output is m×n; views, allocations and possibly-no-op casts move nothing),
+  or its child ops' traffic when they account for at least half of that. An estimate of memory
+  traffic for the roofline, null when the trace has no shapes.
+- phase_detail: ops, traffic and GB/s inside the optimizer and decode phases (their rules read it).
+- memory: peak allocated/reserved from the allocator events; decode_growth, the slope and fit of
+  allocated memory at the end of each decode span within a step (a cache growing with length).
 - GPU (only when the trace has device events): kernels per step, busy share of the step window,
   memcpy (pageable) time, NCCL/gloo time and its overlap with compute kernels, launches, device
   memory peaks, and the device-memory growth over decode spans.
@@ -298,15 +302,22 @@ def _outermost(events: list[Ev], pred) -> list[Ev]:
     return out
 
 
-def _leaf_bytes(events: list[Ev]) -> tuple[float, bool]:
-    total, seen_shapes = 0.0, False
-    for ev in events:
-        if not ev.native or any(c.native for c in ev.children):
-            continue
-        if "Input Dims" in ev.args:
-            seen_shapes = True
-        total += opcats.op_bytes(ev.name, ev.args)
-    return total, seen_shapes
+def _traffic(ev: Ev) -> float:
+    """Bytes an op moves: its own estimate, unless its child ops move at least half of that (a
+    composite such as linear → addmm, to → copy_): then theirs. Cached on the event."""
+    cached = ev.__dict__.get("_traffic")
+    if cached is not None:
+        return cached
+    own = opcats.op_bytes(ev.name, ev.args)
+    inner = sum(_traffic(c) for c in ev.children if c.native)
+    ev.__dict__["_traffic"] = value = inner if inner >= 0.5 * own else own
+    return value
+
+
+def _bytes(events: list[Ev]) -> tuple[float, bool]:
+    """Traffic of the outermost native ops among `events`, and whether the trace had shapes."""
+    outer = _outermost(events, lambda e: e.native)
+    return sum(_traffic(e) for e in outer), any("Input Dims" in e.args for e in outer)
 
 
 def _counters(events: list[Ev], step_ms: float, n: int, flops_per_step: float) -> dict:
@@ -315,7 +326,7 @@ def _counters(events: list[Ev], step_ms: float, n: int, flops_per_step: float) -
     small_ms = sum(e.self_us for e in native if e.self_us < SMALL_OP_US) / 1000 / n
     in_native = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: e.native)]) / n
     sync = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: opcats.is_sync(e.name))]) / n
-    nbytes, has_shapes = _leaf_bytes(events)
+    nbytes, has_shapes = _bytes(events)
     return {
         "ops_per_step": _r(len(native) / n),
         "small_ops_share": _r(small / len(native)) if native else 0.0,
@@ -358,7 +369,7 @@ def _phase_facts(events: list[Ev], spans: list[tuple[float, float, str]], phase:
         return i >= 0 and ev.ts <= segs[i][1] + _EPS
 
     native = [e for e in events if e.native and inside(e)]
-    nbytes, has_shapes = _leaf_bytes(native)
+    nbytes, has_shapes = _bytes(native)
     ms = sum(b - a for a, b in segs) / 1000
     return {"ops_per_step": _r(len(native) / n),
             "small_ops_share": _r(sum(e.self_us < SMALL_OP_US for e in native) / len(native)) if native else 0.0,

@@ -30,7 +30,9 @@ _NO_TRAFFIC = {"as_strided", "view", "_unsafe_view", "reshape", "select", "slice
                "transpose", "t", "expand", "expand_as", "permute", "detach", "detach_", "alias",
                "resolve_conj", "resolve_neg", "narrow", "split", "chunk", "unbind", "flatten", "unflatten",
                "empty", "empty_strided", "empty_like", "new_empty", "set_", "resize_", "lift_fresh",
-               "item", "_local_scalar_dense", "size", "stride", "numel", "is_nonzero"}
+               "item", "_local_scalar_dense", "size", "stride", "numel", "is_nonzero",
+               # casts that are no-ops when nothing changes; when they copy, their copy_ child counts
+               "to", "contiguous", "type_as"}
 _REDUCTION = re.compile(r"^_?(native_)?(sum|mean|max|min|amax|amin|argmax|argmin|prod|norm|linalg_vector_norm|"
                         r"softmax|log_softmax|layer_norm|batch_norm|group_norm|rms_norm|fused_rms_norm|"
                         r"instance_norm|cross_entropy_loss|cross_entropy|nll_loss|nll_loss2d|topk|sort|"

@@ -87,7 +87,7 @@ class Facts:
 
     def intensity(self) -> float | None:
         flops, nbytes = self.counters.get("flops_per_step"), self.counters.get("bytes_per_step")
-        return flops / nbytes if flops and nbytes else None
+        return flops / nbytes if flops is not None and nbytes else None
 
     def ridge(self) -> float | None:
         balance = self.machine.get("device") if self.gpu else self.machine
@@ -307,9 +307,13 @@ def _bandwidth(f: Facts) -> Evidence | None:
     ai, ridge = f.intensity(), f.ridge()
     if memoryish < DOMINANT or (ai is not None and ridge is not None and ai >= ridge):
         return None
-    parts = ", ".join(f"{k} {_pct(shares[k])}" for k in _MEMORYISH if shares.get(k))
+    parts = ", ".join(f"{k} {_pct(shares[k])}" for k in _MEMORYISH if shares.get(k, 0.0) >= 0.01)
     ev = [f"memory-bound ops {_pct(memoryish)} of native time ({parts})"]
     text = _intensity_text(f)
+    nbytes, peak = f.counters.get("bytes_per_step"), f.machine.get("copy_gbps")
+    if nbytes and peak and f.step_ms > 0 and not f.gpu:
+        gbps = nbytes / (f.step_ms / 1000) / 1e9
+        ev.append(f"moves ~{gbps:.3g} GB/s, {_pct(gbps / peak)} of the measured {peak:.3g} GB/s copy bandwidth")
     return ev + ([text] if text else [])
 
 
