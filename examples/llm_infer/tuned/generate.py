@@ -83,8 +83,8 @@ def generate(model: TinyLM, prompt: torch.Tensor, new_tokens: int, cfg: dict) ->
     return torch.cat(out, dim=1)
 
 
-def make_step(batch: int = 4, prompt_len: int = 64, new_tokens: int = 64, d: int = 128, heads: int = 4,
-              layers: int = 4, vocab: int = 256, seed: int = 0):
+def make_step(batch: int = 16, prompt_len: int = 128, new_tokens: int = 24, d: int = 128, heads: int = 4,
+              layers: int = 2, vocab: int = 256, seed: int = 0):
     torch.manual_seed(seed)
     cfg = {"d": d, "heads": heads, "layers": layers}
     model = TinyLM(vocab, d, heads, layers, prompt_len + new_tokens).eval()
