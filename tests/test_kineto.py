@@ -115,3 +115,10 @@ def test_flops_and_bytes_from_shapes():
 ])
 def test_op_categories(name, category):
     assert opcats.category(name) == category
+
+
+def test_a_trace_without_steps_is_one_step():
+    s = kineto.summarize_trace(trace(X("aten::mm", 0, 300), X("aten::relu", 500, 100)))
+    assert s["steps"] == 1 and s["step_time_ms"] == pytest.approx(0.6)
+    assert next(o for o in s["ops"] if o["name"] == kineto.PY_OUTSIDE)["self_ms"] == pytest.approx(0.2)
+    assert s["counters"]["python_share"] == pytest.approx(0.2 / 0.6, abs=1e-3)

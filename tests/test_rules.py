@@ -258,6 +258,15 @@ def test_memory_regression_names_top_allocating_ops():
     assert "aten::addmm 1 MB/step" in b["evidence"][-1]
 
 
+def test_memory_regression_from_the_base_profile_without_metrics():
+    base = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 2_000)])
+    head = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 3_000)])
+    b = analyze.bottleneck(head, None, base)
+    assert b["rule"] == "memory regression"
+    assert b["evidence"][0] == "device_peak_allocated_mb 2000 → 3000 MB in the profiles (+50% vs base)"
+    assert analyze.bottleneck(base, None, base)["rule"] != "memory regression"  # nothing grew
+
+
 def test_cprofile_interpreter_rule_needs_the_line_rate():
     loop = {"kind": "cprofile", "step_time_ms": 40.0, "phases": {}, "phase_shares": {},
             "ops": [{"name": "neighbors.py:19(count_close_pairs)", "self_ms": 39.0, "category": "python"}],

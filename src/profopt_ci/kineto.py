@@ -117,7 +117,9 @@ def _steps(host: list[Ev]) -> list[Ev]:
         return steps
     # A trace without a schedule: the whole host span is one step.
     start = min(e.ts for e in host)
-    return [Ev("ProfilerStep#0", "user_annotation", start, max(e.end for e in host) - start, (None, None))]
+    whole = Ev("ProfilerStep#0", "user_annotation", start, max(e.end for e in host) - start, (None, None))
+    whole.children = [e for e in host if e.parent is None]
+    return [whole]
 
 
 def _in_capture_sync(ev: Ev) -> bool:

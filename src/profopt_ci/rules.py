@@ -21,6 +21,8 @@ CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "l
 CAPACITY_SHARE = 0.90      # † peak memory / total
 RESERVED_RATIO = 1.5       # † reserved ≫ allocated
 RESERVED_GAP_MB = 1024.0
+PROFILE_MEM_GROWTH = 0.10  # head's profiled peak vs base's, when no metrics are given…
+PROFILE_MEM_MIN_MB = 64.0  # …and at least this much
 KV_GROWTH_R = 0.9          # allocated memory rises with every decode span…
 KV_CAPACITY_SHARE = 0.5    # …and already holds half the device
 SYNC_SHARE = 0.05
@@ -143,6 +145,12 @@ def _memory_regression(f: Facts) -> Evidence | None:
         m = f.metric(key)
         if m.get("verdict") == "regressed":
             ev.append(f"{key} {m.get('base')} → {m.get('head')} ({m.get('delta_pct', 0):+.1f}% vs base)")
+    if not ev and f.base_profile:  # no metrics (a profile-only call): compare the profiles' peaks
+        base_mem = f.base_profile.get("memory") or {}
+        for key in ("device_peak_allocated_mb", "host_peak_allocated_mb"):
+            b, h = base_mem.get(key), f.memory.get(key)
+            if b and h and h > (1 + PROFILE_MEM_GROWTH) * b and h - b >= PROFILE_MEM_MIN_MB:
+                ev.append(f"{key} {b:.0f} → {h:.0f} MB in the profiles ({100 * (h / b - 1):+.0f}% vs base)")
     alloc = f.metric("cuda_max_allocated_mb").get("head") or f.memory.get("device_peak_allocated_mb")
     resv = f.metric("cuda_max_reserved_mb").get("head") or f.memory.get("device_peak_reserved_mb")
     if alloc and resv and resv > RESERVED_RATIO * alloc and resv - alloc > RESERVED_GAP_MB:
