@@ -29,6 +29,7 @@ from profopt_ci.decide import (
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.fingerprint import MATERIAL
 from profopt_ci.gitutil import toplevel
+from profopt_ci.profiling import annotate, profile_all
 from profopt_ci.results import COMPARISON_SCHEMA, now_iso
 from profopt_ci.rounds import RoundState, run_rounds, stderr_log
 from profopt_ci.runner import Side, fingerprint, run_setup
@@ -212,6 +213,7 @@ def run_compare(
     phase: str = "all",
     log: Callable[[str], None] = stderr_log,
     on_partial: Callable[[dict], None] | None = None,
+    trace_dir: Path | None = None,
 ) -> dict | None:
     """Measure base and head; returns the comparison (None after `--phase setup`)."""
     spec_path = spec.path.resolve()
@@ -246,6 +248,9 @@ def run_compare(
                 entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                            paired=True, alpha=alphas.get(b.name, ALPHA)))
             finish(entries, {b.name: head_side.bench(b) for b in benches})
+            for entry in entries:
+                if entry["name"] in profiles and entry["decision"] != "failed":
+                    annotate(entry, profiles[entry["name"]])
             base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
             if base_side.commit == head_side.commit:
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
@@ -254,11 +259,13 @@ def run_compare(
                             threshold_pct=spec.benchmarks[0].settings.threshold_pct)
 
         alphas: dict[str, float] = {}
+        profiles: dict[str, dict[str, dict]] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 for side in sides:
                     fps[side.name] = fingerprint(side, side.spec or spec)
                 alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
+                profiles = profile_all(spec, benches, sides, state.measured, Path(work), trace_dir, log)
             except KeyboardInterrupt:
                 if on_partial is not None:
                     on_partial(comparison(["interrupted: partial results", *extra_notes]))
