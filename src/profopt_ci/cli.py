@@ -59,7 +59,9 @@ def _write_outputs(comparison: dict, args: argparse.Namespace) -> None:
 
         hint = f"the full report is in {args.html or args.out}"
         if args.report:
-            Path(args.report).write_text(render(comparison, "md", args.lang, full_report_hint=hint), encoding="utf-8")
+            template = Path(args.template) if args.template else None
+            md = render(comparison, "md", args.lang, template=template, full_report_hint=hint)
+            Path(args.report).write_text(md, encoding="utf-8")
             print(f"profopt: report written to {args.report}", file=sys.stderr)
         if args.html:
             Path(args.html).write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
@@ -128,6 +130,28 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return code
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from profopt_ci.github import run_publish
+    from profopt_ci.report import shrink
+
+    return run_publish(args.report, args.comparison, from_artifact=args.from_artifact, repo=args.repo,
+                       pr=args.pr, api_url=args.api_url, label=args.label, shrink=shrink)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from profopt_ci.report import load_comparison, render
+
+    comparison = load_comparison(args.file)
+    template = Path(args.template) if args.template else None
+    text = render(comparison, args.format, args.lang, template=template,
+                  max_chars=65000 if args.format == "md" else None)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
 # ---- parser -------------------------------------------------------------------------------------
 
 
@@ -181,6 +205,25 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--spec", help="spec for constraints, goals and thresholds (optional)")
     _output_flags(d, "comparison.json")
     d.set_defaults(func=cmd_diff)
+
+    rep = sub.add_parser("report", help="render a comparison")
+    rep.add_argument("file", metavar="comparison.json")
+    rep.add_argument("--format", choices=("md", "html", "json"), default="md")
+    rep.add_argument("--lang", choices=("en", "zh"), default="en")
+    rep.add_argument("--template", help="a jinja2 template to use instead of the packaged one")
+    rep.add_argument("--out", help="write here instead of stdout")
+    rep.set_defaults(func=cmd_report)
+
+    pub = sub.add_parser("publish", help="sticky PR comment, job summary, step outputs")
+    pub.add_argument("--report", help="the Markdown report to post")
+    pub.add_argument("--comparison", help="comparison.json, for outputs and annotations")
+    pub.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
+    pub.add_argument("--pr", help="pull request number (default: from GITHUB_EVENT_PATH)")
+    pub.add_argument("--api-url", help="REST API root (default: GITHUB_API_URL or https://api.github.com)")
+    pub.add_argument("--label", help="keeps one comment per label, e.g. a hardware label")
+    pub.add_argument("--from-artifact", metavar="DIR",
+                     help="post a report left by a fork PR's run (workflow_run); DIR is untrusted")
+    pub.set_defaults(func=cmd_publish)
     return p
 
 
@@ -189,6 +232,7 @@ def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
     p.add_argument("--report", help="write the Markdown report here")
     p.add_argument("--html", help="write the self-contained HTML report here")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
+    p.add_argument("--template", help="a jinja2 template for the Markdown report instead of the packaged one")
     p.add_argument("--fail-on", choices=("regression", "constraint", "none"), default="regression",
                    help="what makes the exit code 1 (default: regression)")
 

@@ -1,0 +1,444 @@
+"""The report stage on real rendered output: line one, tables, escaping, zh, mermaid, details,
+the PR-comment limit, HTML well-formedness and offline-ness, template override, errors."""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from html.parser import HTMLParser
+
+import comparison_fixtures as fx
+import pytest
+
+from profopt_ci import i18n
+from profopt_ci.errors import UsageError
+from profopt_ci.report import headline, load_comparison, render, shrink
+from profopt_ci.report_format import md_inline, num, pct
+
+LIMIT = 65000
+HINT = "the job summary and the `profopt-report` artifact"
+LIGHT = [name for name in fx.ALL if name != "many"]
+
+
+@pytest.fixture(scope="module")
+def many() -> dict:
+    return fx.many()
+
+
+def md(c: dict, lang: str = "en", **kw) -> str:
+    return render(c, "md", lang, **kw)
+
+
+def table_rows(text: str, header_start: str) -> list[list[str]]:
+    """The cells of the table whose header line starts with `header_start` (pipes split unless escaped)."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(header_start))
+    rows = []
+    for ln in lines[start:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", ln)[1:-1]])
+    return rows
+
+
+def fences_balanced(text: str) -> bool:
+    fence = None
+    for ln in text.splitlines():
+        m = re.match(r"^(`{3,})", ln)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and ln.strip() == fence:
+            fence = None
+    return fence is None
+
+
+def outside_code(text: str) -> str:
+    return re.sub(r"^(`{3,}).*?^\1$", "", text, flags=re.S | re.M)
+
+
+# ---- each fixture, snapshot-style ----------------------------------------------------------------
+
+def test_keep_line_one_table_constraints_bottleneck():
+    text = md(fx.keep())
+    lines = text.splitlines()
+    assert lines[0] == ("✅ keep — train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged, "
+                        "loss within 1%, output\\_digest identical")
+    rows = table_rows(text, "| metric |")
+    assert rows[0] == ["metric", "base", "head", "change", "99% CI", "verdict"]
+    assert rows[2] == ["step time (ms)", "14.2", "12.4", "−12.4%", "−14.6% … −10.1%", "🟢 improved"]
+    assert rows[3][0] == "throughput (samples/s)" and rows[3][5] == "🟢 improved"
+    assert rows[4] == ["peak memory (MB)", "210", "211", "+0.2%", "—", "⚪ unchanged"]
+    cons = table_rows(text, "| constraint |")
+    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.305", "🟢 holds — \\|Δ\\| 0.17% ≤ 1%"]
+    assert cons[3] == ["output\\_digest equal", "9f1c2e", "9f1c2e", "🟢 holds — identical"]
+    assert "- **Bottleneck:** compute" in lines
+    assert "- **Next action:** try bf16 autocast on CPU and check thread settings (OMP\\_NUM\\_THREADS)" in lines
+    assert "Changed besides code" not in text
+
+
+def test_reject_with_broken_constraint_first_and_unchanged_grouped():
+    text = md(fx.reject_constraint())
+    assert text.splitlines()[0] == "❌ reject — train-step: loss constraint broken (\\|Δ\\| 4.82% &gt; 1%)"
+    assert text.index("### ❌ train-step — reject") < text.index("### ⚪ Unchanged (1)") < text.index("#### eval-step")
+    cons = table_rows(text, "| constraint |")
+    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.412", "🔴 broken — \\|Δ\\| 4.82% &gt; 1%"]
+
+
+def test_trade_off_names_gain_loss_and_what_changed_besides_code():
+    text = md(fx.trade_off())
+    lines = text.splitlines()
+    assert lines[0] == "⚖️ trade-off — train-step 18.3% faster (99% CI 16.2–20.3%) but peak memory +31.1%"
+    assert "**⚠️ Changed besides code:** env OMP\\_NUM\\_THREADS: 1 → 2" in lines
+    assert "**⚠️ Changed besides code:** params batch\\_size: 64 → 128" in lines
+    assert "| ⚠️ **env OMP\\_NUM\\_THREADS** | 1 | 2 |" in lines
+    assert "| ref | main | HEAD |" in lines  # ref and commit differ by design: not flagged
+    assert table_rows(text, "| metric |")[4][5] == "🔴 regressed"
+    assert "- **Bottleneck:** memory capacity" in lines
+
+
+def test_failed_names_side_and_cause_with_error_tail():
+    text = md(fx.failed())
+    assert text.splitlines()[0] == ("💥 failed — head failed on train-step: RuntimeError: mat1 and mat2 shapes "
+                                    "cannot be multiplied (64x128 and 256x10)")
+    assert "**💥 head failed**" in text
+    block = re.search(r"```\n(.*?)\n```", text, re.S).group(1)
+    assert block.startswith("worker stderr:") and block.endswith("(64x128 and 256x10)")
+    assert "- ℹ️ head failed on train-step; its figures are missing" in text
+    assert text.index("### 💥 train-step") < text.index("#### eval-step")
+
+
+def test_inconclusive_and_unstable_verdicts():
+    text = md(fx.inconclusive())
+    assert text.splitlines()[0] == ("❔ inconclusive — train-step step time unclear after 60 rounds "
+                                    "(99% CI −4.0% to +1.6%); 1 more benchmark")
+    assert "| step time (ms) | 14.2 | 14.0 | −1.2% | −4.0% … +1.6% | 🟡 inconclusive |" in text
+    assert re.search(r"^\| step time \(ms\) \|.*\| 🟠 unstable \|$", text, re.M)
+    assert "paired, 60 rounds" in text.splitlines()[2]
+
+
+def test_no_change_and_unpaired_notes():
+    assert md(fx.no_change()).splitlines()[0] == "➖ no-change — no change beyond ±3% in 3 benchmarks"
+    text = md(fx.unpaired())
+    assert "- ⚠️ Unpaired comparison of two stored results" in text
+    assert "- ℹ️ pairing was impossible: base and head come from separate stored results" in text
+    assert " · unpaired · " in text.splitlines()[2]
+    assert "paired, 20 rounds" not in text
+
+
+def test_bare_comparison_has_no_optional_sections():
+    text = md(fx.bare())
+    assert text.splitlines()[0].startswith("✅ keep — tiny 17.9% faster (99% CI 15.5–20.0%)")
+    assert table_rows(text, "| metric |")[2][1:3] == ["0.00123", "0.00101"]
+    for absent in ("Bottleneck", "Phase breakdown", "Hot-op diff", "Changed besides code", "| constraint |", "Goal:"):
+        assert absent not in text
+    assert "<summary>Environments</summary>" in text
+
+
+# ---- escaping of untrusted content --------------------------------------------------------------
+
+def test_markdown_escapes_hostile_names_everywhere():
+    text = md(fx.hostile())
+    assert "a\\|b&lt;script&gt;@&#8203;team" in text.splitlines()[0]
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert not re.search(r"@(team|here|org|ops)", text.replace("@&#8203;", ""))
+    assert "[x](" not in text and "\\[x\\](javascript" in text
+    code_free = outside_code(text)
+    assert code_free.count("<details>") == code_free.count("</details>") == 4
+    assert "&lt;/details&gt;" in text
+    widths = {"| metric |": 6, "| constraint |": 4, "| op |": 4, "| benchmark |": 9}
+    for header, width in widths.items():  # no escaped pipe splits a cell
+        assert {len(r) for r in table_rows(text, header)} == {width}, header
+    assert "| aten::&lt;img src=x&gt;\\|@&#8203;ops |" in text
+    title = re.search(r'^    title "(.*)"$', text, re.M).group(1)
+    assert '"' not in title and "<" not in title
+
+
+def test_code_block_cannot_be_closed_by_backticks_or_fake_markers():
+    text = md(fx.huge_error_tail())
+    assert fences_balanced(text)
+    assert "````" in text  # longer fence than the ``` inside the tail
+    assert "<!-- profopt:end noise -->" not in re.sub(r"^<!-- profopt:end noise -->$", "", text, flags=re.M)
+
+
+# ---- Chinese --------------------------------------------------------------------------------------
+
+def test_zh_report_uses_tutorial_headers_and_verdict_words():
+    text = md(fx.keep(), "zh")
+    lines = text.splitlines()
+    assert lines[0] == ("✅ 保留 — train-step 快 12.4%（99% 置信区间 10.1–14.6%），内存无变化，"
+                        "loss 在 1% 以内，output\\_digest 一致")
+    assert table_rows(text, "| 指标 |")[0] == ["指标", "基线", "新版", "变化", "99% 置信区间", "判断"]
+    assert "| 单步时间 (ms) | 14.2 | 12.4 | −12.4% | −14.6% … −10.1% | 🟢 改善 |" in lines
+    assert "| 峰值内存 (MB) | 210 | 211 | +0.2% | — | ⚪ 无变化 |" in lines
+    assert "- **瓶颈判断：** 计算" in lines
+    for summary in ("运行环境", "阶段分解", "热点算子对比", "轮次与噪声"):
+        assert f"<summary>{summary}</summary>" in text
+    for english in ("improved", "unchanged", "Bottleneck", "Next action", "Environments"):
+        assert english not in text
+
+
+@pytest.mark.parametrize("name", ["reject_constraint", "trade_off", "failed", "inconclusive", "no_change"])
+def test_zh_decisions_and_verdicts(name):
+    text = md(fx.ALL[name](), "zh")
+    word = {"reject_constraint": "❌ 拒绝", "trade_off": "⚖️ 权衡", "failed": "💥 失败",
+            "inconclusive": "❔ 不确定", "no_change": "➖ 无变化"}[name]
+    assert text.startswith(word + " — ")
+    rows = [r for r in text.splitlines() if r.startswith(("| 单步时间", "| 吞吐量", "| 峰值内存"))]
+    assert rows
+    for row in rows:
+        symbol, verdict = row.split("|")[-2].split()
+        assert verdict in ("改善", "退化", "无变化", "不确定", "不稳定")
+
+
+# ---- mermaid and details --------------------------------------------------------------------------
+
+def test_mermaid_xychart_is_well_shaped(many):
+    text = md(many)
+    block = re.search(r"^```mermaid\n(.*?)\n```$", text, re.S | re.M).group(1).splitlines()
+    assert block[0] == "xychart-beta"
+    assert re.fullmatch(r'    title "[^"]+"', block[1])
+    labels = re.fullmatch(r"    x-axis \[(.*)\]", block[2]).group(1)
+    labels = re.findall(r'"([^"]*)"', labels)
+    y_max = int(re.fullmatch(r'    y-axis "[^"]+" 0 --> (\d+)', block[3]).group(1))
+    bars = [float(x) for x in re.fullmatch(r"    bar \[(.*)\]", block[4]).group(1).split(", ")]
+    line = [float(x) for x in re.fullmatch(r"    line \[(.*)\]", block[5]).group(1).split(", ")]
+    assert len(labels) == len(bars) == len(line) == 20
+    assert set(bars) == {100.0} and max(line) < y_max
+    assert "suite-00/bench-005" in labels and 111.2 in line  # the regression is charted
+
+
+def test_single_benchmark_chart_plots_its_metrics():
+    block = re.search(r"```mermaid\n(.*?)\n```", md(fx.keep()), re.S).group(1)
+    assert 'x-axis ["step time", "throughput", "peak memory"]' in block
+    assert "line [87.3, 114.5, 100.2]" in block
+
+
+def test_details_sections_present_and_closed():
+    text = md(fx.keep())
+    summaries = re.findall(r"<details><summary>(.*?)</summary>", text)
+    assert summaries == ["Environments", "Phase breakdown", "Hot-op diff", "Rounds and noise"]
+    assert text.count("<details>") == text.count("</details>") == 4
+    assert re.search(r"<summary>Hot-op diff</summary>\n\n\*\*train-step\*\*\n\n\| op \|", text)
+    noise = table_rows(text, "| benchmark |")
+    assert noise[2][:3] == ["train-step", "20", "0"] and noise[2][7:] == ["1.9e-06", "3.8e-06"]
+
+
+# ---- the PR-comment limit -------------------------------------------------------------------------
+
+def test_500_benchmarks_fit_with_a_note_of_what_was_dropped(many):
+    full = md(many, max_chars=None)
+    assert len(full) > 4 * LIMIT
+    text = md(many, full_report_hint=HINT)
+    assert len(text) <= LIMIT
+    assert text.splitlines()[0] == md_inline(headline(many))
+    assert text.rstrip().endswith(
+        "✂️ Shortened to fit a PR comment; left out: rounds and noise, hot-op diff, phase breakdown, environments, "
+        f"tables of unchanged benchmarks. Full report: {HINT}")
+    assert text.count("### ❌ ") == 6 and text.count("### ✅ ") == 9 and text.count("### ❔ ") == 4
+    assert "#### " not in text and "<details>" not in text
+    unchanged = text.split("### ⚪ Unchanged (481)\n\n")[1].split("\n")[0].split(" · ")
+    assert len(unchanged) == 481 and unchanged[-1] == "suite-09/bench-499"
+    assert "```mermaid" in text
+
+
+def test_huge_error_tails_are_capped_and_named():
+    c = fx.huge_error_tail()
+    text = md(c, full_report_hint=HINT)
+    assert len(text) <= LIMIT
+    capped = re.findall(r"^\*\*💥 (base|head) failed\*\* \(last ([\d,]+) of 200,315 characters\)$", text, re.M)
+    assert len(capped) == 30 and {side for side, _ in capped} == {"base", "head"}
+    assert text.count("RuntimeError: mat1 and mat2") >= 31  # every tail keeps its last line
+    assert fences_balanced(text)
+
+
+def test_too_many_failures_are_cut_at_a_benchmark_with_a_note():
+    text = md(fx.huge_error_tail(n_failed=150), full_report_hint=HINT)
+    assert len(text) <= LIMIT
+    assert fences_balanced(text)
+    code_free = outside_code(text)
+    assert code_free.count("<details>") == code_free.count("</details>")
+    note = text.rstrip().splitlines()[-1]
+    assert re.fullmatch(r"✂️ Shortened to fit a PR comment; left out: rounds and noise, hot-op diff, phase "
+                        rf"breakdown, environments, chart, the last \d+ benchmark sections\. Full report: {re.escape(HINT)}", note)
+    assert text.splitlines()[0].endswith("; 149 more benchmarks")
+
+
+def test_shrink_is_a_no_op_under_the_limit_and_works_again_on_its_output(many):
+    small = md(fx.keep())
+    assert shrink(small, LIMIT) == small
+    text = md(many)
+    tighter = shrink(text, 20000, hint=HINT)
+    assert len(tighter) <= 20000 and tighter.splitlines()[0] == text.splitlines()[0]
+    assert "| metric |" in tighter
+
+
+def test_shrink_without_markers_drops_details_last_first_then_cuts():
+    body = "line one stays\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"
+    text = body + "<details><summary>first</summary>\n\n" + "x" * 300 + "\n</details>\n\n" \
+        + "<details><summary>second</summary>\n\n" + "y" * 300 + "\n</details>\n"
+    out = shrink(text, 500)
+    assert out.startswith(body) and "x" * 300 in out and "yyy" not in out
+    assert out.rstrip().endswith("left out: second.")
+    cut = shrink(body + "### b\n" + "z" * 2000, 300)
+    assert len(cut) <= 300 and cut.startswith("line one stays") and "| 1 | 2 |" in cut
+
+
+def test_zh_shrink_note_is_chinese(many):
+    text = md(many, "zh", full_report_hint="作业摘要")
+    assert len(text) <= LIMIT
+    assert text.rstrip().splitlines()[-1].startswith("✂️ 为适应 PR 评论长度已精简，省略了：轮次与噪声，")
+    assert text.rstrip().endswith("完整报告：作业摘要")
+
+
+# ---- every fixture, both languages ----------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", LIGHT)
+def test_every_fixture_renders_sane_markdown(name, lang):
+    c = fx.ALL[name]()
+    text = md(c, lang)
+    assert len(text) <= LIMIT
+    assert text.splitlines()[0] == md_inline(headline(c, lang))
+    assert "None" not in text and "{" not in text.splitlines()[0]
+    assert fences_balanced(text)
+    code_free = outside_code(text)
+    assert code_free.count("<details>") == code_free.count("</details>")
+    assert "<!-- profopt:lang " + lang + " -->" in text
+
+
+# ---- HTML -----------------------------------------------------------------------------------------
+
+class Checker(HTMLParser):
+    VOID = {"meta", "br", "img", "hr", "input", "link"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.refs: list[str] = []
+        self.tags: Counter = Counter()
+        self.text: list[str] = []
+
+    def _attrs(self, tag: str, attrs: list) -> None:
+        self.tags[tag] += 1
+        self.refs += [v or "" for k, v in attrs if k in ("src", "href", "xlink:href") or "url(" in (v or "")]
+
+    def handle_starttag(self, tag, attrs):
+        self._attrs(tag, attrs)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self._attrs(tag, attrs)
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> Checker:
+    checker = Checker()
+    checker.feed(html)
+    checker.close()
+    return checker
+
+
+@pytest.mark.parametrize("name", LIGHT)
+def test_html_is_well_formed_self_contained_and_escaped(name):
+    c = fx.ALL[name]()
+    html = render(c, "html")
+    doc = parse(html)
+    assert not doc.errors and doc.stack == []
+    assert doc.refs == [] and "http" not in html and "<script" not in html and "<link" not in html
+    assert doc.tags["style"] == 1 and doc.tags["table"] >= 1
+    assert headline(c) in "".join(doc.text)
+
+
+def test_html_plots_samples_and_delta_and_escapes():
+    doc = parse(render(fx.keep(), "html"))
+    assert doc.tags["svg"] == 2 and doc.tags["circle"] == 40  # 20 rounds a side, no overview for one
+    hostile = render(fx.hostile(), "html")
+    assert "a|b&lt;script&gt;@team" in hostile and "aten::&lt;img src=x&gt;" in hostile
+    assert "<img" not in hostile
+    zh = render(fx.keep(), "html", "zh")
+    assert all(f"<th>{h}</th>" in zh for h in ("指标", "变化", "判断"))
+
+
+def test_html_overview_for_many_benchmarks(many):
+    html = render(many, "html")
+    doc = parse(html)
+    assert not doc.errors
+    overview = re.search(r"<figure><svg.*?</svg>", html, re.S).group(0)
+    assert overview.count("<circle") == 60
+
+
+# ---- json, template override, errors --------------------------------------------------------------
+
+def test_json_is_the_comparison(tmp_path):
+    c = fx.trade_off()
+    text = render(c, "json")
+    assert json.loads(text) == c and text.startswith('{\n  "schema"')
+    path = tmp_path / "comparison.json"
+    path.write_text(text, encoding="utf-8")
+    assert load_comparison(path) == c
+
+
+def test_template_override_uses_package_partials_and_escapes(tmp_path):
+    template = tmp_path / "mine.md.j2"
+    template.write_text("CUSTOM {{ v.headline }}\n{% set b = v.benchmarks[0] %}{% set heading = 3 %}"
+                        "{% include '_benchmark.md.j2' %}", encoding="utf-8")
+    text = md(fx.hostile(), template=template)
+    assert text.startswith("CUSTOM ❌ reject — a\\|b&lt;script&gt;@&#8203;team")
+    assert "| step time (ms) | 10.0 | 11.5 |" in text and "<script" not in text
+    page = tmp_path / "mine.html.j2"
+    page.write_text("<p>{{ v.headline }}</p>", encoding="utf-8")
+    assert render(fx.hostile(), "html", template=page).startswith("<p>❌ reject — a|b&lt;script&gt;")
+
+
+def test_usage_errors(tmp_path):
+    c = fx.keep()
+    with pytest.raises(UsageError, match="comparison@1"):
+        render({"schema": "profopt/results@1"})
+    with pytest.raises(UsageError, match="--format"):
+        render(c, "pdf")
+    with pytest.raises(UsageError, match="--lang"):
+        render(c, lang="fr")
+    with pytest.raises(UsageError, match="no such file"):
+        render(c, template=tmp_path / "missing.j2")
+    broken = tmp_path / "broken.md.j2"
+    broken.write_text("{% if %}", encoding="utf-8")
+    with pytest.raises(UsageError, match="line 1"):
+        render(c, template=broken)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(UsageError, match="not a readable JSON"):
+        load_comparison(bad)
+    with pytest.raises(UsageError, match="no such file"):
+        load_comparison(tmp_path / "nope.json")
+
+
+# ---- small parts ----------------------------------------------------------------------------------
+
+def test_number_formatting():
+    assert [num(14.2), num(0.001234), num(1234.5), num(-3.456), num(None), num(0)] == \
+        ["14.2", "0.00123", "1,234", "−3.46", "—", "0"]
+    assert [pct(-12.44), pct(4.06), pct(0.04), pct(-0.04), pct(None)] == ["−12.4%", "+4.1%", "0.0%", "0.0%", "—"]
+
+
+def test_unknown_words_are_shown_as_they_are():
+    c = fx.keep()
+    c["decision"] = c["benchmarks"][0]["decision"] = "shelved"
+    c["benchmarks"][0]["metrics"]["step_time_ms"]["verdict"] = "sideways"
+    text = md(c, "zh")
+    assert text.startswith("❔ shelved — ")
+    assert "### ❔ train-step — shelved" in text and "| 🟡 sideways |" in text
+
+
+def test_catalogs_have_the_same_keys():
+    assert set(i18n.EN) == set(i18n.ZH)
+    assert set(i18n.CLASSES["en"]) == set(i18n.CLASSES["zh"])
