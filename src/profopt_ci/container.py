@@ -158,6 +158,8 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--dockerfile", default=environ.get("PROFOPT_DOCKERFILE") or "Dockerfile")
     p.add_argument("--memory", default=d("MEMORY"))
     p.add_argument("--timeout-minutes", default=d("TIMEOUT_MINUTES", "60"))
+    p.add_argument("--run-id", default=environ.get("PROFOPT_RUN_ID") or None,
+                   help="labels this run's containers (org.profopt.run)")
     p.add_argument("--keep-containers", action="store_true",
                    default=_bool(environ.get("PROFOPT_KEEP_CONTAINERS", "false")))
     return p
@@ -239,6 +241,7 @@ def settings_from_args(argv: list[str] | None, environ: Mapping[str, str]) -> Ac
         memory=a.memory.strip().lower() if a.memory else None,
         timeout_s=timeout_min * 60,
         keep_containers=a.keep_containers,
+        **({"run_id": a.run_id} if a.run_id else {}),
     )
 
 
@@ -763,9 +766,9 @@ def publish(s: ActionSettings, environ: Mapping[str, str], report: Path | None, 
         cmd = [sys.executable, "-m", "profopt_ci.cli", "publish", "--report", str(report)]
         if comparison is not None:
             cmd += ["--comparison", str(comparison)]
+        if s.hardware_label:  # one comment per hardware label: a GPU and a CPU job keep their own
+            cmd += ["--label", s.hardware_label]
         env = dict(environ)
-        if s.hardware_label:
-            env.setdefault("PROFOPT_COMMENT_LABEL", s.hardware_label)
         log(f"profopt: publishing from the runner: {shlex.join(cmd)}")
         code = subprocess.run(cmd, cwd=s.workspace, env=env, check=False).returncode
         if code != 0:
