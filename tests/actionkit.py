@@ -109,14 +109,34 @@ def action_env(tmp: Path, workspace: Path, *, token: str | None = None, api_url:
     return env
 
 
-def run_entrypoint(env: dict[str, str], *, timeout: float = 300) -> subprocess.CompletedProcess:
-    """entrypoint.py as action.yml runs it: no arguments, everything through the environment."""
+def run_entrypoint(env: dict[str, str], *, timeout: float = 300, merged: bool = False) -> subprocess.CompletedProcess:
+    """entrypoint.py as action.yml runs it: no arguments, everything through the environment.
+    `merged`: stderr into stdout, in order, as the runner's log has them."""
     full = cli_env(env)
     for name in list(full):  # nothing from the developer's own shell leaks in
         if name.startswith(("INPUT_", "GITHUB_")) and name not in env:
             del full[name]
     return subprocess.run([sys.executable, str(ENTRYPOINT)], cwd=env["GITHUB_WORKSPACE"], env=full,
-                          capture_output=True, text=True, timeout=timeout)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                          text=True, timeout=timeout)
+
+
+INJECTED = "::error::injected-by-the-pr"
+
+
+def injecting_setup(files: dict[str, str]) -> dict[str, str]:
+    """The spec's setup prints a workflow command and fails: profopt echoes its output tail."""
+    out = dict(files)
+    out["profopt.yml"] = files["profopt.yml"].replace(
+        "setup: python3 -c \"print('setup ran')\"",
+        f"setup: python3 -c \"print('{INJECTED}'); raise SystemExit(1)\"")
+    assert out["profopt.yml"] != files["profopt.yml"]
+    return out
+
+
+def workflow_commands(log: str) -> list[str]:
+    """Lines the Actions runner would read as workflow commands (it trims leading spaces first)."""
+    return [ln.lstrip() for ln in log.splitlines() if ln.lstrip().startswith("::")]
 
 
 def read_outputs(path: Path) -> dict[str, str]:

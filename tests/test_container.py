@@ -8,7 +8,19 @@ import secrets
 from pathlib import Path
 
 import pytest
-from actionkit import PR, REPO, action_env, bench_files, make_pr_repo, pr_event, read_outputs, run_entrypoint
+from actionkit import (
+    INJECTED,
+    PR,
+    REPO,
+    action_env,
+    bench_files,
+    injecting_setup,
+    make_pr_repo,
+    pr_event,
+    read_outputs,
+    run_entrypoint,
+    workflow_commands,
+)
 from conftest import ROOT
 from ghserver import FakeGitHub
 
@@ -281,3 +293,18 @@ def test_workspace_of_a_non_root_runner_keeps_its_owner(tmp_path):
     os.chown(ws, 1001, 127)
     own = C.benchmark_user(settings(ws))
     assert own.user == "1001:127" and own.restore_to is None
+
+
+def test_local_runner_output_cannot_issue_workflow_commands(tmp_path):
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2, rounds=3), injecting_setup(bench_files(1, rounds=3)))
+    env = action_env(tmp_path, ws, inputs={"runner": "local", "mode": "compare", "base": "main", "comment": "false"})
+    proc = run_entrypoint(env, timeout=120, merged=True)
+    assert proc.returncode == 3, proc.stdout[-3000:]
+    commands = workflow_commands(proc.stdout)
+    assert INJECTED in commands  # the PR's line reached the log…
+    stop = next(c for c in commands if c.startswith("::stop-commands::"))
+    resume = f"::{stop.split('::')[2]}::"
+    # …but only while the runner was told to ignore commands, with a token the PR could not know.
+    assert commands.index(stop) < commands.index(INJECTED) < commands.index(resume)
+    assert len(stop) == len("::stop-commands::") + 32

@@ -16,7 +16,19 @@ import uuid
 from pathlib import Path
 
 import pytest
-from actionkit import PR, REPO, action_env, bench_files, make_pr_repo, pr_event, read_outputs, run_entrypoint
+from actionkit import (
+    INJECTED,
+    PR,
+    REPO,
+    action_env,
+    bench_files,
+    injecting_setup,
+    make_pr_repo,
+    pr_event,
+    read_outputs,
+    run_entrypoint,
+    workflow_commands,
+)
 from conftest import ROOT
 from ghserver import FakeGitHub
 
@@ -235,3 +247,12 @@ def test_a_container_past_its_time_limit_is_exit_3_and_keeps_partial_results(eng
     assert any("interrupted" in n for n in comparison["notes"])
     assert 0 < len(comparison["benchmarks"][0]["samples"]["base"]) < 300
     assert "timed out" in (ws / ".profopt" / "report.md").read_text()
+
+
+def test_container_output_cannot_issue_workflow_commands(engine, run_ids, tmp_path):
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2, rounds=2), injecting_setup(bench_files(1, rounds=2)))
+    env = docker_env(tmp_path, ws, run_ids, inputs={"mode": "compare", "base": "main", "comment": "false"})
+    proc = run_entrypoint(env, timeout=300, merged=True)
+    assert f"[setup] {INJECTED}" in proc.stdout  # the PR's line is in the log, behind the prefix
+    assert not any(INJECTED in c for c in workflow_commands(proc.stdout)), proc.stdout[-3000:]

@@ -19,16 +19,19 @@ the cause; what it measured stays in the work directory and is published with th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import re
+import secrets
 import shlex
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -689,6 +692,38 @@ def _cpus(cpuset: str) -> set[int]:
     return cpus
 
 
+@contextlib.contextmanager
+def commands_stopped(environ: Mapping[str, str]) -> Iterator[None]:
+    """Between these lines the Actions runner reads no workflow commands from the log: a PR's code
+    printing `::set-output …` or `::add-mask …` into the output is only text. (Container output
+    needs no guard: every line of it is printed behind a `  [phase] ` prefix.)"""
+    if environ.get("GITHUB_ACTIONS") != "true":
+        yield
+        return
+    guard = secrets.token_hex(16)
+    print(f"::stop-commands::{guard}", flush=True)
+    try:
+        yield
+    finally:
+        print(f"::{guard}::", flush=True)
+
+
+def _wait_local(proc: subprocess.Popen, timeout_s: float, log: Callable[[str], None]) -> tuple[int, bool]:
+    """(exit code, timed out?). At the limit: SIGINT to the group (compare writes what it measured),
+    then SIGKILL after a grace period."""
+    try:
+        return proc.wait(timeout=timeout_s), False
+    except subprocess.TimeoutExpired:
+        pass
+    log(f"profopt: the run went past its {timeout_s:.0f} s limit — interrupting it")
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.wait(timeout=STOP_GRACE_S), True
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait(), True
+
+
 def run_local(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str], None] = _say) -> Outcome:
     """The same flow without Docker: `profopt compare` as a subprocess, without the token."""
     if s.mode == "baseline":
@@ -699,18 +734,11 @@ def run_local(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str]
     log(f"profopt: [local] {shlex.join(cmd)}")
     cpus = _cpus(s.cpuset) if s.cpuset else None
     preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None  # noqa: E731
-    proc = subprocess.Popen(cmd, cwd=s.workspace, env=local_env(environ, s), preexec_fn=preexec,
-                            start_new_session=True)
-    try:
-        code = proc.wait(timeout=s.timeout_s)
-    except subprocess.TimeoutExpired:
-        log(f"profopt: the run went past its {s.timeout_s:.0f} s limit — interrupting it")
-        os.killpg(proc.pid, 2)
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+    with commands_stopped(environ):
+        proc = subprocess.Popen(cmd, cwd=s.workspace, env=local_env(environ, s), preexec_fn=preexec,
+                                start_new_session=True)
+        code, timed_out = _wait_local(proc, s.timeout_s, log)
+    if timed_out:
         return Outcome(exit_code=EXIT_INFRA, cause=f"timed out: the run went past its limit of "
                                                    f"{s.timeout_s / 60:g} min and was stopped")
     if code < 0 or code > 3:
@@ -781,8 +809,9 @@ def publish(s: ActionSettings, environ: Mapping[str, str], report: Path | None, 
         if output:
             data = json.loads(comparison.read_text(encoding="utf-8")) if comparison is not None else None
             write_outputs(data, str(report), output)
-        log("profopt: report in the job summary" + ("" if s.comment else " (comment: false)")
-            + ("" if _pr_number(environ) is not None or not s.comment else " — no pull request to comment on"))
+        why = "comment: false" if not s.comment else "no pull request to comment on"
+        where = "the job summary" if environ.get("GITHUB_STEP_SUMMARY") else str(report)
+        log(f"profopt: report in {where} ({why})")
     if output:
         from profopt_ci.github_outputs import write_output_values
 
