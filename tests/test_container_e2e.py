@@ -256,3 +256,21 @@ def test_container_output_cannot_issue_workflow_commands(engine, run_ids, tmp_pa
     proc = run_entrypoint(env, timeout=300, merged=True)
     assert f"[setup] {INJECTED}" in proc.stdout  # the PR's line is in the log, behind the prefix
     assert not any(INJECTED in c for c in workflow_commands(proc.stdout)), proc.stdout[-3000:]
+
+
+def test_gpus_reach_the_engine_as_a_device_request(engine, run_ids, tmp_path):
+    # This engine has no GPU runtime: the request must reach it, and its refusal be exit 3.
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2), bench_files(1))
+    env = docker_env(tmp_path, ws, run_ids, inputs={"mode": "compare", "base": "main", "comment": "false",
+                                                     "gpus": "0,1", "cpuset": "0"})
+    proc = run_entrypoint(env, timeout=300)
+    if proc.returncode == 0:
+        pytest.skip("this engine has a GPU runtime; the refusal cannot be shown here")
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "the setup container could not start" in proc.stderr and "NVIDIA Container Toolkit" in proc.stderr
+    (created,) = containers(engine, env).values()  # kept for inspection: created, never started
+    host = created.attrs["HostConfig"]
+    assert host["DeviceRequests"] == [{"Driver": "", "Count": 0, "DeviceIDs": ["0", "1"],
+                                       "Capabilities": [["gpu"]], "Options": {}}]
+    assert host["CpusetCpus"] == "0"

@@ -566,7 +566,13 @@ def run_container(client, image_id: str, argv: list[str], *, phase: str, network
     try:
         container = client.containers.run(image_id, **kwargs)
     except (APIError, DockerException) as exc:
-        raise InfraError(f"the {phase} container could not start: {_short(exc, 600)}") from None
+        if not s.keep_containers:  # created but never started (a GPU request no runtime can meet…)
+            for left in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={s.run_id}",
+                                                                  "status": "created"}):
+                left.remove(force=True)
+        hint = (" — GPUs need the NVIDIA Container Toolkit on the runner" if s.gpus != "none"
+                and "gpu" in str(exc).lower() else "")
+        raise InfraError(f"the {phase} container could not start: {_short(exc, 600)}{hint}") from None
     result = PhaseResult(phase=phase, exit_code=EXIT_INFRA, container_id=container.id)
     log_path = s.workdir / "logs" / f"container-{phase}.log"
     streamer = threading.Thread(target=_stream_logs, args=(container, log_path, result, log), daemon=True)
