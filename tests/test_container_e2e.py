@@ -226,7 +226,7 @@ def test_out_of_memory_is_exit_3_and_keeps_what_was_measured(engine, run_ids, tm
     assert containers(engine, env)["measure"].attrs["State"]["OOMKilled"] is True
     comparison = json.loads((ws / ".profopt" / "comparison.json").read_text())
     entry = comparison["benchmarks"][0]
-    assert entry["status"]["head"] == "failed" and len(entry["samples"]["base"]) == 4  # base was kept
+    assert entry["status"]["head"] == "failed" and entry["samples"]["base"]  # what base measured is kept
     report = (ws / ".profopt" / "report.md").read_text()
     assert report.startswith("## profopt: the benchmark run failed") and "out of memory" in report
     out = read_outputs(tmp_path / "github_output")
