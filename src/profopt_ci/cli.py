@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -286,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("profopt: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last resort: a bug of ours still exits 3 with one readable line
+        if os.environ.get("PROFOPT_DEBUG"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"profopt: internal error: {type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno}; "
+              "set PROFOPT_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+        return EXIT_INFRA
 
 
 if __name__ == "__main__":

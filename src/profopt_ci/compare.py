@@ -151,15 +151,23 @@ def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None) -> dict
     return {"base": base, "head": (head_label, head)}
 
 
-def _setup_sides(sides: list[Side], spec: Spec, state: RoundState, benches: list[Benchmark], log) -> None:
+def _setup_sides(sides: list[Side], spec: Spec, log) -> dict[str, str]:
+    """Run each side's setup; returns {side: error} for the sides whose setup failed."""
+    failures = {}
     for side in sides:
         try:
             run_setup(side.spec or spec, side, log)
         except InfraError as exc:
             log(f"profopt: {exc}")
-            for b in benches:
-                t = state.track(b.name, side.name)
-                t.status, t.error = "failed", str(exc)
+            failures[side.name] = str(exc)
+    return failures
+
+
+def _mark_failed(state: RoundState, benches: list[Benchmark], failures: dict[str, str]) -> None:
+    for side, error in failures.items():
+        for b in benches:
+            t = state.track(b.name, side)
+            t.status, t.error = "failed", error
 
 
 def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
@@ -230,10 +238,14 @@ def run_compare(
             refs = resolve_refs(repo, base_ref, head_ref)
             log(f"profopt: base {refs['base'][0]} = {refs['base'][1][:12]}, head {refs['head'][0]} = {refs['head'][1][:12]}")
             sides = prepare_sides(ws, spec, rel_spec, refs)
-            _setup_sides(sides, spec, state, benches, log)
+            ws.setup_failures = _setup_sides(sides, spec, log)
             if phase == "setup":
-                ws.save_state()
+                ws.save_state()  # failures included: the measure phase reports them as failed sides
+                if ws.setup_failures:
+                    raise InfraError(f"setup failed on {', '.join(ws.setup_failures)}; prepared state saved in "
+                                     f"{ws.root} — `--phase measure` reports it and measures the other side")
                 return None
+        _mark_failed(state, benches, ws.setup_failures)
         fps: dict[str, dict] = {}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides

@@ -671,7 +671,9 @@ def run_docker(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
             out.phases.append(r)
             out.cause = _phase_cause(r, s)
             out.exit_code = EXIT_INFRA if out.cause else r.exit_code
-            if out.cause or (phase == "setup" and r.exit_code != 0):
+            # exit 3 from setup means a side's setup failed and was recorded: measure still runs, so
+            # the report names the failed side and keeps what the other side measured.
+            if out.cause or (phase == "setup" and r.exit_code not in (0, EXIT_INFRA)):
                 break
     finally:
         restore_ownership(own)
