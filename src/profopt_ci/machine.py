@@ -103,11 +103,20 @@ def probe() -> dict:
         flops, bw = _host_numpy()
         out = _figures(flops, bw, "numpy")
     out["ram_mb"] = _ram_mb()
-    if torch is not None and _cuda_ready(torch):
-        flops, bw = _torch_pair(torch, "cuda", torch.cuda.synchronize)
-        device = _figures(flops, bw, "torch.cuda")
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        device["name"] = props.name
-        device["memory_mb"] = round(props.total_memory / 2**20, 1)
+    device = probe_device()
+    if device is not None:
         out["device"] = device
     return out
+
+
+def probe_device() -> dict | None:
+    """The GPU's balance (and name, memory) when this process's torch has initialized CUDA."""
+    torch = sys.modules.get("torch")
+    if torch is None or not _cuda_ready(torch):
+        return None
+    flops, bw = _torch_pair(torch, "cuda", torch.cuda.synchronize)
+    device = _figures(flops, bw, "torch.cuda")
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    device["name"] = props.name
+    device["memory_mb"] = round(props.total_memory / 2**20, 1)
+    return device

@@ -72,7 +72,13 @@ def capture(step: Callable[[], object], mode: str, *, steps: int = 5, trace_dir:
             raise UsageError("profile: torch, but torch is not installed in the benchmark's environment") from exc
     summary = _capture_torch(step, steps, trace_dir, name) if kind == "torch" \
         else _capture_cprofile(step, steps, trace_dir, name)
-    summary["machine"] = machine if machine is not None else machine_mod.probe()
+    if machine is None:
+        machine = machine_mod.probe()
+    elif "device" not in machine and kind == "torch":
+        # The balance came from the parent process, which never sees the step's GPU.
+        device = machine_mod.probe_device()
+        machine = {**machine, "device": device} if device else machine
+    summary["machine"] = machine
     return summary
 
 
@@ -184,10 +190,12 @@ def _capture_cprofile(step: Callable[[], object], steps: int, trace_dir: Path | 
 
 
 def _func_name(key: tuple) -> tuple[str, bool]:
+    """`file.py(func)`, without the line number, so an edit above a function does not rename it in
+    the base/head diff (same-named functions of one file are summed)."""
     filename, line, func = key
     if filename == "~" and line == 0:
         return func, False  # a builtin / C function
-    return f"{Path(filename).name}:{line}({func})", True
+    return f"{Path(filename).name}({func})", True
 
 
 _SKIP = ("<method 'disable' of '_lsprof.Profiler' objects>",)
@@ -196,7 +204,8 @@ _SKIP = ("<method 'disable' of '_lsprof.Profiler' objects>",)
 def summarize_pstats(stats: pstats.Stats, *, steps: int, step_ms: float | None,
                      phases_ms: dict[str, float] | None = None, top: int = 30) -> dict:
     """Hot functions by self time (tottime) per step, python_share = pure-Python self time share."""
-    rows, py_s, all_s, calls = [], 0.0, 0.0, 0
+    by_name: dict[str, list] = {}
+    py_s, all_s, calls = 0.0, 0.0, 0
     for key, (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         name, is_py = _func_name(key)
         if name in _SKIP:
@@ -204,9 +213,12 @@ def summarize_pstats(stats: pstats.Stats, *, steps: int, step_ms: float | None,
         all_s += tt
         py_s += tt if is_py else 0.0
         calls += nc
-        rows.append({"name": name, "self_ms": _r(tt * 1000 / steps), "total_ms": _r(ct * 1000 / steps),
-                     "calls": _r(nc / steps), "category": "python" if is_py else "builtin",
-                     "self_memory_mb": None, "flops": None})
+        acc = by_name.setdefault(name, [0.0, 0.0, 0, is_py])
+        acc[0], acc[1], acc[2] = acc[0] + tt, acc[1] + ct, acc[2] + nc
+    rows = [{"name": name, "self_ms": _r(tt * 1000 / steps), "total_ms": _r(ct * 1000 / steps),
+             "calls": _r(nc / steps), "category": "python" if is_py else "builtin",
+             "self_memory_mb": None, "flops": None}
+            for name, (tt, ct, nc, is_py) in by_name.items()]
     rows.sort(key=lambda r: -r["self_ms"])
     phases = {k: _r(v) for k, v in (phases_ms or {}).items()}
     if step_ms and step_ms > 0:
