@@ -442,3 +442,13 @@ def test_unknown_words_are_shown_as_they_are():
 def test_catalogs_have_the_same_keys():
     assert set(i18n.EN) == set(i18n.ZH)
     assert set(i18n.CLASSES["en"]) == set(i18n.CLASSES["zh"])
+
+
+def test_every_bottleneck_class_has_a_name_in_both_languages():
+    from profopt_ci import i18n
+    from profopt_ci.rules import CLASSES
+
+    for cls in CLASSES:
+        key = cls.replace("-", "_").replace(" ", "_").replace("/", "_")
+        assert key in i18n.CLASSES["en"] and key in i18n.CLASSES["zh"], cls
+        assert not i18n.bottleneck_class("zh", cls).isascii(), cls

@@ -33,20 +33,18 @@ _state = _State()
 def phase(name: str) -> Iterator[None]:
     """Time a block inside the step (`with phase("forward"): ...`); shows in profiles too."""
     marker = _profiler_label(name)
-    if _state.sync is not None:
-        _state.sync()
-    start = time.perf_counter_ns()
-    try:
-        if marker is None:
-            yield
-        else:
-            with marker:
-                yield
-    finally:
+    # The syncs sit inside the profiler label, so on a GPU the label spans the phase's device work.
+    with marker if marker is not None else contextlib.nullcontext():
         if _state.sync is not None:
             _state.sync()
-        if _state.recording:
-            _state.phases_ns[name] = _state.phases_ns.get(name, 0) + time.perf_counter_ns() - start
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            if _state.sync is not None:
+                _state.sync()
+            if _state.recording:
+                _state.phases_ns[name] = _state.phases_ns.get(name, 0) + time.perf_counter_ns() - start
 
 
 def record(**values: object) -> None:

@@ -253,14 +253,15 @@ CLASSES: dict[str, dict[str, str]] = {
         "launch_overhead": "scheduling / launch overhead", "scheduling": "scheduling / launch overhead",
         "framework_overhead": "framework / interpreter overhead", "data_loading": "data loading / IO",
         "io": "data loading / IO", "host_device_sync": "host-device sync", "sync": "host-device sync",
-        "transfer": "host-device transfer", "unknown": "unknown",
+        "transfer": "host-device transfer", "launch_framework_overhead": "launch / framework overhead",
+        "unknown": "unknown",
     },
     "zh": {
         "compute": "计算", "memory_capacity": "内存容量", "memory_bandwidth": "内存带宽",
         "communication": "通信", "launch_overhead": "调度 / 启动开销", "scheduling": "调度 / 启动开销",
         "framework_overhead": "框架 / 解释器开销", "data_loading": "数据加载 / IO", "io": "数据加载 / IO",
         "host_device_sync": "主机-设备同步", "sync": "主机-设备同步", "transfer": "主机-设备传输",
-        "unknown": "未知",
+        "launch_framework_overhead": "启动 / 框架开销", "unknown": "未知",
     },
 }
 
