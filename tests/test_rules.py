@@ -254,7 +254,7 @@ def test_gpu_capacity_and_fragmentation():
 def test_memory_regression_names_top_allocating_ops():
     b = analyze.bottleneck(host(), {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0,
                                                        "verdict": "regressed"}})
-    assert b["evidence"][0] == "peak_memory_mb 100.0 → 150.0 (+50.0% vs base)"
+    assert b["evidence"][0] == "peak_memory 100.0 → 150.0 MB (+50.0% vs base)"
     assert "aten::addmm 1 MB/step" in b["evidence"][-1]
 
 

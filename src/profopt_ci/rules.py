@@ -144,7 +144,8 @@ def _memory_regression(f: Facts) -> Evidence | None:
     for key in ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"):
         m = f.metric(key)
         if m.get("verdict") == "regressed":
-            ev.append(f"{key} {m.get('base')} → {m.get('head')} ({m.get('delta_pct', 0):+.1f}% vs base)")
+            ev.append(f"{key.removesuffix('_mb')} {m.get('base', 0):.1f} → {m.get('head', 0):.1f} MB "
+                      f"({m.get('delta_pct') or 0:+.1f}% vs base)")
     if not ev and f.base_profile:  # no metrics (a profile-only call): compare the profiles' peaks
         base_mem = f.base_profile.get("memory") or {}
         for key in ("device_peak_allocated_mb", "host_peak_allocated_mb"):
