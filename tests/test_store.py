@@ -497,3 +497,55 @@ def test_merge_refuses_what_does_not_add_up(tmp_path):
         proc = run_cli(["merge", *files, "--out", "bad.json"], tmp_path)
         assert proc.returncode == 2, (words, proc.stderr)
         assert words in proc.stderr and "cannot merge" in proc.stderr
+
+
+# ---- the report ------------------------------------------------------------------------------------
+
+
+def test_history_renders_as_a_collapsible_trend_that_goes_first_when_the_comment_shrinks():
+    from comparison_fixtures import keep
+
+    from profopt_ci.report import render, shrink
+
+    c = keep()
+    name = c["benchmarks"][0]["name"]
+    values = [20.0] * 10 + [22.0] * 6
+    commits = [f"{i:040x}"[:12] for i in range(16)]
+    runs = [(None, {"commit": commits[i] + "0" * 28, "created": f"2026-01-{i + 1:02d}T00:00:00+00:00",
+                    "benchmarks": {name: {"metrics": {"step_time_ms": {"median": v}}}}}, 15 - i)
+            for i, v in enumerate(values)][::-1]
+    c["history"] = history.build(runs, c)
+    c["drift"] = {name: history.drift(27.0, values)}
+    [cp] = c["history"][name]["change_points"]
+    assert (cp["from_commit"], cp["to_commit"]) == (commits[9], commits[10])
+    md = render(c, "md", "en", max_chars=None)
+    section = md[md.index("<!-- profopt:section history 0 -->"):md.index("<!-- profopt:end history -->")]
+    assert "<details><summary>Nightly history</summary>" in section and "xychart-beta" in section
+    assert f'"{commits[0][:7]}"' in section and '"head"' in section
+    assert f"step +10.0% entered between {commits[9][:7]} and {commits[10][:7]} (2026-01-11)" in section
+    assert "left its nightly history" in section
+    cut = shrink(md, len(md) - 10)
+    assert "profopt:section history" not in cut and "<summary>Nightly history" not in cut
+    assert "left out: nightly history" in cut and "profopt:section noise" in cut   # only it went
+    html = render(c, "html", "zh")
+    assert "每日基线历史" in html and commits[10][:7] in html
+
+
+def test_diff_takes_a_stored_baseline_as_its_base(tmp_path):
+    stored = fake_doc("a" * 40, 5.0)
+    head = {"schema": "profopt/results@1", "commit": "b" * 40, "spec_hash": "s", "hardware_label": "test-cpu",
+            "fingerprint": stored["fingerprint"], "env": {}, "rounds": 8,
+            "benchmarks": {"busy": {"status": "ok", "params": {}, "unit": "items",
+                                    "samples": [{"round": i, "step_time_ms": 1.0 + 0.01 * i,
+                                                 "quality": {"output_digest": "same"}} for i in range(8)]}}}
+    (tmp_path / "base.json").write_text(json.dumps(stored))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    proc = run_cli(["diff", "base.json", "head.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads((tmp_path / "comparison.json").read_text())
+    assert c["mode"] == "unpaired" and c["base"]["commit"] == "a" * 40
+    b = c["benchmarks"][0]
+    assert b["decision"] == "keep" and len(b["samples"]["base"]) == 8 and -85 < b["metrics"]["step_time_ms"]["delta_pct"] < -75
+    (tmp_path / "other.json").write_text(json.dumps({"schema": "something/else@3"}))
+    bad = run_cli(["diff", "other.json", "head.json"], tmp_path)
+    assert bad.returncode == 2 and "other.json" in bad.stderr

@@ -143,6 +143,36 @@ def samples_from_summary(summary: dict) -> list[dict]:
     return out
 
 
+def as_results(doc: dict) -> dict:
+    """A stored baseline in the shape of results@1, so `profopt diff` can take it as one side."""
+    benches = {}
+    for name, b in (doc.get("benchmarks") or {}).items():
+        samples = samples_from_summary(b)
+        benches[name] = {"kind": b.get("kind"), "params": b.get("params") or {}, "unit": b.get("unit"),
+                         "items_per_iteration": b.get("items_per_iteration"), "status": "ok", "error": None,
+                         "samples": samples, "profile": None,
+                         "summary": {m: v.get("median") for m, v in (b.get("metrics") or {}).items()}}
+    keep = ("tool_version", "created", "commit", "dirty", "spec_hash", "hardware_label", "fingerprint", "env",
+            "rounds", "seed")
+    return {"schema": "profopt/results@1", **{k: doc.get(k) for k in keep}, "benchmarks": benches,
+            "stored_baseline": True}
+
+
+def load_side(path: str | Path) -> dict:
+    """results@1, or a stored baseline@1 (from `profopt baseline show --json`) as results@1."""
+    import json
+
+    from profopt_ci.results import RESULTS_SCHEMA, load_json
+
+    try:
+        schema = json.loads(Path(path).read_text(encoding="utf-8")).get("schema")
+    except (OSError, ValueError, AttributeError):
+        schema = None
+    if schema == BASELINE_SCHEMA:
+        return as_results(load_json(path, BASELINE_SCHEMA))
+    return load_json(path, RESULTS_SCHEMA)   # its errors name the file and what was expected
+
+
 # ---- refresh ----------------------------------------------------------------------------------
 
 
@@ -350,9 +380,11 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
     target = open_store(store, repo)
     runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
     if not runs:
+        from profopt_ci.sides import _shallow_hint
+
         raise UsageError(f"{target.describe()}: no stored baseline for label {spec.hardware_label} at or before "
                          f"{base_commit[:SHORT]} ({base_label}) — run `profopt baseline refresh` on the default "
-                         "branch first, or use --baseline rerun")
+                         "branch first, or use --baseline rerun" + _shallow_hint(repo))
     entry, doc, dist = runs[0]
     log(f"profopt: stored baseline {entry.id} — commit {doc['commit'][:SHORT]}, {_age_text(doc)}, "
         f"{dist} commit(s) before {base_commit[:SHORT]}")

@@ -46,6 +46,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if getattr(args, "shard", None):
         return _run_shard(spec, args, out)
+    if getattr(args, "store", None):
+        raise UsageError("run --store only balances --shard I/N; without --shard there is nothing to balance")
     code, _ = run_tree(spec, spec.path.resolve().parent, only=args.only, rounds=args.rounds, out=out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
@@ -127,16 +129,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from profopt_ci.compare import run_diff
-    from profopt_ci.results import RESULTS_SCHEMA, load_json
 
-    base = load_json(args.base_file, RESULTS_SCHEMA)
-    head = load_json(args.head_file, RESULTS_SCHEMA)
+    base = _load_side(args.base_file)
+    head = _load_side(args.head_file)
     spec = _load(args.spec) if args.spec else None
     comparison = run_diff(spec, base, head)
     code = _verdict_exit(comparison, args.fail_on)
     _write_outputs(comparison, args)
     print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
     return code
+
+
+def _load_side(path: str) -> dict:
+    """A results@1 file, or a stored baseline (`profopt baseline show --json`) standing in for one."""
+    from profopt_ci.baseline import load_side
+
+    return load_side(path)
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
