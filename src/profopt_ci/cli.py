@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -274,6 +275,18 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from profopt_ci.demo import run_demo
+    from profopt_ci.rounds import stderr_log
+
+    out_dir = Path(args.out_dir)
+    comparison, report = run_demo(args.example, out_dir=out_dir, keep_repo=args.keep_repo, lang=args.lang,
+                                  log=stderr_log)
+    sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    print(f"profopt demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)
+    return EXIT_INFRA if comparison["counts"]["failed"] else EXIT_OK
+
+
 # ---- parser -------------------------------------------------------------------------------------
 
 
@@ -331,6 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--spec", help="spec for constraints, goals and thresholds (optional)")
     _output_flags(d, "comparison.json")
     d.set_defaults(func=cmd_diff)
+
+    dm = sub.add_parser("demo", help="self-contained quickstart: a throwaway repo, a tuned commit, the report")
+    dm.add_argument("--example", default="python_func", help="which bundled example (default: python_func)")
+    dm.add_argument("--out-dir", default="profopt-demo", help="where the outputs go (default: ./profopt-demo)")
+    dm.add_argument("--keep-repo", action="store_true", help="keep the throwaway repository")
+    dm.add_argument("--lang", choices=("en", "zh"), default="en")
+    dm.set_defaults(func=cmd_demo)
 
     rep = sub.add_parser("report", help="render a comparison")
     rep.add_argument("file", metavar="comparison.json")
@@ -414,8 +434,15 @@ def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
                    help="what makes the exit code 1 (default: regression)")
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    # A cancelled CI job gets SIGTERM: unwind like Ctrl-C so worktrees are removed and partial
+    # results written by the verbs' own finally blocks.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         args = parser.parse_args(argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

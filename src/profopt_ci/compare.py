@@ -232,9 +232,11 @@ def run_compare(
             if phase == "setup":
                 ws.save_state()
                 return None
-        fps = {s.name: fingerprint(s, s.spec or spec) for s in sides}
+        fps: dict[str, dict] = {}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides
+        benches, new = _split_new(benches, base_side)
+        extra_notes = [f"new in head, not compared (the base's spec has no such benchmark): {', '.join(new)}"] if new else []
 
         def comparison(notes: list[str]) -> dict:
             entries, pairs = [], []
@@ -244,22 +246,32 @@ def run_compare(
                 entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                            paired=True, alpha=alphas.get(b.name, ALPHA)))
             finish(entries, {b.name: head_side.bench(b) for b in benches})
-            base_meta, head_meta = _side_meta(base_side, fps["base"]), _side_meta(head_side, fps["head"])
+            base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
             if base_side.commit == head_side.commit:
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
             return assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
                             head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
-                            threshold_pct=benches[0].settings.threshold_pct)
+                            threshold_pct=spec.benchmarks[0].settings.threshold_pct)
 
         alphas: dict[str, float] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
+                for side in sides:
+                    fps[side.name] = fingerprint(side, side.spec or spec)
                 alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
             except KeyboardInterrupt:
                 if on_partial is not None:
-                    on_partial(comparison(["interrupted: partial results"]))
+                    on_partial(comparison(["interrupted: partial results", *extra_notes]))
                 raise
-        return comparison([])
+        return comparison(extra_notes)
+
+
+def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[str]]:
+    """A pull request that adds a benchmark has nothing to compare it with: skip it, say so."""
+    if base.spec is None:
+        return benches, []
+    known = {b.name for b in base.spec.benchmarks}
+    return [b for b in benches if b.name in known], [b.name for b in benches if b.name not in known]
 
 
 # ---- diff: two stored results, unpaired ------------------------------------------------------------

@@ -1,0 +1,91 @@
+"""`profopt demo`: the whole loop on a bundled example, with no GitHub and no Docker.
+
+A throwaway git repository gets the example as its baseline commit and the example's `tuned/`
+overlay as a second commit (one variable changed); compare runs base vs head as it would on a pull
+request, and the report is printed. Everything stays in a temporary directory unless `--keep`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from profopt_ci.errors import UsageError
+
+DEFAULT_EXAMPLE = "python_func"
+_GIT_ID = {"GIT_AUTHOR_NAME": "profopt demo", "GIT_AUTHOR_EMAIL": "demo@profopt.invalid",
+           "GIT_COMMITTER_NAME": "profopt demo", "GIT_COMMITTER_EMAIL": "demo@profopt.invalid"}
+
+
+def examples_dir() -> Path:
+    """examples/ of the source tree profopt runs from (an editable install or a checkout)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "examples"
+        if candidate.is_dir() and any(candidate.glob("*/profopt.yml")):
+            return candidate
+    raise UsageError("profopt demo needs the examples/ directory of a profopt source checkout "
+                     "(install with `pip install -e .` from the repository)")
+
+
+def available() -> list[str]:
+    return sorted(p.parent.name for p in examples_dir().glob("*/profopt.yml"))
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {**os.environ, **_GIT_ID}
+    proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"demo: git {' '.join(args)} failed: {proc.stderr.strip()}")
+
+
+def build_repo(example: str, dest: Path) -> Path:
+    """A repository whose HEAD~1 is the example and HEAD its tuned variant."""
+    src = examples_dir() / example
+    if not (src / "profopt.yml").is_file():
+        raise UsageError(f"no example `{example}` — expected one of: {', '.join(available())}")
+    repo = dest / example
+    shutil.copytree(src, repo, ignore=shutil.ignore_patterns("tuned", "__pycache__", "*.pyc"))
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", f"{example}: baseline")
+    tuned = src / "tuned"
+    if not tuned.is_dir():
+        raise UsageError(f"example `{example}` has no tuned/ variant")
+    shutil.copytree(tuned, repo, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", f"{example}: tuned (one variable changed)")
+    return repo
+
+
+def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
+             log: Callable[[str], None]) -> tuple[dict, str]:
+    """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
+    from profopt_ci.compare import run_compare
+    from profopt_ci.report import render
+    from profopt_ci.results import save_json
+    from profopt_ci.spec import load_spec
+
+    work = Path(tempfile.mkdtemp(prefix="profopt-demo-"))
+    try:
+        repo = build_repo(example, work)
+        log(f"profopt demo: {repo} — baseline and tuned commits of examples/{example}")
+        spec = load_spec(repo / "profopt.yml", display=f"examples/{example}/profopt.yml")
+        comparison = run_compare(spec, base_ref="HEAD~1", head_ref="HEAD", log=log)
+        if comparison is None:  # only a setup-only phase returns nothing
+            raise UsageError("demo: compare returned no comparison")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save_json(comparison, out_dir / "comparison.json")
+        html = out_dir / "report.html"
+        report = render(comparison, "md", lang, full_report_hint=f"the full report is {html}")
+        (out_dir / "report.md").write_text(report, encoding="utf-8")
+        html.write_text(render(comparison, "html", lang, max_chars=None), encoding="utf-8")
+        return comparison, report
+    finally:
+        if keep_repo:
+            log(f"profopt demo: repository kept at {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
