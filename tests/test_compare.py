@@ -258,3 +258,24 @@ def test_benchmark_new_in_head_is_skipped_with_a_note(tmp_path):
     c = load(root)
     assert [b["name"] for b in c["benchmarks"]] == ["busy"]
     assert any("new in head, not compared" in n and "brand-new" in n for n in c["notes"])
+
+
+def test_setup_failure_in_setup_phase_is_reported_by_measure(tmp_path):
+    spec = "setup: 'echo cannot install >&2; exit 9'\n" + SPEC.format(rounds=3, max_rounds=3)
+    root, _ = repo_with(tmp_path, head_spec=spec)
+    work = tmp_path / "work"
+    first = run_cli(["compare", "--base", "HEAD~1", "--phase", "setup", "--workdir", str(work)], root)
+    assert first.returncode == 3 and "setup failed on head" in first.stderr
+    second = run_cli(["compare", "--phase", "measure", "--workdir", str(work)], root)
+    assert second.returncode == 3
+    b = load(root)["benchmarks"][0]
+    assert b["decision"] == "failed" and b["error"]["side"] == "head" and "cannot install" in b["error"]["message"]
+    assert len(b["samples"]["base"]) == 3
+
+
+def test_two_rounds_do_not_crash_the_summary(tmp_path):
+    root, _ = repo_with(tmp_path, rounds=2)
+    proc = run_cli(["compare", "--base", "HEAD~1"], root)
+    assert proc.returncode == 0, proc.stderr
+    c = load(root)
+    assert c["benchmarks"][0]["decision"] == "inconclusive"

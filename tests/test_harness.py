@@ -32,8 +32,9 @@ def test_measure_values_phases_and_quality():
 
     m = harness.measure(step, warmup=1, values=4, min_time_ms=5)
     assert len(m.values_ms) == 4
-    assert all(0.29 < v < 2.0 for v in m.values_ms)
-    assert 0.19 < m.phases_ms["inner"] < 1.0
+    # lower bounds are exact (busy-waits cannot finish early); upper bounds allow a loaded machine
+    assert all(0.29 < v < 50 for v in m.values_ms)
+    assert 0.19 < m.phases_ms["inner"] < 50
     assert m.phases_ms["inner"] < min(m.values_ms)
     assert m.quality == {"loss": 1.25, "n": 3}
 

@@ -78,7 +78,8 @@ def test_run_measures_all_kinds_and_writes_valid_results(tmp_path):
     # each value took at least min_time_ms: loops × per-step time ≥ 5 ms
     assert all(v * s0["loops"] >= 5.0 * 0.95 for v in s0["values_ms"])
     assert s0["throughput"] == pytest.approx(2000 / (s0["step_time_ms"] / 1000))
-    assert 0 < s0["phases_ms"]["loop"] <= s0["step_time_ms"] * 1.05
+    # the phase is a mean over all values, the step time their median: bound it by the slowest value
+    assert 0 < s0["phases_ms"]["loop"] <= max(s0["values_ms"]) * 1.05
     assert s0["quality"]["loss"] == 0.5 and s0["quality"]["output_digest"] == str(sum(i * i for i in range(2000)))
     assert 0 < s0["peak_memory_mb"] < 1000
     assert data["benchmarks"]["np-matmul"]["summary"]["step_time_ms"] > 0

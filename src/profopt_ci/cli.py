@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -112,8 +114,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         _verdict_exit(comparison, args.fail_on)
         _write_outputs(comparison, args)
 
+    trace_dir = Path(args.profile_dir) if args.profile_dir else Path(args.out).resolve().parent / "profopt-profiles"
     comparison = run_compare(spec, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
-                             on_partial=partial)
+                             on_partial=partial, trace_dir=trace_dir)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
@@ -332,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-rounds", type=_positive, help="extend up to this many rounds while inconclusive")
     c.add_argument("--threshold", help="smallest change that counts, e.g. 3%%")
     c.add_argument("--workdir", help="keep worktrees and venvs here (default: a temporary directory, removed)")
+    c.add_argument("--profile-dir", help="where profiler traces go (default: profopt-profiles/ beside --out)")
     c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
                    help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
     _output_flags(c, "comparison.json")
@@ -461,6 +465,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("profopt: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last resort: a bug of ours still exits 3 with one readable line
+        if os.environ.get("PROFOPT_DEBUG"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"profopt: internal error: {type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno}; "
+              "set PROFOPT_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+        return EXIT_INFRA
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from profopt_ci.decide import (
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.fingerprint import MATERIAL
 from profopt_ci.gitutil import toplevel
+from profopt_ci.profiling import annotate, profile_all
 from profopt_ci.results import COMPARISON_SCHEMA, now_iso
 from profopt_ci.rounds import RoundState, run_rounds, stderr_log
 from profopt_ci.runner import Side, fingerprint, run_setup
@@ -150,15 +151,23 @@ def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None) -> dict
     return {"base": base, "head": (head_label, head)}
 
 
-def _setup_sides(sides: list[Side], spec: Spec, state: RoundState, benches: list[Benchmark], log) -> None:
+def _setup_sides(sides: list[Side], spec: Spec, log) -> dict[str, str]:
+    """Run each side's setup; returns {side: error} for the sides whose setup failed."""
+    failures = {}
     for side in sides:
         try:
             run_setup(side.spec or spec, side, log)
         except InfraError as exc:
             log(f"profopt: {exc}")
-            for b in benches:
-                t = state.track(b.name, side.name)
-                t.status, t.error = "failed", str(exc)
+            failures[side.name] = str(exc)
+    return failures
+
+
+def _mark_failed(state: RoundState, benches: list[Benchmark], failures: dict[str, str]) -> None:
+    for side, error in failures.items():
+        for b in benches:
+            t = state.track(b.name, side)
+            t.status, t.error = "failed", error
 
 
 def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
@@ -212,6 +221,7 @@ def run_compare(
     phase: str = "all",
     log: Callable[[str], None] = stderr_log,
     on_partial: Callable[[dict], None] | None = None,
+    trace_dir: Path | None = None,
 ) -> dict | None:
     """Measure base and head; returns the comparison (None after `--phase setup`)."""
     spec_path = spec.path.resolve()
@@ -228,10 +238,14 @@ def run_compare(
             refs = resolve_refs(repo, base_ref, head_ref)
             log(f"profopt: base {refs['base'][0]} = {refs['base'][1][:12]}, head {refs['head'][0]} = {refs['head'][1][:12]}")
             sides = prepare_sides(ws, spec, rel_spec, refs)
-            _setup_sides(sides, spec, state, benches, log)
+            ws.setup_failures = _setup_sides(sides, spec, log)
             if phase == "setup":
-                ws.save_state()
+                ws.save_state()  # failures included: the measure phase reports them as failed sides
+                if ws.setup_failures:
+                    raise InfraError(f"setup failed on {', '.join(ws.setup_failures)}; prepared state saved in "
+                                     f"{ws.root} — `--phase measure` reports it and measures the other side")
                 return None
+        _mark_failed(state, benches, ws.setup_failures)
         fps: dict[str, dict] = {}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides
@@ -246,6 +260,9 @@ def run_compare(
                 entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                            paired=True, alpha=alphas.get(b.name, ALPHA)))
             finish(entries, {b.name: head_side.bench(b) for b in benches})
+            for entry in entries:
+                if entry["name"] in profiles and entry["decision"] != "failed":
+                    annotate(entry, profiles[entry["name"]])
             base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
             if base_side.commit == head_side.commit:
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
@@ -254,11 +271,13 @@ def run_compare(
                             threshold_pct=spec.benchmarks[0].settings.threshold_pct)
 
         alphas: dict[str, float] = {}
+        profiles: dict[str, dict[str, dict]] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 for side in sides:
                     fps[side.name] = fingerprint(side, side.spec or spec)
                 alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
+                profiles = profile_all(spec, benches, sides, state.measured, Path(work), trace_dir, log)
             except KeyboardInterrupt:
                 if on_partial is not None:
                     on_partial(comparison(["interrupted: partial results", *extra_notes]))

@@ -126,6 +126,8 @@ def _goal_metric(bench: Benchmark) -> str | None:
 def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
     """(decision, reason) for one benchmark whose sides both finished."""
     broken = [c for c in constraints if not c["ok"]]
+    if SPEED not in metrics and not broken:
+        return "inconclusive", "no paired rounds were measured"
     # throughput mirrors step time (same rounds, inverted): decide on step time, name both in the report
     judged = {m: r for m, r in metrics.items() if m != "throughput"}
     improved = [m for m, r in judged.items() if r["verdict"] == "improved"]
@@ -249,7 +251,12 @@ def summary_sentence(entries: list[dict]) -> str:
             parts.append(f"{abs(m['delta_pct']):.1f}% {word}{ci}")
     mem = top.get("metrics", {}).get("peak_memory_mb")
     if mem:
-        parts.append("memory unchanged" if mem["verdict"] == "unchanged" else f"memory {mem['verdict']} ({mem['delta_pct']:+.1f}%)")
+        if mem["verdict"] == "unchanged":
+            parts.append("memory unchanged")
+        elif mem.get("delta_pct") is not None:
+            parts.append(f"memory {mem['verdict']} ({mem['delta_pct']:+.1f}%)")
+        else:
+            parts.append(f"memory {mem['verdict']}")
     for c in top.get("constraints", []):
         parts.append(f"{c['metric']} {'ok' if c['ok'] else 'BROKEN'}")
     others = len(entries) - 1

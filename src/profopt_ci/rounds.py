@@ -37,6 +37,11 @@ class RoundState:
     def track(self, bench: str, side: str) -> Track:
         return self.tracks.setdefault((bench, side), Track())
 
+    def measured(self, bench: str, side: str) -> bool:
+        """The side finished its rounds of this benchmark without failing."""
+        t = self.track(bench, side)
+        return t.status == "ok" and bool(t.samples)
+
     def ok(self, bench: str, sides: list[Side]) -> bool:
         return all(self.track(bench, s.name).status == "ok" for s in sides)
 

@@ -171,7 +171,7 @@ def parse_metrics(stdout: str) -> dict[str, Any]:
     return out
 
 
-def _failure(res: ChildResult, timeout_s: float, what: str) -> BenchmarkFailed:
+def failure_of(res: ChildResult, timeout_s: float, what: str) -> BenchmarkFailed:
     if res.timed_out:
         return BenchmarkFailed("timeout", f"{what} passed timeout_s={timeout_s:g} and was killed\n{tail(res.stderr)}")
     if res.returncode < 0:
@@ -203,7 +203,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         argv = [side.python, "-m", "profopt_ci.worker", str(job_path), str(out_path)]
         res = run_child(argv, cwd=side.root, env=env, timeout_s=s.timeout_s)
         if res.timed_out or res.returncode != 0:
-            raise _failure(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
+            raise failure_of(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
         data = json.loads(out_path.read_text())
         values = data["values_ms"]
         step = statistics.median(values)
@@ -218,7 +218,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         return sample
     res = run_command(command_argv(bench.command), cwd=side.root, env=env, timeout_s=s.timeout_s, workdir=workdir)
     if res.timed_out or res.returncode != 0:
-        raise _failure(res, s.timeout_s, f"the command of {bench.name} on {side.name}")
+        raise failure_of(res, s.timeout_s, f"the command of {bench.name} on {side.name}")
     step = res.wall_ns / 1e6
     return {
         "round": round_index, "order": order, "step_time_ms": step, "values_ms": [step], "loops": 1,
@@ -262,7 +262,7 @@ def warm_command(spec: Spec, bench: Benchmark, side: Side) -> None:
             res = run_command(command_argv(bench.command), cwd=side.root, env=env,
                               timeout_s=bench.settings.timeout_s, workdir=Path(work))
             if res.timed_out or res.returncode != 0:
-                raise _failure(res, bench.settings.timeout_s, f"the command of {bench.name} on {side.name} (warm-up)")
+                raise failure_of(res, bench.settings.timeout_s, f"the command of {bench.name} on {side.name} (warm-up)")
 
 
 METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")

@@ -71,6 +71,7 @@ class Workspace:
     root: Path
     keep: bool = False
     sides: list[Side] = field(default_factory=list)
+    setup_failures: dict[str, str] = field(default_factory=dict)  # side name → why its setup failed
     _worktrees: list[Path] = field(default_factory=list)
 
     def __enter__(self) -> Workspace:
@@ -90,7 +91,8 @@ class Workspace:
     def save_state(self) -> None:
         state = [{"name": s.name, "root": str(s.root), "python": s.python, "env": s.env, "ref": s.ref,
                   "commit": s.commit} for s in self.sides]
-        (self.root / STATE_FILE).write_text(json.dumps({"repo": str(self.repo), "sides": state}, indent=2))
+        data = {"repo": str(self.repo), "sides": state, "setup_failures": self.setup_failures}
+        (self.root / STATE_FILE).write_text(json.dumps(data, indent=2))
 
 
 def open_workspace(repo: Path, workdir: Path | None) -> Workspace:
@@ -178,4 +180,5 @@ def load_state(ws: Workspace, spec: Spec, rel_spec: Path) -> list[Side]:
         sides.append(side)
         ws._worktrees.append(ws.root / s["name"])
     ws.sides = sides
+    ws.setup_failures = dict(data.get("setup_failures") or {})
     return sides

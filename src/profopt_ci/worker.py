@@ -72,7 +72,8 @@ def profile_job(job: dict) -> dict:
 
     step = build_step(job["callable"], job.get("params") or {})
     trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
-    return profile.capture(step, job.get("profile", "auto"), trace_dir=trace_dir, name=job["name"])
+    return profile.capture(step, job.get("profile", "auto"), steps=int(job.get("steps", 5)), trace_dir=trace_dir,
+                           name=job["name"], machine=job.get("machine"))
 
 
 def main(argv: list[str] | None = None) -> int:

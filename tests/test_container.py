@@ -1,0 +1,310 @@
+"""The action's engine without a Docker engine: settings, the container's environment, the image
+hash, the refusals, `runner: local` end to end and the no-engine failure, with real subprocesses
+and the loopback GitHub server."""
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import pytest
+from actionkit import (
+    INJECTED,
+    PR,
+    REPO,
+    action_env,
+    bench_files,
+    injecting_setup,
+    make_pr_repo,
+    pr_event,
+    read_outputs,
+    run_entrypoint,
+    workflow_commands,
+)
+from conftest import ROOT
+from ghserver import FakeGitHub
+
+from profopt_ci import container as C
+from profopt_ci.errors import InfraError, UsageError
+
+
+@pytest.fixture
+def gh():
+    server = FakeGitHub()
+    server.start()
+    yield server
+    server.stop()
+
+
+def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> C.ActionSettings:
+    return C.settings_from_args(["--workspace", str(tmp_path), *(argv or [])], env or {})
+
+
+# ---- settings ------------------------------------------------------------------------------------
+
+
+def test_inputs_come_from_the_environment_and_flags_win(tmp_path):
+    env = {"INPUT_MODE": "compare", "INPUT_BASE": "main", "INPUT_GPUS": "0,1", "INPUT_CPUSET": "2-3",
+           "INPUT_MAX_ROUNDS": "40", "INPUT_COMMENT": "false", "INPUT_STORE": "dir:baselines",
+           "INPUT_MEMORY": "8G", "INPUT_TIMEOUT_MINUTES": "1.5", "INPUT_LANG": "zh", "INPUT_HARDWARE_LABEL": ""}
+    s = settings(tmp_path, ["--gpus", "all"], env)
+    assert (s.mode, s.base, s.gpus, s.cpuset, s.max_rounds) == ("compare", "main", "all", "2-3", 40)
+    assert (s.comment, s.store, s.memory, s.timeout_s, s.lang) == (False, "dir:baselines", "8g", 90.0, "zh")
+    assert s.hardware_label is None  # an empty input is "not given"
+    assert s.workdir == tmp_path.resolve() / ".profopt"
+
+
+@pytest.mark.parametrize("env, fragment", [
+    ({"INPUT_MODE": "nightly"}, "mode: expected one of pr, baseline, compare"),
+    ({"INPUT_RUNNER": "k8s"}, "runner: expected one of docker, local"),
+    ({"INPUT_GPUS": "0;rm -rf /"}, "gpus: expected none, all or comma-separated"),
+    ({"INPUT_CPUSET": "two"}, "cpuset: expected CPU numbers"),
+    ({"INPUT_STORE": "s3:bucket"}, "store: expected dir:PATH or git:BRANCH"),
+    ({"INPUT_STORE": "git:../x"}, "not a usable branch name"),
+    ({"INPUT_MAX_ROUNDS": "0"}, "max-rounds"),
+    ({"INPUT_MEMORY": "lots"}, "memory: expected a size"),
+    ({"INPUT_COMMENT": "maybe"}, "expected true or false"),
+    ({"INPUT_TIMEOUT_MINUTES": "-1"}, "timeout-minutes"),
+])
+def test_bad_inputs_are_usage_errors_naming_the_input(tmp_path, env, fragment):
+    with pytest.raises(UsageError, match=None) as info:
+        settings(tmp_path, [], env)
+    assert fragment in str(info.value)
+
+
+def test_compare_argv_passes_the_inputs_through(tmp_path):
+    s = settings(tmp_path, ["--threshold", "2%", "--max-rounds", "30", "--fail-on", "none"])
+    s.base, s.head = "a" * 40, "b" * 40
+    argv = C.compare_argv(s, "measure", "/work")
+    assert argv[:7] == ["compare", "--spec", "profopt.yml", "--workdir", "/work/.profopt", "--phase", "measure"]
+    joined = " ".join(argv)
+    for part in ("--out /work/.profopt/comparison.json", "--report /work/.profopt/report.md",
+                 "--fail-on none", "--threshold 2%", "--max-rounds 30", f"--base {'a' * 40}", f"--head {'b' * 40}"):
+        assert part in joined
+
+
+def test_device_requests_for_gpus():
+    assert C.device_requests("none") == []
+    (all_gpus,) = C.device_requests("all")
+    assert all_gpus["Count"] == -1 and all_gpus["Capabilities"] == [["gpu"]]
+    (some,) = C.device_requests("0,2")
+    assert some["DeviceIDs"] == ["0", "2"] and some.get("Count") in (None, 0)
+
+
+# ---- what the container may see ------------------------------------------------------------------
+
+
+def test_container_env_is_an_allowlist_without_the_token(tmp_path):
+    token = "ghs_" + secrets.token_hex(16)
+    host = {"GITHUB_TOKEN": token, "INPUT_GITHUB_TOKEN": token, "ACTIONS_RUNTIME_TOKEN": "rt",
+            "ACTIONS_ID_TOKEN_REQUEST_URL": "https://x", "AWS_SECRET_ACCESS_KEY": "k", "HOME": "/root",
+            "PATH": "/usr/bin", "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "c" * 40, "CI": "true",
+            "GITHUB_REF": token}  # an allowlisted name carrying the secret's value is dropped too
+    s = settings(tmp_path, ["--hardware-label", "gpu-a100"])
+    env = C.container_env(host, s)
+    assert token not in env.values() and "rt" not in env.values()
+    assert not any("TOKEN" in k or "SECRET" in k for k in env)
+    assert env["GITHUB_REPOSITORY"] == REPO and env["GITHUB_SHA"] == "c" * 40 and env["CI"] == "true"
+    assert env["HOME"] == "/tmp" and env["PROFOPT_HARDWARE_LABEL"] == "gpu-a100"
+    assert "PATH" not in env and "GITHUB_REF" not in env  # the image's PATH; the poisoned value left out
+
+
+def test_local_runner_env_strips_credentials(tmp_path):
+    token = "ghs_" + secrets.token_hex(16)
+    host = {"GITHUB_TOKEN": token, "GH_TOKEN": token, "ACTIONS_RUNTIME_TOKEN": "rt", "OTHER": token,
+            "PATH": "/usr/bin"}
+    env = C.local_env(host, settings(tmp_path, ["--gpus", "1"]))
+    assert token not in env.values() and "ACTIONS_RUNTIME_TOKEN" not in env
+    assert env["PATH"] == "/usr/bin" and env["CUDA_VISIBLE_DEVICES"] == "1"
+
+
+def test_a_token_persisted_by_checkout_is_refused(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text(
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n')
+    with pytest.raises(UsageError, match="persist-credentials: false"):
+        C.check_no_persisted_token(tmp_path)
+    (tmp_path / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/o/r\n')
+    C.check_no_persisted_token(tmp_path)  # a plain remote is fine
+
+
+def test_dir_store_outside_the_workspace_gets_its_own_mount(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    inside = settings(ws, ["--store", "dir:data/baselines"])
+    assert C.store_mount(inside) == ("dir:/work/data/baselines", {})
+    outside = settings(ws, ["--store", f"dir:{tmp_path / 'store'}"])
+    store, volumes = C.store_mount(outside)
+    assert store == "dir:/store" and volumes == {str(tmp_path / "store"): {"bind": "/store", "mode": "rw"}}
+    assert C.store_mount(settings(ws, ["--store", "git:profopt-data"])) == ("git:profopt-data", {})
+
+
+# ---- the image tag -------------------------------------------------------------------------------
+
+
+def _context(tmp_path: Path) -> Path:
+    ctx = tmp_path / "ctx"
+    (ctx / "src" / "pkg").mkdir(parents=True)
+    (ctx / "Dockerfile").write_text("FROM x\n")
+    (ctx / "pyproject.toml").write_text("[project]\nname='p'\n")
+    (ctx / "src" / "pkg" / "a.py").write_text("A = 1\n")
+    (ctx / "README.md").write_text("readme\n")
+    return ctx
+
+
+def test_image_tag_follows_the_dockerfile_base_and_sources_only(tmp_path):
+    ctx = _context(tmp_path)
+    tag, digest = C.image_tag(ctx)
+    assert tag == f"profopt-runner:{digest[:16]}" and len(digest) == 64
+    # Not part of the image: the README, tests, caches.
+    (ctx / "README.md").write_text("changed\n")
+    (ctx / "tests").mkdir()
+    (ctx / "tests" / "t.py").write_text("x\n")
+    (ctx / "src" / "pkg" / "__pycache__").mkdir()
+    (ctx / "src" / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert C.image_tag(ctx)[1] == digest
+    seen = {digest}
+    for change in (lambda: (ctx / "src" / "pkg" / "a.py").write_text("A = 2\n"),
+                   lambda: (ctx / "src" / "pkg" / "b.py").write_text("B = 1\n"),
+                   lambda: (ctx / "pyproject.toml").write_text("[project]\nname='q'\n"),
+                   lambda: (ctx / "Dockerfile").write_text("FROM y\n")):
+        change()
+        new = C.image_tag(ctx)[1]
+        assert new not in seen
+        seen.add(new)
+    assert C.image_tag(ctx, base_image="other:1")[1] not in seen
+    assert C.image_tag(ctx, repo="mine")[0].startswith("mine:")
+
+
+def test_the_real_context_hashes_the_repositorys_dockerfile():
+    tag, _ = C.image_tag(ROOT)
+    assert tag.startswith("profopt-runner:")
+    names = {p.relative_to(ROOT).as_posix() for p in C._source_files(ROOT, "Dockerfile")}
+    assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/container.py"} <= names
+    assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
+
+
+# ---- whole runs without an engine ----------------------------------------------------------------
+
+
+def test_no_engine_is_exit_3_with_a_clear_message_and_a_failure_comment(tmp_path, gh):
+    ws = tmp_path / "ws"
+    base, head = make_pr_repo(ws, bench_files(2), bench_files(1))
+    token = "ghs_" + secrets.token_hex(16)
+    gh.add_token(token)
+    dead = f"unix://{tmp_path}/no-docker.sock"
+    env = action_env(tmp_path, ws, token=token, api_url=gh.url, event=pr_event(tmp_path / "event.json", base, head),
+                     extra={"DOCKER_HOST": dead})
+    proc = run_entrypoint(env, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    assert f"no Docker engine answers at {dead}" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    # The PR still hears about it (an earlier run's verdict must not stand), from the host side.
+    (comment,) = gh.comments(REPO, PR)
+    assert "no Docker engine answers" in comment["body"]
+    out = read_outputs(tmp_path / "github_output")
+    assert out["decision"] == "failed" and out["results_path"] == ""
+    # Only the runner's masking command may carry it (publish masks the token before anything else).
+    shown = [ln for ln in (proc.stdout + proc.stderr).splitlines() if not ln.startswith("::add-mask::")]
+    assert not any(token in ln for ln in shown)
+
+
+def test_mode_compare_without_base_is_a_usage_error(tmp_path):
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2), bench_files(1))
+    proc = run_entrypoint(action_env(tmp_path, ws, inputs={"mode": "compare", "runner": "local"}), timeout=60)
+    assert proc.returncode == 2 and "mode compare needs `base`" in proc.stderr
+
+
+@pytest.mark.slow
+def test_local_runner_end_to_end_posts_one_comment_without_the_token(tmp_path, gh):
+    ws = tmp_path / "ws"
+    base, head = make_pr_repo(ws, bench_files(2, rounds=8), bench_files(1, rounds=8))
+    token = "ghs_" + secrets.token_hex(16)
+    gh.add_token(token)
+    env = action_env(tmp_path, ws, token=token, api_url=gh.url, event=pr_event(tmp_path / "event.json", base, head),
+                     inputs={"runner": "local", "hardware-label": "cpu-local", "fail-on": "none"},
+                     extra={"ACTIONS_RUNTIME_TOKEN": "runtime-" + token})
+    proc = run_entrypoint(env, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    comparison = json.loads((ws / ".profopt" / "comparison.json").read_text())
+    assert (comparison["base"]["commit"], comparison["head"]["commit"]) == (base, head)  # merge-base of main
+    samples = comparison["benchmarks"][0]["samples"]
+    assert samples["base"] and samples["head"]
+    # The benchmark ran without any credential in its environment.
+    assert {s["quality"]["secrets_seen"] for side in samples.values() for s in side} == {""}
+    (comment,) = gh.comments(REPO, PR)
+    assert comment["body"].startswith("<!-- profopt:cpu-local -->")
+    out = read_outputs(tmp_path / "github_output")
+    assert out["decision"] == comparison["decision"]
+    assert out["results_path"] == str(ws / ".profopt" / "comparison.json")
+    headline = Path(out["report_path"]).read_text().splitlines()[0]
+    assert comparison["decision"] in headline and headline in comment["body"]
+    assert (tmp_path / "step_summary.md").read_text().strip()
+
+
+@pytest.mark.slow
+def test_local_runner_timeout_is_exit_3_and_keeps_what_was_measured(tmp_path):
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2, rounds=200, sleep_s=0.05), bench_files(1, rounds=200, sleep_s=0.05))
+    env = action_env(tmp_path, ws, inputs={"runner": "local", "mode": "compare", "base": "main",
+                                           "timeout-minutes": "0.3", "comment": "false"})
+    proc = run_entrypoint(env, timeout=120)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "timed out" in proc.stderr
+    comparison = json.loads((ws / ".profopt" / "comparison.json").read_text())
+    assert any("interrupted" in n for n in comparison["notes"])
+    assert comparison["benchmarks"][0]["samples"]["base"]  # what ran before the limit is kept
+    report = (ws / ".profopt" / "report.md").read_text()
+    assert report.startswith("## profopt: the benchmark run failed") and "timed out" in report
+    assert read_outputs(tmp_path / "github_output")["decision"] == comparison["decision"]
+
+
+def test_connect_names_the_socket_it_tried(tmp_path):
+    with pytest.raises(InfraError, match=r"no Docker engine answers at unix://.*nothing\.sock"):
+        C.connect({"DOCKER_HOST": f"unix://{tmp_path}/nothing.sock"})
+
+
+def test_root_owned_workspace_is_lent_to_the_image_user_and_given_back(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown")
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2), bench_files(1))
+    s = settings(ws)
+    C.prepare_workdir(s)
+    own = C.benchmark_user(s)
+    assert own.user == f"{C.IMAGE_UID}:{C.IMAGE_UID}"
+    assert (ws / ".profopt").stat().st_uid == C.IMAGE_UID
+    assert (ws / ".git" / "worktrees").stat().st_uid == C.IMAGE_UID
+    assert (ws / ".git" / "config").stat().st_uid == 0  # nothing else changes hands
+    C.restore_ownership(own)
+    assert all(p.lstat().st_uid == 0 for p in [ws / ".profopt", *(ws / ".profopt").rglob("*")])
+
+
+def test_workspace_of_a_non_root_runner_keeps_its_owner(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chown(ws, 1001, 127)
+    own = C.benchmark_user(settings(ws))
+    assert own.user == "1001:127" and own.restore_to is None
+
+
+def test_local_runner_output_cannot_issue_workflow_commands(tmp_path):
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2, rounds=3), injecting_setup(bench_files(1, rounds=3)))
+    env = action_env(tmp_path, ws, inputs={"runner": "local", "mode": "compare", "base": "main", "comment": "false"})
+    proc = run_entrypoint(env, timeout=120, merged=True)
+    assert proc.returncode == 3, proc.stdout[-3000:]
+    commands = workflow_commands(proc.stdout)
+    assert INJECTED in commands  # the PR's line reached the log…
+    stop = next(c for c in commands if c.startswith("::stop-commands::"))
+    resume = f"::{stop.split('::')[2]}::"
+    # …but only while the runner was told to ignore commands, with a token the PR could not know.
+    assert commands.index(stop) < commands.index(INJECTED) < commands.index(resume)
+    assert len(stop) == len("::stop-commands::") + 32
