@@ -298,7 +298,14 @@ class GitStore:
                 out[p] = None
         return out
 
+    def _not_checked_out(self) -> None:
+        head = _git(self.repo, ["symbolic-ref", "-q", "HEAD"], check=False).stdout.decode().strip()
+        if head == self.local_ref:
+            raise UsageError(f"{self.repo} has the data branch {self.branch} checked out: profopt moves that branch "
+                             "as it stores runs — switch to another branch first, or use a separate clone")
+
     def write(self, path: str, data: bytes, message: str) -> str:
+        self._not_checked_out()
         blob = _git(self.repo, ["hash-object", "-w", "--stdin"], input=data).stdout.decode().strip()
         tip = self.fetch(required=self.push)
         pending = self._pending(tip)
@@ -316,6 +323,7 @@ class GitStore:
 
         Returns how many files were pushed (0 when the remote already had everything).
         """
+        self._not_checked_out()
         for attempt in range(PUSH_ATTEMPTS):
             tip = self.fetch()
             pending = self._pending(tip)
