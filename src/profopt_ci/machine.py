@@ -1,0 +1,113 @@
+"""The machine-balance probe: how many FLOP/s and bytes/s this runner really gives.
+
+CPU runners have no datasheet, so the ridge point of the roofline (FLOPs per byte at which a kernel
+stops being limited by memory bandwidth) is measured once per run, in about a second:
+a large float32 matmul gives FLOP/s, a large array copy gives GB/s (read + write bytes).
+The best of a few repetitions is kept, because interference only ever makes a run slower.
+
+When the step already loaded torch, the probe uses torch (its BLAS and threads are the ones the step
+uses); otherwise numpy. When torch has initialized CUDA, the device is probed too and its figures
+go under "device".
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+
+_MATMUL_N = 1024
+_COPY_MB = 64
+_BUDGET_S = 0.35  # per measurement; four measurements at most → ~1.5 s on a slow runner
+
+
+def _best_seconds(fn: Callable[[], object], budget_s: float = _BUDGET_S, min_reps: int = 3) -> float:
+    fn()  # first touch: page faults, thread pool start, lazy init
+    best = math.inf
+    reps = 0
+    deadline = time.perf_counter() + budget_s
+    while reps < min_reps or time.perf_counter() < deadline:
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+        reps += 1
+        if reps >= 50:
+            break
+    return best
+
+
+def _host_numpy() -> tuple[float, float]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.random((_MATMUL_N, _MATMUL_N), dtype=np.float32)
+    b = rng.random((_MATMUL_N, _MATMUL_N), dtype=np.float32)
+    t_mm = _best_seconds(lambda: a @ b)
+    src = np.ones(_COPY_MB * 2**18, dtype=np.float32)
+    dst = np.empty_like(src)
+    t_copy = _best_seconds(lambda: np.copyto(dst, src))
+    return 2 * _MATMUL_N**3 / t_mm, 2 * src.nbytes / t_copy
+
+
+def _torch_pair(torch, device: str, sync: Callable[[], None]) -> tuple[float, float]:
+    a = torch.rand(_MATMUL_N, _MATMUL_N, device=device)
+    b = torch.rand(_MATMUL_N, _MATMUL_N, device=device)
+    scale = 4 if device != "cpu" else 1  # a GPU needs more work per call to be timed honestly
+    src = torch.ones(_COPY_MB * 2**18 * scale, device=device)
+    dst = torch.empty_like(src)
+
+    def mm() -> None:
+        torch.mm(a, b)
+        sync()
+
+    def copy() -> None:
+        dst.copy_(src)
+        sync()
+
+    t_mm = _best_seconds(mm)
+    t_copy = _best_seconds(copy)
+    return 2 * _MATMUL_N**3 / t_mm, 2 * src.numel() * src.element_size() / t_copy
+
+
+def _figures(flops: float, bytes_per_s: float, backend: str) -> dict:
+    return {
+        "matmul_gflops": round(flops / 1e9, 2),
+        "copy_gbps": round(bytes_per_s / 1e9, 2),
+        "ridge_flops_per_byte": round(flops / bytes_per_s, 2),
+        "backend": backend,
+    }
+
+
+def _ram_mb() -> float | None:
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20, 1)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _cuda_ready(torch) -> bool:
+    try:
+        return bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+    except RuntimeError:
+        return False
+
+
+def probe() -> dict:
+    """Measure this machine's balance: matmul GFLOP/s, copy GB/s, ridge FLOPs/byte, RAM (and GPU)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        flops, bw = _torch_pair(torch, "cpu", lambda: None)
+        out = _figures(flops, bw, "torch")
+    else:
+        flops, bw = _host_numpy()
+        out = _figures(flops, bw, "numpy")
+    out["ram_mb"] = _ram_mb()
+    if torch is not None and _cuda_ready(torch):
+        flops, bw = _torch_pair(torch, "cuda", torch.cuda.synchronize)
+        device = _figures(flops, bw, "torch.cuda")
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        device["name"] = props.name
+        device["memory_mb"] = round(props.total_memory / 2**20, 1)
+        out["device"] = device
+    return out

@@ -1,0 +1,295 @@
+"""Every bottleneck rule fires on its own fixture and on no other one; priority and fallbacks.
+
+Host-side fixtures are literal profile summaries. The CUDA-only rules run on synthetic Kineto
+traces (there is no GPU here) that go through the real `kineto.summarize_trace`, so the device
+figures they read (busy share, memcpy, NCCL, syncs, device memory) are computed, not typed in.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from profopt_ci import analyze, kineto
+from profopt_ci.rules import CLASSES, RULES, Facts
+
+MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 24000.0,
+           "device": {"matmul_gflops": 50000.0, "copy_gbps": 3000.0, "ridge_flops_per_byte": 16.7,
+                      "memory_mb": 143000.0}}
+
+# A host-only profile where nothing stands out: no rule fires on it.
+NEUTRAL = {
+    "kind": "torch", "reason": None, "trace_path": None, "step_time_ms": 10.0,
+    "phases": {"forward": 4.0, "backward": 5.0, "other": 1.0},
+    "phase_shares": {"forward": 0.4, "backward": 0.5, "other": 0.1},
+    "ops": [{"name": "aten::addmm", "self_ms": 4.0, "total_ms": 4.2, "calls": 4, "category": "gemm",
+             "self_memory_mb": 1.0, "flops": 1e7},
+            {"name": "aten::gelu", "self_ms": 3.0, "total_ms": 3.0, "calls": 4, "category": "elementwise",
+             "self_memory_mb": 0.5, "flops": 0.0}],
+    "counters": {"ops_per_step": 40, "small_ops_share": 0.3, "sync_ms": 0.0, "python_share": 0.2,
+                 "flops_per_step": None, "bytes_per_step": None},
+    "category_shares": {"gemm": 0.45, "elementwise": 0.3, "reduction/norm": 0.15, "framework": 0.1},
+    "machine": MACHINE,
+}
+
+
+def host(**changes) -> dict:
+    profile = copy.deepcopy(NEUTRAL)
+    for key, value in changes.items():
+        profile[key] = value
+    return profile
+
+
+# ---- synthetic CUDA traces ----------------------------------------------------------------------
+
+STEP_US = 10_000.0
+
+
+def X(name, ts, dur, cat="cpu_op", pid=1, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def kernel(name, ts, dur, stream=7):
+    return X(name, ts, dur, cat="kernel", pid=0, tid=stream)
+
+
+def memcpy(name, ts, dur):
+    return X(name, ts, dur, cat="gpu_memcpy", pid=0, tid=7)
+
+
+def device_mem(ts, allocated_mb, reserved_mb=None):
+    mb = 2**20
+    return {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts, "s": "t",
+            "args": {"Device Type": 1, "Bytes": mb, "Total Allocated": allocated_mb * mb,
+                     "Total Reserved": (reserved_mb or allocated_mb) * mb}}
+
+
+def launches(t0, names, wait_from=None):
+    """Host ops that each launch one kernel, then the capture's end-of-step device wait."""
+    out, t = [], t0 + 50
+    for name in names:
+        out += [X(name, t, 40), X("cudaLaunchKernel", t + 10, 8, cat="cuda_runtime")]
+        t += 50
+    t = max(t, wait_from or 0)
+    out += [X(kineto.CAPTURE_SYNC, t + 10, t0 + STEP_US - t - 20, cat="user_annotation"),
+            X("cudaDeviceSynchronize", t + 15, t0 + STEP_US - t - 30, cat="cuda_runtime")]
+    return out
+
+
+def balanced_kernels(t0, start=100.0, end=9900.0):
+    """GEMM ≈ elementwise ≈ 49% of device time, a little NCCL: neither compute nor bandwidth wins."""
+    span = (end - start - 100) / 2
+    return [kernel("ampere_sgemm_128x64_tn", t0 + start, span),
+            kernel("vectorized_elementwise_kernel<add>", t0 + start + span, span),
+            kernel("ncclKernel_AllReduce_RING_LL_Sum_float", t0 + end - 100, 100, stream=9)]
+
+
+def gpu_trace(body, steps: int = 3, total_mb: float = 143_000.0) -> dict:
+    events = []
+    for i in range(steps):
+        t0 = 1_000_000.0 + i * STEP_US
+        events.append(X(f"ProfilerStep#{i + 2}", t0, STEP_US, cat="user_annotation"))
+        events += body(t0)
+    return {"traceEvents": events, "deviceProperties": [{"id": 0, "totalGlobalMem": total_mb * 2**20}]}
+
+
+def gpu_profile(body, **kw) -> dict:
+    profile = {"kind": "torch", "reason": None, "trace_path": None}
+    profile.update(kineto.summarize_trace(gpu_trace(body, **kw)))
+    profile["machine"] = MACHINE
+    return profile
+
+
+def gpu_neutral(t0):
+    return launches(t0, ["aten::mm", "aten::add", "c10d::allreduce_"]) + balanced_kernels(t0)
+
+
+def gpu_sync(t0):
+    # .item() every step: the host blocks ~1 ms in cudaStreamSynchronize and copies a scalar back.
+    out = [X("aten::item", t0 + 20, 1000), X("aten::_local_scalar_dense", t0 + 25, 990),
+           X("cudaMemcpyAsync", t0 + 30, 10, cat="cuda_runtime"),
+           X("cudaStreamSynchronize", t0 + 45, 960, cat="cuda_runtime"),
+           memcpy("Memcpy DtoH (Device -> Pinned)", t0 + 1000, 2)]
+    return out + [dict(e, ts=e["ts"] + 1000) if e["cat"] != "kernel" else e for e in launches(t0, ["aten::mm"])] \
+        + balanced_kernels(t0)
+
+
+def gpu_transfer(t0):
+    return launches(t0, ["aten::to", "aten::mm"]) + [memcpy("Memcpy HtoD (Pageable -> Device)", t0 + 50, 600)] \
+        + balanced_kernels(t0, start=700)
+
+
+def gpu_comm(t0):
+    return launches(t0, ["aten::mm", "aten::add", "c10d::allreduce_"]) + [
+        kernel("ampere_sgemm_128x64_tn", t0 + 100, 3500),
+        kernel("vectorized_elementwise_kernel<add>", t0 + 3600, 3300),
+        kernel("ncclKernel_AllReduce_RING_LL_Sum_float", t0 + 6900, 3000, stream=9)]
+
+
+def gpu_launch(t0):
+    # 280 kernels of 5 µs, each launched 30 µs after the previous: the GPU idles 85% of the step.
+    ks = [kernel("ampere_sgemm_32x32_tn" if i % 2 else "elementwise_kernel<mul>", t0 + 100 + 30 * i, 5)
+          for i in range(280)]
+    ks += [kernel("ncclKernel_AllReduce_RING_LL_Sum_float", t0 + 9000 + 30 * i, 5, stream=9) for i in range(20)]
+    return launches(t0, ["aten::mm"] * 20) + ks
+
+
+def gpu_kv_growth(t0):
+    # Eight decode steps; allocated device memory rises 100 MB with each (80 GB of 143 GB in use).
+    out = launches(t0, ["aten::mm"], wait_from=t0 + 9100) + balanced_kernels(t0)
+    for i in range(8):
+        start = t0 + 1000 + 1000 * i
+        out.append(X("profopt.phase.decode", start, 900, cat="user_annotation"))
+        out.append(device_mem(start + 800, 80_000 + 100 * i))
+    return out
+
+
+FIXTURES = {
+    "near capacity": (lambda: (host(), {"peak_memory_mb": {"base": 22000.0, "head": 23000.0,
+                                                           "delta_pct": 4.5, "verdict": "unchanged"}})),
+    "memory regression": (lambda: (host(), {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0,
+                                                               "verdict": "regressed"}})),
+    "KV-cache growth": (lambda: (gpu_profile(gpu_kv_growth), None)),
+    "host-device sync": (lambda: (gpu_profile(gpu_sync), None)),
+    "data loading": (lambda: (host(phase_shares={"data_loading": 0.2, "forward": 0.3, "backward": 0.5},
+                                   phases={"data_loading": 2.0, "forward": 3.0, "backward": 5.0}), None)),
+    "host-to-device transfer": (lambda: (gpu_profile(gpu_transfer), None)),
+    "communication": (lambda: (gpu_profile(gpu_comm), None)),
+    "GPU launch overhead": (lambda: (gpu_profile(gpu_launch), None)),
+    "optimizer launch overhead": (lambda: (host(
+        phase_shares={"forward": 0.3, "backward": 0.35, "optimizer": 0.35},
+        phase_detail={"optimizer": {"ops_per_step": 300, "small_ops_share": 0.95,
+                                    "multi_tensor_ops_per_step": 0}}), None)),
+    "framework overhead": (lambda: (host(counters={**NEUTRAL["counters"], "python_share": 0.7}), None)),
+    "interpreter overhead": (lambda: ({"kind": "cprofile", "step_time_ms": 40.0, "phases": {}, "phase_shares": {},
+                                       "ops": [{"name": "loop.py:3(f)", "self_ms": 39.0, "category": "python"}],
+                                       "counters": {"python_share": 0.97, "py_lines_per_ms": 12000.0},
+                                       "machine": MACHINE}, None)),
+    "decode bandwidth": (lambda: (host(phase_detail={"decode": {"gbps": 15.0, "ops_per_step": 100}}), None)),
+    "memory bandwidth": (lambda: (host(
+        category_shares={"elementwise": 0.55, "copy/memory": 0.15, "gemm": 0.3},
+        counters={**NEUTRAL["counters"], "flops_per_step": 1e6, "bytes_per_step": 1e6}), None)),
+    "compute": (lambda: (host(
+        category_shares={"gemm": 0.8, "elementwise": 0.2},
+        counters={**NEUTRAL["counters"], "flops_per_step": 1e9, "bytes_per_step": 1e7}), None)),
+}
+
+
+def test_every_rule_has_a_fixture_and_a_known_class():
+    assert set(FIXTURES) == {r.name for r in RULES}
+    assert {r.cls for r in RULES} <= set(CLASSES)
+    assert len({r.name for r in RULES}) == len(RULES)
+
+
+@pytest.mark.parametrize("fixture", list(FIXTURES))
+def test_rule_fires_only_on_its_own_fixture(fixture):
+    profile, metrics = FIXTURES[fixture]()
+    facts = Facts(profile, metrics or {})
+    fired = [r.name for r in RULES if r.signal(facts)]
+    assert fired == [fixture]
+    result = analyze.bottleneck(profile, metrics)
+    rule = next(r for r in RULES if r.name == fixture)
+    assert result["rule"] == fixture and result["class"] == rule.cls
+    assert result["next_action"] == rule.next_action
+    assert result["evidence"] and all(isinstance(e, str) and any(c.isdigit() for c in e)
+                                      for e in result["evidence"][:1])
+
+
+def test_neutral_profiles_fire_nothing():
+    for profile in (host(), gpu_profile(gpu_neutral)):
+        facts = Facts(profile)
+        assert [r.name for r in RULES if r.signal(facts)] == []
+
+
+def test_synthetic_gpu_figures():
+    p = gpu_profile(gpu_neutral)
+    g = p["gpu"]
+    assert g["kernels_per_step"] == 3 and g["busy_share"] == pytest.approx(0.98, abs=0.005)
+    assert g["sync_ms"] == 0  # the capture's own end-of-step wait is not the user's sync
+    assert g["total_mb"] == pytest.approx(143_000)
+    assert p["category_shares"]["gemm"] == pytest.approx(0.49, abs=0.01)
+    sync = gpu_profile(gpu_sync)["gpu"]
+    assert sync["sync_ms"] == pytest.approx(1.0, abs=0.01) and sync["dtoh_per_step"] == 1
+    comm = gpu_profile(gpu_comm)["gpu"]
+    assert comm["comm_share"] == pytest.approx(0.30, abs=0.01) and comm["comm_overlap"] == 0
+    launch = gpu_profile(gpu_launch)["gpu"]
+    assert launch["median_kernel_us"] == 5 and launch["busy_share"] == pytest.approx(0.15, abs=0.01)
+    kv = gpu_profile(gpu_kv_growth)["memory"]["decode_growth"]["device"]
+    assert kv == {"mb_per_span": pytest.approx(100.0), "r": pytest.approx(1.0), "spans": 8}
+
+
+def test_priority_capacity_then_sync_then_data_then_launch():
+    both = host(phase_shares={"data_loading": 0.2, "optimizer": 0.35, "forward": 0.45},
+                phase_detail={"optimizer": {"ops_per_step": 300, "small_ops_share": 0.95,
+                                            "multi_tensor_ops_per_step": 0}})
+    assert analyze.bottleneck(both)["rule"] == "data loading"
+    regressed = {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "verdict": "regressed"}}
+    assert analyze.bottleneck(both, regressed)["class"] == "memory capacity"
+    sync = gpu_profile(gpu_sync)
+    sync["phase_shares"] = {"data_loading": 0.2, **sync["phase_shares"]}
+    assert analyze.bottleneck(sync)["rule"] == "host-device sync"
+    order = [r.cls for r in RULES]
+    rank = {"memory capacity": 0, "host-device sync": 1, "data loading": 2, "communication": 3,
+            "launch/framework overhead": 4, "memory bandwidth": 5, "compute": 5}
+    assert [rank[c] for c in order] == sorted(rank[c] for c in order)
+
+
+def test_optimizer_rule_quiet_once_fused():
+    fused = host(phase_shares={"forward": 0.3, "backward": 0.35, "optimizer": 0.35},
+                 phase_detail={"optimizer": {"ops_per_step": 146, "small_ops_share": 0.97,
+                                             "multi_tensor_ops_per_step": 2}})
+    assert analyze.bottleneck(fused)["rule"] != "optimizer launch overhead"
+
+
+def test_gpu_capacity_and_fragmentation():
+    near = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 120_000, 135_000)])
+    b = analyze.bottleneck(near)
+    assert b["rule"] == "near capacity" and "135000 MB of 143000 MB" in b["evidence"][0]
+    frag = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 20_000, 60_000)])
+    assert analyze.bottleneck(frag)["rule"] == "memory regression"
+    oom = analyze.bottleneck({"kind": "none", "reason": "torch.OutOfMemoryError: CUDA out of memory"})
+    assert oom["class"] == "memory capacity"
+
+
+def test_memory_regression_names_top_allocating_ops():
+    b = analyze.bottleneck(host(), {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0,
+                                                       "verdict": "regressed"}})
+    assert b["evidence"][0] == "peak_memory_mb 100.0 → 150.0 (+50.0% vs base)"
+    assert "aten::addmm 1 MB/step" in b["evidence"][-1]
+
+
+def test_cprofile_interpreter_rule_needs_the_line_rate():
+    loop = {"kind": "cprofile", "step_time_ms": 40.0, "phases": {}, "phase_shares": {},
+            "ops": [{"name": "neighbors.py:19(count_close_pairs)", "self_ms": 39.0, "category": "python"}],
+            "counters": {"python_share": 0.97, "py_lines_per_ms": 12000.0}, "machine": MACHINE}
+    b = analyze.bottleneck(loop)
+    assert b["rule"] == "interpreter overhead" and "12000 Python lines" in b["evidence"][1]
+    numpy_body = copy.deepcopy(loop)
+    numpy_body["counters"]["py_lines_per_ms"] = 4.0  # the time is in C under one Python line
+    assert analyze.bottleneck(numpy_body)["class"] is None
+
+
+def test_fallbacks():
+    assert analyze.bottleneck(host()) == {
+        "class": "compute", "rule": "fallback: GEMM largest",
+        "evidence": ["GEMM is the largest share of native time (gemm 45%, elementwise 30%, reduction/norm 15%)"],
+        "next_action": next(r.next_action for r in RULES if r.name == "compute")}
+    flat = analyze.bottleneck(host(category_shares={"gemm": 0.3, "elementwise": 0.35, "framework": 0.35}))
+    assert flat["class"] is None and flat["evidence"][0] == "no clear bottleneck"
+    none = analyze.bottleneck({"kind": "none", "reason": "not a Python process: no profile taken"})
+    assert none["class"] is None and none["evidence"] == ["no profile: not a Python process: no profile taken"]
+    assert analyze.bottleneck(None)["class"] is None
+
+
+def test_hot_diff_largest_changes_first():
+    base = {"ops": [{"name": "a", "self_ms": 5.0}, {"name": "b", "self_ms": 1.0}, {"name": "c", "self_ms": 2.0}]}
+    head = {"ops": [{"name": "a", "self_ms": 2.0}, {"name": "b", "self_ms": 1.5}, {"name": "d", "self_ms": 0.5}]}
+    assert analyze.hot_diff(base, head, top=3) == [
+        {"name": "a", "base_ms": 5.0, "head_ms": 2.0, "delta_ms": -3.0},
+        {"name": "c", "base_ms": 2.0, "head_ms": 0.0, "delta_ms": -2.0},
+        {"name": "b", "base_ms": 1.0, "head_ms": 1.5, "delta_ms": 0.5}]
+    # A name missing from a cut (full) list is not assumed to be 0 there: at most the list's smallest.
+    full = {"ops": [{"name": f"op{i}", "self_ms": 10.0 - i * 0.1} for i in range(analyze.TOP_OPS)]}
+    row = next(r for r in analyze.hot_diff(full, {"ops": [{"name": "new", "self_ms": 9.0}]}, top=100)
+               if r["name"] == "new")
+    assert row["base_ms"] == pytest.approx(10.0 - (analyze.TOP_OPS - 1) * 0.1)
