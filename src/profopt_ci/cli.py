@@ -47,6 +47,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     spec = _load(args.spec)
     out = Path(args.out)
+    if getattr(args, "shard", None):
+        return _run_shard(spec, args, out)
+    if getattr(args, "store", None):
+        raise UsageError("run --store only balances --shard I/N; without --shard there is nothing to balance")
     code, _ = run_tree(spec, spec.path.resolve().parent, only=args.only, rounds=args.rounds, out=out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
@@ -103,6 +107,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     spec = _load(args.spec)
     _apply_overrides(spec, args)
     workdir = Path(args.workdir) if args.workdir else None
+    if getattr(args, "baseline", "rerun") == "stored":
+        return _compare_stored(spec, args, workdir)
 
     def partial(comparison: dict) -> None:
         _verdict_exit(comparison, args.fail_on)
@@ -114,6 +120,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
+    if getattr(args, "baseline", "rerun") == "both":
+        from profopt_ci.baseline import attach_history
+
+        attach_history(comparison, spec, store=args.store, allow_env_mismatch=args.allow_env_mismatch,
+                       history_n=args.history)
     code = _verdict_exit(comparison, args.fail_on)
     _write_outputs(comparison, args)
     print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
@@ -122,16 +133,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from profopt_ci.compare import run_diff
-    from profopt_ci.results import RESULTS_SCHEMA, load_json
 
-    base = load_json(args.base_file, RESULTS_SCHEMA)
-    head = load_json(args.head_file, RESULTS_SCHEMA)
+    base = _load_side(args.base_file)
+    head = _load_side(args.head_file)
     spec = _load(args.spec) if args.spec else None
     comparison = run_diff(spec, base, head)
     code = _verdict_exit(comparison, args.fail_on)
     _write_outputs(comparison, args)
     print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
     return code
+
+
+def _load_side(path: str) -> dict:
+    """A results@1 file, or a stored baseline (`profopt baseline show --json`) standing in for one."""
+    from profopt_ci.baseline import load_side
+
+    return load_side(path)
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -153,6 +170,111 @@ def cmd_report(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+# ---- stored baselines, shards ---------------------------------------------------------------------
+
+
+def _compare_stored(spec: Spec, args: argparse.Namespace, workdir: Path | None) -> int:
+    from profopt_ci.baseline import compare_stored
+
+    if args.phase != "all":
+        raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
+    comparison = compare_stored(spec, store=args.store, base_ref=args.base, head_ref=args.head,
+                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir)
+    code = _verdict_exit(comparison, args.fail_on)
+    _write_outputs(comparison, args)
+    print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
+    return code
+
+
+def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
+    """`run --shard I/N`: this job's part of the split, recorded in the results for `merge`."""
+    from profopt_ci.measure import run_tree
+    from profopt_ci.results import save_json
+    from profopt_ci.shard import parse_shard, shard_info
+
+    index, count = parse_shard(args.shard)
+    names = [b.name for b in spec.select(args.only)]
+    costs, cost_commit = ({}, None)
+    if args.store:
+        from profopt_ci.baseline import costs as recorded_costs
+
+        costs, cost_commit = recorded_costs(spec, args.store)
+    info = shard_info(names, index, count, costs, cost_commit)
+    how = f"by recorded cost (baseline {cost_commit[:12]})" if info["balance"] == "cost" else "by name"
+    print(f"profopt: shard {index}/{count} ({how}): {', '.join(info['benchmarks']) or 'no benchmarks'}", file=sys.stderr)
+    root = spec.path.resolve().parent
+    if info["benchmarks"]:
+        code, results = run_tree(spec, root, only=info["benchmarks"], rounds=args.rounds, out=out)
+    else:
+        code, results = EXIT_OK, _empty_results(spec, root)
+    results["shard"] = info
+    save_json(results, out)
+    print(f"profopt: results written to {out}", file=sys.stderr)
+    return code
+
+
+def _empty_results(spec: Spec, root: Path) -> dict:
+    from profopt_ci.gitutil import commit_info
+    from profopt_ci.results import new_results
+    from profopt_ci.runner import Side, fingerprint
+
+    commit, dirty = commit_info(root)
+    return new_results(spec, commit=commit, dirty=dirty, fingerprint=fingerprint(Side(name="tree", root=root), spec),
+                       rounds=0)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from profopt_ci.results import save_json
+    from profopt_ci.shard import merge
+
+    merged, warnings = merge(args.files)
+    for w in warnings:
+        print(f"profopt: warning: {w}", file=sys.stderr)
+    save_json(merged, args.out)
+    print(f"profopt: {len(merged['benchmarks'])} benchmark(s) from {len(args.files)} file(s) written to {args.out}",
+          file=sys.stderr)
+    failed = [n for n, b in merged["benchmarks"].items() if b.get("status") != "ok"]
+    return EXIT_INFRA if failed else EXIT_OK
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from profopt_ci import baseline
+    from profopt_ci.gitutil import toplevel
+    from profopt_ci.store import open_store
+
+    if args.action == "refresh":
+        spec = _load(args.spec)
+        code, _ = baseline.refresh(spec, store=args.store, only=args.only, rounds=args.rounds,
+                                   out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
+                                   push=not args.no_push)
+        return code
+    if args.action == "push":
+        n = baseline.push(args.store, Path.cwd())
+        print(f"profopt: pushed {n} stored run(s)" if n else "profopt: nothing to push", file=sys.stderr)
+        return EXIT_OK
+    repo = toplevel(Path.cwd())
+    store = open_store(args.store, repo)
+    label = args.label
+    if label is None and args.action == "show" and not args.id:
+        try:
+            label = _load(args.spec).hardware_label
+        except UsageError:
+            label = None
+    if args.action == "list":
+        lines = baseline.list_lines(store, label=label, limit=args.limit)
+        print("\n".join(lines) if len(lines) > 1 else f"{store.describe()}: no stored baselines"
+              + (f" for label {label}" if label else ""))
+        return EXIT_OK
+    path, doc = baseline.pick(store, repo, ident=args.id, label=label, at=args.at)
+    if args.json:
+        import json
+
+        print(json.dumps(doc, indent=2))
+    else:
+        print("\n".join(baseline.show_lines(store, path, doc)))
     return EXIT_OK
 
 
@@ -200,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="results.json", help="results file (default: results.json)")
     r.add_argument("--only", action="append", metavar="NAME", help="run only this benchmark (repeatable)")
     r.add_argument("--rounds", type=_positive, help="rounds (default: the spec's defaults.rounds)")
+    r.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based) of the benchmarks; join with merge")
+    r.add_argument("--store", metavar="dir:PATH|git:BRANCH",
+                   help="with --shard: balance shards by the costs recorded in this baseline store")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="base vs head, interleaved, in git worktrees")
@@ -214,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
                    help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
     _output_flags(c, "comparison.json")
+    _baseline_flags(c)
     c.set_defaults(func=cmd_compare)
 
     d = sub.add_parser("diff", help="compare two stored results (unpaired)")
@@ -248,7 +374,58 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--from-artifact", metavar="DIR",
                      help="post a report left by a fork PR's run (workflow_run); DIR is untrusted")
     pub.set_defaults(func=cmd_publish)
+
+    _baseline_parsers(sub)
+    m = sub.add_parser("merge", help="join the results of matrix shards (run --shard I/N)")
+    m.add_argument("files", nargs="+", metavar="SHARD.json")
+    m.add_argument("--out", default="results.json", help="merged results file (default: results.json)")
+    m.set_defaults(func=cmd_merge)
     return p
+
+
+def _baseline_flags(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--baseline", choices=("rerun", "stored", "both"), default="rerun",
+                   help="rerun: measure base and head now (default); stored: head now vs the newest stored "
+                        "baseline at or before the base; both: rerun, and check the base against its nightly history")
+    c.add_argument("--store", metavar="dir:PATH|git:BRANCH", help="baseline store (default: git:profopt-data on origin)")
+    c.add_argument("--allow-env-mismatch", action="store_true",
+                   help="compare with a stored baseline measured in a materially different environment")
+    c.add_argument("--history", type=int, default=30, metavar="N",
+                   help="nightly runs shown in the trend and searched for change points (default 30; 0: none)")
+
+
+def _baseline_parsers(sub) -> None:
+    b = sub.add_parser("baseline", help="stored nightly baselines: refresh, list, show, push")
+    bsub = b.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    store_help = "dir:PATH or git:BRANCH (default: git:profopt-data on origin)"
+
+    r = bsub.add_parser("refresh", help="run the spec on the current tree and store its summary")
+    r.add_argument("--spec", help="spec file (default: ./profopt.yml)")
+    r.add_argument("--store", help=store_help)
+    r.add_argument("--only", action="append", metavar="NAME", help="refresh only this benchmark (repeatable)")
+    r.add_argument("--rounds", type=_positive, help="rounds (default: the spec's)")
+    r.add_argument("--out", help="also keep the full results@1 here")
+    r.add_argument("--allow-dirty", action="store_true", help="store a tree with uncommitted changes")
+    r.add_argument("--no-push", action="store_true",
+                   help="git store: commit to the local data branch only (push later with `baseline push`)")
+
+    ls = bsub.add_parser("list", help="stored runs, newest first per label")
+    ls.add_argument("--store", help=store_help)
+    ls.add_argument("--label", help="only this hardware label")
+    ls.add_argument("--limit", type=int, default=20, help="runs per label (default 20; 0: all)")
+
+    sh = bsub.add_parser("show", help="one stored run: by id, or the newest for a label at or before a commit")
+    sh.add_argument("id", nargs="?", help="a run id from `baseline list`")
+    sh.add_argument("--store", help=store_help)
+    sh.add_argument("--label", help="hardware label (default: the spec's)")
+    sh.add_argument("--spec", help="spec whose hardware_label to use (default: ./profopt.yml)")
+    sh.add_argument("--at", metavar="REF", help="newest at or before this commit (default: HEAD)")
+    sh.add_argument("--json", action="store_true", help="print the stored document")
+
+    pu = bsub.add_parser("push", help="git store: push runs left in the local data branch by refresh --no-push")
+    pu.add_argument("--store", help=store_help)
+    for q in (r, ls, sh, pu):
+        q.set_defaults(func=cmd_baseline)
 
 
 def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:

@@ -29,13 +29,19 @@ def run_tree(
     rounds: int | None = None,
     out: Path,
     log: Callable[[str], None] = stderr_log,
+    side: Side | None = None,
+    fp: dict | None = None,
 ) -> tuple[int, dict]:
-    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results)."""
+    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results).
+
+    `side` runs the tree with another interpreter (a worktree's own venv); default this one.
+    `fp` is the side's fingerprint when the caller already took it (it costs a process).
+    """
     benches = spec.select(only)
     n = rounds if rounds is not None else max(b.settings.rounds for b in benches)
-    side = Side(name="tree", root=root)
+    side = side or Side(name="tree", root=root)
     commit, dirty = commit_info(root)
-    results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fingerprint(side, spec), rounds=n)
+    results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
     try:
         run_setup(spec, side, log)

@@ -18,6 +18,7 @@ from .report_headline import (
     metric_word,
     ordered_metrics,
 )
+from .report_history import history_view
 from .report_svg import bench_plots, overview_plot
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
@@ -59,6 +60,7 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
         "hot": [h for h in (_hot(b, lang) for b in benches) if h["rows"] or h["notes"]],
         "noise": [_noise(b) for b in benches if b.get("metrics")],
         "overview": overview_plot(benches, c.get("threshold_pct")) if plots and len(benches) > 1 else None,
+        "history": history_view(c, lang),
     }
 
 
