@@ -149,7 +149,8 @@ def test_setup_failure_on_one_side(tmp_path):
 
 
 def test_params_changed_in_head_spec_are_reported(tmp_path):
-    root, _ = repo_with(tmp_path, head_spec=SPEC.format(rounds=12, max_rounds=12).replace("us: 2000", "us: 1000"))
+    root, _ = repo_with(tmp_path, head_spec=SPEC.format(rounds=12, max_rounds=36).replace("us: 2000", "us: 1000"),
+                        max_rounds=36)
     proc = run_cli(["compare", "--base", "HEAD~1"], root)
     assert proc.returncode == 0, proc.stderr
     c = load(root)

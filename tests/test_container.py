@@ -308,3 +308,11 @@ def test_local_runner_output_cannot_issue_workflow_commands(tmp_path):
     # …but only while the runner was told to ignore commands, with a token the PR could not know.
     assert commands.index(stop) < commands.index(INJECTED) < commands.index(resume)
     assert len(stop) == len("::stop-commands::") + 32
+
+
+def test_baseline_mode_commits_in_the_container_and_pushes_from_the_host(tmp_path):
+    s = settings(tmp_path, [], {"INPUT_MODE": "baseline", "INPUT_STORE": "git:profopt-data"})
+    argv = C.baseline_argv(s, s.store)
+    assert argv[:2] == ["baseline", "refresh"] and "--no-push" in argv  # no credentials inside
+    d = settings(tmp_path, [], {"INPUT_MODE": "baseline", "INPUT_STORE": "dir:baselines"})
+    assert "--no-push" not in C.baseline_argv(d, d.store)

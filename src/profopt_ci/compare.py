@@ -2,7 +2,7 @@
 
 compare: both checkouts prepared and set up before any measurement; then RMIT rounds (base and head
 once each per round, fresh processes, seeded random order); a benchmark whose step time is still
-inconclusive gets more rounds, look by look up to `max_rounds`, with α spent across the looks so
+inconclusive (or unstable) gets more rounds, look by look up to `max_rounds`, with α spent across the looks so
 looking again cannot manufacture significance. diff: the same analysis over two stored results
 files, unpaired, and said to be weaker.
 """
@@ -200,9 +200,10 @@ def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], s
             final_alpha[b.name] = alpha
             entry = build_entry(b, _track_dict(state, b, "base"), _track_dict(state, b, "head"), paired=True, alpha=alpha)
             verdict = entry["metrics"].get(SPEED, {}).get("verdict")
-            if verdict == "inconclusive" and k + 1 < len(plan):
+            # unstable too: outlier rounds are diluted by more rounds, and the estimate is robust to them
+            if verdict in ("inconclusive", "unstable") and k + 1 < len(plan):
                 look[b.name] = k + 1
-                log(f"profopt: {b.name}: inconclusive after {r} rounds — extending to {plan[k + 1]}")
+                log(f"profopt: {b.name}: {verdict} after {r} rounds — extending to {plan[k + 1]}")
             else:
                 done.add(b.name)
 

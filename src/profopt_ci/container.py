@@ -281,7 +281,11 @@ def compare_argv(s: ActionSettings, phase: str, root: str) -> list[str]:
 
 
 def baseline_argv(s: ActionSettings, store: str) -> list[str]:
-    return ["baseline", "refresh", "--spec", s.spec, "--store", store]
+    argv = ["baseline", "refresh", "--spec", s.spec, "--store", store]
+    if store.startswith("git:"):
+        # The container has no credentials: it commits to the local data branch, and the host pushes.
+        argv.append("--no-push")
+    return argv
 
 
 def resolve_refs(s: ActionSettings, environ: Mapping[str, str]) -> None:
@@ -847,7 +851,8 @@ def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     env = dict(environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
                GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}", GIT_TERMINAL_PROMPT="0")
-    proc = subprocess.run(["git", "push", "origin", f"refs/heads/{branch}:refs/heads/{branch}"],
+    # `baseline push` rebuilds on the new tip and retries when a concurrent nightly pushed first.
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli", "baseline", "push", "--store", s.store],
                           cwd=s.workspace, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise InfraError(f"pushing the baseline store branch {branch} failed: {proc.stderr.strip()[-500:]}")
