@@ -55,6 +55,17 @@ def make_repo(root: Path, commits: list[dict[str, str]], branch: str = "main") -
 
 
 @pytest.fixture
+def gh():
+    """A loopback GitHub (tests/ghserver.py) for the publishing paths."""
+    from ghserver import FakeGitHub
+
+    server = FakeGitHub()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def repo_factory(tmp_path):
     def factory(commits: list[dict[str, str]], name: str = "repo") -> tuple[Path, list[str]]:
         root = tmp_path / name

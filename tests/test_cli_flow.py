@@ -6,7 +6,6 @@ import secrets
 
 import pytest
 from conftest import make_repo, run_cli
-from ghserver import FakeGitHub
 
 WORK = """\
 import profopt_ci
@@ -31,14 +30,6 @@ benchmarks:
     unit: rows
     constraints: [{metric: loss, abs_tol: 0.001}]
 """
-
-
-@pytest.fixture
-def gh():
-    server = FakeGitHub()
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

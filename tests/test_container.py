@@ -22,18 +22,9 @@ from actionkit import (
     workflow_commands,
 )
 from conftest import ROOT
-from ghserver import FakeGitHub
 
 from profopt_ci import container as C
 from profopt_ci.errors import InfraError, UsageError
-
-
-@pytest.fixture
-def gh():
-    server = FakeGitHub()
-    server.start()
-    yield server
-    server.stop()
 
 
 def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> C.ActionSettings:

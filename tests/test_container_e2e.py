@@ -30,7 +30,6 @@ from actionkit import (
     workflow_commands,
 )
 from conftest import ROOT
-from ghserver import FakeGitHub
 
 from profopt_ci import container as C
 
@@ -89,14 +88,6 @@ def run_ids(engine):
     for run_id in ids:
         for c in engine.containers.list(all=True, filters={"label": f"{C.RUN_LABEL}={run_id}"}):
             c.remove(force=True)
-
-
-@pytest.fixture
-def gh():
-    server = FakeGitHub()
-    server.start()
-    yield server
-    server.stop()
 
 
 def docker_env(tmp: Path, ws: Path, run_ids: list[str], **kw) -> dict[str, str]:

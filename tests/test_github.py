@@ -51,14 +51,6 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def gh():
-    server = FakeGitHub()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def bot_token(gh: FakeGitHub) -> str:
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token)
