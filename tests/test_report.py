@@ -452,3 +452,16 @@ def test_every_bottleneck_class_has_a_name_in_both_languages():
         key = cls.replace("-", "_").replace(" ", "_").replace("/", "_")
         assert key in i18n.CLASSES["en"] and key in i18n.CLASSES["zh"], cls
         assert not i18n.bottleneck_class("zh", cls).isascii(), cls
+
+
+def test_goal_line_says_whether_it_was_met():
+    from comparison_fixtures import keep
+
+    c = keep()
+    b = c["benchmarks"][0]
+    b["goal"] = {"metric": "step_time_ms", "direction": "decrease", "target_pct": 10.0,
+                 "achieved_pct": 12.4, "met": True}
+    assert "— met (12.4%)" in render(c, "md")
+    b["goal"].update(achieved_pct=4.0, met=False)
+    assert "— not met (4.0%)" in render(c, "md")
+    assert "未达成（4.0%）" in render(c, "md", "zh")

@@ -161,7 +161,11 @@ def _goal(b: dict, lang: str) -> str | None:
     if target is None:
         return label
     direction = "increase" if goal.get("direction") == "increase" else "decrease"
-    return t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
+    text = t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
+    achieved, met = goal.get("achieved_pct"), goal.get("met")
+    if met is not None and achieved is not None:
+        text += " — " + t(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
+    return text
 
 
 def _bottleneck(b: dict, lang: str) -> dict | None:
