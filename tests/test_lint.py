@@ -14,6 +14,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from profopt_ci import action_inputs
 from profopt_ci import container as C
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted((ROOT / "examples" / "workflows").glob("*.yml"))
@@ -97,7 +98,7 @@ def test_every_input_reaches_the_entrypoint_through_env():
         var = "INPUT_" + name.upper().replace("-", "_")
         assert env.get(var) == f"${{{{ inputs.{name} }}}}", f"input {name} does not reach the entrypoint as {var}"
     # …and the entrypoint reads every one of those variables.
-    parser_inputs = {m for m in re.findall(r'd\("([A-Z_]+)"', Path(C.__file__).read_text())}
+    parser_inputs = {m for m in re.findall(r'd\("([A-Z_]+)"', Path(action_inputs.__file__).read_text())}
     assert {v[len("INPUT_"):] for v in env if v.startswith("INPUT_")} == parser_inputs
 
 
