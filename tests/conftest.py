@@ -13,6 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 
 
+# CPU-bound on purpose: under contention a busy-wait on the clock overshoots by whole scheduler
+# slices, while arithmetic slows both sides of a round alike. `us` scales the work.
+CPU_STEP = """\
+import profopt_ci
+
+def make_step(us=2000, loss=1.0):
+    n = int(us * 20)
+    def step():
+        x = 0
+        for i in range(n):
+            x += i
+        profopt_ci.record(loss=loss, output_digest="same")
+    return step
+"""
+
+
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

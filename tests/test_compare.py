@@ -5,24 +5,11 @@ import json
 import subprocess
 
 import pytest
-from conftest import git, make_repo, run_cli
+from conftest import CPU_STEP, git, make_repo, run_cli
 
 from profopt_ci import stats
 
-# CPU-bound on purpose: under contention a busy-wait on the clock overshoots by whole scheduler
-# slices, while arithmetic slows both sides of a round alike.
-BUSY = """\
-import profopt_ci
-
-def make_step(us=2000, loss=1.0):
-    n = int(us * 20)
-    def step():
-        x = 0
-        for i in range(n):
-            x += i
-        profopt_ci.record(loss=loss, output_digest="same")
-    return step
-"""
+BUSY = CPU_STEP
 
 SPEC = """\
 version: 1

@@ -8,23 +8,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, git, make_repo, run_cli
+from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
 
 from profopt_ci import baseline, history, shard, store
 from profopt_ci.errors import UsageError
 
-BUSY = """\
-import profopt_ci
-
-def make_step(us=200, loss=1.0):
-    n = int(us * 20)
-    def step():
-        x = 0
-        for i in range(n):
-            x += i
-        profopt_ci.record(loss=loss, output_digest="same")
-    return step
-"""
+BUSY = CPU_STEP
 
 SPEC = """\
 version: 1
