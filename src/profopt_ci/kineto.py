@@ -47,6 +47,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from profopt_ci import opcats
+from profopt_ci.kineto_gpu import union_us
 
 SMALL_OP_US = 10.0
 STALL_FACTOR = 1.5
@@ -278,17 +279,8 @@ def _attribute_memory(events: list[Ev], mem: list[dict]) -> dict[int, float]:
 # ---- counters -----------------------------------------------------------------------------------
 
 def _union_ms(intervals: list[tuple[float, float]]) -> float:
-    total, cur_a, cur_b = 0.0, None, None
-    for a, b in sorted(intervals):
-        if cur_b is None or a > cur_b:
-            if cur_b is not None:
-                total += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_b is not None:
-        total += cur_b - cur_a
-    return total / 1000
+    """Covered time of µs intervals, in ms."""
+    return union_us(intervals) / 1000
 
 
 def _outermost(events: list[Ev], pred) -> list[Ev]:
