@@ -416,7 +416,7 @@ def test_usage_errors(tmp_path):
         render(c, template=broken)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    with pytest.raises(UsageError, match="not a readable JSON"):
+    with pytest.raises(UsageError, match=r"bad.json:1:2: not valid JSON"):
         load_comparison(bad)
     with pytest.raises(UsageError, match="no such file"):
         load_comparison(tmp_path / "nope.json")

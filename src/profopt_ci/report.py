@@ -27,6 +27,7 @@ from .report_format import Raw, chart_label, md_code_block, md_inline
 from .report_headline import headline
 from .report_shrink import shrink
 from .report_view import build_view
+from .results import load_json
 
 __all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
@@ -55,15 +56,7 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
 
 def load_comparison(path: Path | str) -> dict:
     """Read a comparison@1 file; anything else is a UsageError naming the file."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a readable JSON comparison ({exc})") from None
-    _check_schema(data, str(path))
-    return data
+    return load_json(path, SCHEMA)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:
