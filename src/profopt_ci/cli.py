@@ -88,12 +88,15 @@ def _verdict_exit(comparison: dict, fail_on: str) -> int:
 def _apply_overrides(spec: Spec, args: argparse.Namespace) -> None:
     from profopt_ci.spec import parse_percent
 
+    threshold = None
+    if getattr(args, "threshold", None):
+        try:
+            threshold = parse_percent(args.threshold)
+        except ValueError as exc:
+            raise UsageError(f"--threshold: {exc}") from None
     for b in spec.benchmarks:
-        if getattr(args, "threshold", None):
-            try:
-                b.settings.threshold_pct = parse_percent(args.threshold)
-            except ValueError as exc:
-                raise UsageError(f"--threshold: {exc}") from None
+        if threshold is not None:
+            b.settings.threshold_pct = threshold
         if getattr(args, "max_rounds", None):
             b.settings.max_rounds = max(args.max_rounds, b.settings.rounds)
         if getattr(args, "rounds", None):

@@ -6,11 +6,10 @@ profile that fails is recorded as `{"kind": "none", "reason": …}`; it never fa
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.runner import Side, child_env, failure_of, run_child
+from profopt_ci.runner import Side, child_env, failure_of, run_worker
 from profopt_ci.spec import Benchmark, Spec
 
 PROFILE_STEPS = 5
@@ -39,15 +38,11 @@ def profile_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_
     job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": mode,
            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
            "steps": PROFILE_STEPS}
-    job_path, out_path = workdir / f"profile-{name}.json", workdir / f"profile-out-{name}.json"
-    job_path.write_text(json.dumps(job))
-    out_path.unlink(missing_ok=True)
-    argv = [side.python, "-m", "profopt_ci.worker", str(job_path), str(out_path)]
-    res = run_child(argv, cwd=side.root, env=env, timeout_s=bench.settings.timeout_s)
-    if res.timed_out or res.returncode != 0:
+    res, summary = run_worker(job, side, env, workdir, f"profile-{name}", bench.settings.timeout_s)
+    if summary is None:
         failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
         return {"kind": "none", "reason": failure.message[:2000]}
-    return json.loads(out_path.read_text())
+    return summary
 
 
 def annotate(entry: dict, profiles: dict[str, dict]) -> None:

@@ -74,7 +74,7 @@ def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
 
 
 def run_child(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, capture: bool = True
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float
 ) -> ChildResult:
     """Run one child in its own process group; its own rusage via wait4, killed whole on timeout."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -82,7 +82,7 @@ def run_child(
         try:
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=out if capture else None, stderr=err if capture else None,
+                stdout=out, stderr=err,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -196,15 +196,9 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
             "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure",
         }
-        job_path = workdir / f"job-{side.name}-{bench.name}.json"
-        out_path = workdir / f"out-{side.name}-{bench.name}.json"
-        job_path.write_text(json.dumps(job))
-        out_path.unlink(missing_ok=True)
-        argv = [side.python, "-m", "profopt_ci.worker", str(job_path), str(out_path)]
-        res = run_child(argv, cwd=side.root, env=env, timeout_s=s.timeout_s)
-        if res.timed_out or res.returncode != 0:
+        res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
+        if data is None:
             raise failure_of(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
-        data = json.loads(out_path.read_text())
         values = data["values_ms"]
         step = statistics.median(values)
         sample = {
@@ -244,6 +238,19 @@ def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: f
     res.cpu_s = own["cpu_s"]
     res.maxrss_kb = own["maxrss_kb"]
     return res
+
+
+def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: str,
+               timeout_s: float) -> tuple[ChildResult, dict | None]:
+    """One `profopt_ci.worker` process on a job; its JSON answer, or None when it failed."""
+    job_path, out_path = workdir / f"job-{tag}.json", workdir / f"out-{tag}.json"
+    job_path.write_text(json.dumps(job))
+    out_path.unlink(missing_ok=True)
+    argv = [side.python, "-m", "profopt_ci.worker", str(job_path), str(out_path)]
+    res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s)
+    if res.timed_out or res.returncode != 0:
+        return res, None
+    return res, json.loads(out_path.read_text())
 
 
 def command_argv(command: str | list[str] | None) -> list[str]:
