@@ -88,3 +88,13 @@ def repo_factory(tmp_path):
         return root, make_repo(root, commits)
 
     return factory
+
+
+@pytest.fixture(autouse=True)
+def fresh_harness_state():
+    """Each test starts with no recorded phases or quality values, whatever ran before it."""
+    from profopt_ci import harness
+
+    harness._state = harness._State()
+    yield
+    harness._state = harness._State()
