@@ -13,7 +13,6 @@ Both attach the nightly history with its change points.
 """
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from typing import Any
 
 from profopt_ci import __version__, history
 from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.figures import is_measurement as _usable
+from profopt_ci.figures import sig
 from profopt_ci.fingerprint import MATERIAL
 from profopt_ci.gitutil import commit_info, git, toplevel
 from profopt_ci.results import now_iso
@@ -68,14 +69,6 @@ def median_ci(values: list[float], confidence: float = CI_CONFIDENCE) -> tuple[f
     return xs[k - 1], xs[n - k]
 
 
-def _r(v: float) -> float:
-    return float(f"{v:.6g}")
-
-
-def _usable(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-
-
 def bench_summary(entry: dict) -> dict:
     """One benchmark of a results@1 file, compacted: per-round values, median, CI, cost."""
     samples = entry.get("samples") or []
@@ -85,9 +78,9 @@ def bench_summary(entry: dict) -> dict:
         if not vals:
             continue
         lo, hi = median_ci(vals)
-        metrics[m] = {"median": _r(statistics.median(vals)), "ci_low": None if lo is None else _r(lo),
-                      "ci_high": None if hi is None else _r(hi), "confidence": CI_CONFIDENCE, "n": len(vals),
-                      "values": [_r(v) for v in vals]}
+        metrics[m] = {"median": sig(statistics.median(vals), 6), "ci_low": sig(lo, 6),
+                      "ci_high": sig(hi, 6), "confidence": CI_CONFIDENCE, "n": len(vals),
+                      "values": [sig(v, 6) for v in vals]}
     quality: dict[str, list] = {}
     for s in samples:
         for k, v in (s.get("quality") or {}).items():
@@ -96,7 +89,7 @@ def bench_summary(entry: dict) -> dict:
     return {
         "kind": entry.get("kind"), "params": entry.get("params") or {}, "unit": entry.get("unit"),
         "items_per_iteration": entry.get("items_per_iteration"), "rounds": len(samples),
-        "round_cost_ms": _r(statistics.median(measured) + PROCESS_OVERHEAD_MS) if measured else None,
+        "round_cost_ms": sig(statistics.median(measured) + PROCESS_OVERHEAD_MS, 6) if measured else None,
         "metrics": metrics, "quality": quality,
     }
 

@@ -22,6 +22,7 @@ import statistics
 from typing import Any
 
 from profopt_ci import stats
+from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec import Benchmark, Constraint
 
 SPEED = "step_time_ms"
@@ -42,10 +43,6 @@ def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float]
     h = {s["round"]: s.get(metric) for s in head}
     rounds = sorted(r for r in b.keys() & h.keys() if _usable(b[r]) and _usable(h[r]))
     return [b[r] for r in rounds], [h[r] for r in rounds]
-
-
-def _usable(v: Any) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
 
 
 def _values(samples: list[dict], metric: str) -> list[float]:

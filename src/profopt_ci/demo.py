@@ -6,14 +6,13 @@ request, and the report is printed. Everything stays in a temporary directory un
 """
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.errors import UsageError
+from profopt_ci.gitutil import run_git
 
 DEFAULT_EXAMPLE = "python_func"
 _GIT_ID = {"GIT_AUTHOR_NAME": "profopt demo", "GIT_AUTHOR_EMAIL": "demo@profopt.invalid",
@@ -36,10 +35,7 @@ def available() -> list[str]:
 
 
 def _git(repo: Path, *args: str) -> None:
-    env = {**os.environ, **_GIT_ID}
-    proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UsageError(f"demo: git {' '.join(args)} failed: {proc.stderr.strip()}")
+    run_git(list(args), repo, env=_GIT_ID)
 
 
 def build_repo(example: str, dest: Path) -> Path:

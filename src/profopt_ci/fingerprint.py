@@ -86,10 +86,5 @@ def collect() -> dict:
     }
 
 
-def differences(base: dict, head: dict) -> list[tuple[str, object, object]]:
-    keys = sorted(set(base) | set(head))
-    return [(k, base.get(k), head.get(k)) for k in keys if base.get(k) != head.get(k)]
-
-
 if __name__ == "__main__":
     json.dump(collect(), sys.stdout)

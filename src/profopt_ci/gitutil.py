@@ -1,27 +1,43 @@
-"""Git plumbing: commits, refs, merge-bases and worktrees, all through the `git` command."""
+"""Git plumbing: the one wrapper around the `git` command, and the queries built on it.
+
+In: git arguments and a directory (bytes in/out for the object store, text for everything else).
+Out: git's output, or a `GitError` (exit 3: the infrastructure failed). Callers that know a failure
+is the user's (a ref that does not resolve, a shallow clone) catch it and say so as a usage error.
+"""
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
-from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.errors import InfraError
 
 
-def git(args: list[str], cwd: Path, *, check: bool = True) -> str:
+class GitError(InfraError):
+    def __init__(self, args: list[str], stderr: str, cwd: Path | None = None) -> None:
+        self.git_args = args
+        self.stderr = stderr
+        where = f" in {cwd}" if cwd is not None else ""
+        super().__init__(f"git {' '.join(args)} failed{where}: {stderr}")
+
+
+def run_git(args: list[str], cwd: Path, *, input: bytes | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess:
+    """git with bytes in and out; never prompts for credentials (a CI job would hang)."""
+    full_env = dict(os.environ, GIT_TERMINAL_PROMPT="0", **(env or {}))
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=full_env, check=False)
     except FileNotFoundError:
         raise InfraError("git is not installed — profopt needs git on PATH") from None
     if check and proc.returncode != 0:
-        raise GitError(args, proc.stderr.strip() or proc.stdout.strip())
-    return proc.stdout.strip()
+        err = (proc.stderr or proc.stdout).decode(errors="replace").strip()
+        raise GitError(args, err, cwd)
+    return proc
 
 
-class GitError(UsageError):
-    def __init__(self, args: list[str], stderr: str) -> None:
-        self.git_args = args
-        self.stderr = stderr
-        super().__init__(f"git {' '.join(args)} failed: {stderr}")
+def git(args: list[str], cwd: Path, *, check: bool = True) -> str:
+    """git's stdout as stripped text."""
+    return run_git(args, cwd, check=check).stdout.decode(errors="replace").strip()
 
 
 def toplevel(cwd: Path) -> Path | None:

@@ -17,15 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from profopt_ci.figures import is_measurement as _usable
+
 METRIC = "step_time_ms"
 DEFAULT_N = 30
 MIN_SIZE = 3
 DRIFT_MIN_N = 5
 DRIFT_Z = 3.5
-
-
-def _usable(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 
 
 def series(runs: list[tuple[Any, dict, int]], metric: str = METRIC) -> dict[str, dict[str, list]]:

@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import bisect
 import functools
-import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from profopt_ci import opcats
+from profopt_ci.figures import sig as _r
 from profopt_ci.kineto_gpu import union_us
 
 SMALL_OP_US = 10.0
@@ -463,9 +463,3 @@ def decode_growth(mem: list[dict], decode: list[tuple[float, float]],
                         "r": _r(statistics.median(f[1] for f in fits)),
                         "spans": int(statistics.median(f[2] for f in fits))}
     return out or None
-
-
-def _r(x: float) -> float:
-    if x is None or not math.isfinite(x):
-        return x
-    return float(f"{x:.4g}")

@@ -17,6 +17,7 @@ import statistics
 from collections import defaultdict
 
 from profopt_ci import opcats
+from profopt_ci.figures import sig as _r
 
 _LAUNCH = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaLaunchCooperativeKernel",
            "cudaGraphLaunch")
@@ -99,7 +100,3 @@ def _device_total_mb(trace: dict) -> float | None:
         if isinstance(p, dict) and p.get("totalGlobalMem"):
             return _r(float(p["totalGlobalMem"]) / 2**20)
     return None
-
-
-def _r(x: float) -> float:
-    return float(f"{x:.4g}")

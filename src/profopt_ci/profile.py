@@ -36,6 +36,7 @@ from pathlib import Path
 
 from profopt_ci import machine as machine_mod
 from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.figures import sig as _r
 from profopt_ci.kineto import CAPTURE_SYNC, summarize_trace
 
 MODES = ("auto", "torch", "cprofile", "off")
@@ -321,7 +322,3 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
         summary.update(summarize_pstats(pstats.Stats(str(out)), steps=1, step_ms=wall_ms))
     summary["machine"] = machine if machine is not None else machine_mod.probe()
     return summary
-
-
-def _r(x: float) -> float:
-    return float(f"{x:.4g}")

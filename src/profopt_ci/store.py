@@ -24,16 +24,16 @@ import os
 import random
 import re
 import secrets
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.gitutil import run_git
 
 BASELINE_SCHEMA = "profopt/baseline@1"
 DEFAULT_STORE = "git:profopt-data"
@@ -64,11 +64,6 @@ def timestamp(when: _dt.datetime | None = None) -> str:
     if when.tzinfo is None:
         when = when.replace(tzinfo=_dt.timezone.utc)
     return when.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-
-
-def ts_iso(ts: str) -> str:
-    """`20261129T160000Z` → `2026-11-29T16:00:00+00:00`."""
-    return _dt.datetime.strptime(ts, "%Y%m%dT%H%M%SZ").replace(tzinfo=_dt.timezone.utc).isoformat()
 
 
 @dataclass(frozen=True)
@@ -175,19 +170,6 @@ def _walk(root: Path, top: str) -> list[str]:
 # ---- a git branch -------------------------------------------------------------------------------
 
 
-def _git(repo: Path, args: list[str], *, input: bytes | None = None, env: dict[str, str] | None = None,
-         check: bool = True) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ, GIT_TERMINAL_PROMPT="0", **(env or {}))
-    try:
-        proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True, env=full_env, check=False)
-    except FileNotFoundError:
-        raise InfraError("git is not installed — the git store needs git on PATH") from None
-    if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise InfraError(f"git {' '.join(args)} failed in {repo}: {err}")
-    return proc
-
-
 # Commits on the data branch are the tool's, whoever runs it; a runner often has no git identity.
 _IDENT = {"GIT_AUTHOR_NAME": "profopt", "GIT_AUTHOR_EMAIL": "profopt@users.noreply.github.com",
           "GIT_COMMITTER_NAME": "profopt", "GIT_COMMITTER_EMAIL": "profopt@users.noreply.github.com"}
@@ -223,7 +205,7 @@ class GitStore:
         return f"git:{self.branch} on {self.remote}"
 
     def _rev(self, ref: str) -> str | None:
-        proc = _git(self.repo, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], check=False)
+        proc = run_git(cwd=self.repo, args=["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], check=False)
         return proc.stdout.decode().strip() or None
 
     def fetch(self, *, required: bool = True) -> str | None:
@@ -232,19 +214,19 @@ class GitStore:
         Not `required` (reading, or writing without a push): a remote that cannot be reached
         leaves the last fetched copy in use, with a warning.
         """
-        if _git(self.repo, ["remote", "get-url", self.remote], check=False).returncode != 0:
+        if run_git(cwd=self.repo, args=["remote", "get-url", self.remote], check=False).returncode != 0:
             if not required and (self._rev(self.local_ref) or self._rev(self.remote_ref)):
                 self.log(f"no remote `{self.remote}` in {self.repo}: using the local copy of {self.branch}")
                 self._tip, self._fetched = self._rev(self.remote_ref), True
                 return self._tip
             raise UsageError(f"the git store needs a remote `{self.remote}` in {self.repo} — add one, "
                              "or use --store dir:PATH")
-        proc = _git(self.repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote,
+        proc = run_git(cwd=self.repo, args=["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote,
                                 f"+{self.local_ref}:{self.remote_ref}"], check=False)
         err = proc.stderr.decode(errors="replace").strip()
         if proc.returncode != 0:
             if "ouldn't find remote ref" in err or "ould not find remote ref" in err:
-                _git(self.repo, ["update-ref", "-d", self.remote_ref], check=False)
+                run_git(cwd=self.repo, args=["update-ref", "-d", self.remote_ref], check=False)
                 self._tip = None
             elif required:
                 raise InfraError(f"cannot fetch {self.branch} from {self.remote}: {err}")
@@ -266,7 +248,7 @@ class GitStore:
         return remote
 
     def _is_ancestor(self, a: str, b: str) -> bool:
-        return _git(self.repo, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
+        return run_git(cwd=self.repo, args=["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
 
     def paths(self, label: str | None) -> list[str]:
         tip = self.read_tip()
@@ -275,7 +257,7 @@ class GitStore:
         args = ["ls-tree", "-r", "-z", "--name-only", tip]
         if label is not None:
             args += ["--", label_dir(label) + "/"]
-        out = _git(self.repo, args).stdout.decode(errors="replace")
+        out = run_git(cwd=self.repo, args=args).stdout.decode(errors="replace")
         return [p for p in out.split("\0") if p]
 
     def read(self, paths: list[str]) -> dict[str, bytes | None]:
@@ -283,7 +265,7 @@ class GitStore:
         if tip is None or not paths:
             return {p: None for p in paths}
         query = "".join(f"{tip}:{p}\n" for p in paths).encode()
-        raw = _git(self.repo, ["cat-file", "--batch"], input=query).stdout
+        raw = run_git(cwd=self.repo, args=["cat-file", "--batch"], input=query).stdout
         out: dict[str, bytes | None] = {}
         pos = 0
         for p in paths:
@@ -299,21 +281,21 @@ class GitStore:
         return out
 
     def _not_checked_out(self) -> None:
-        head = _git(self.repo, ["symbolic-ref", "-q", "HEAD"], check=False).stdout.decode().strip()
+        head = run_git(cwd=self.repo, args=["symbolic-ref", "-q", "HEAD"], check=False).stdout.decode().strip()
         if head == self.local_ref:
             raise UsageError(f"{self.repo} has the data branch {self.branch} checked out: profopt moves that branch "
                              "as it stores runs — switch to another branch first, or use a separate clone")
 
     def write(self, path: str, data: bytes, message: str) -> str:
         self._not_checked_out()
-        blob = _git(self.repo, ["hash-object", "-w", "--stdin"], input=data).stdout.decode().strip()
+        blob = run_git(cwd=self.repo, args=["hash-object", "-w", "--stdin"], input=data).stdout.decode().strip()
         tip = self.fetch(required=self.push)
         pending = self._pending(tip)
         while path in pending or (tip and self._exists(tip, path)):
             path = _retoken(path)
         pending[path] = blob
         commit = self._commit(tip, pending, message)
-        _git(self.repo, ["update-ref", self.local_ref, commit])
+        run_git(cwd=self.repo, args=["update-ref", self.local_ref, commit])
         if self.push:
             self.sync(message)
         return path
@@ -330,12 +312,12 @@ class GitStore:
             if not pending:
                 return 0
             commit = self._commit(tip, pending, message)
-            _git(self.repo, ["update-ref", self.local_ref, commit])
+            run_git(cwd=self.repo, args=["update-ref", self.local_ref, commit])
             if self.before_push is not None:
                 self.before_push(attempt)
             pushed, why = self._push(commit)
             if pushed:
-                _git(self.repo, ["update-ref", self.remote_ref, commit], check=False)
+                run_git(cwd=self.repo, args=["update-ref", self.remote_ref, commit], check=False)
                 self._tip = commit
                 return len(pending)
             if attempt + 1 == PUSH_ATTEMPTS:
@@ -352,11 +334,11 @@ class GitStore:
         if local is None or (tip is not None and self._is_ancestor(local, tip)):
             return {}
         span = [local, "--not", tip] if tip else [local]
-        names = _git(self.repo, ["log", "--format=", "--name-only", "--no-renames", "--diff-filter=A", "-z", *span])
+        names = run_git(cwd=self.repo, args=["log", "--format=", "--name-only", "--no-renames", "--diff-filter=A", "-z", *span])
         paths = sorted({p.strip() for p in names.stdout.decode(errors="replace").split("\0") if p.strip()})
         if not paths:
             return {}
-        listing = _git(self.repo, ["ls-tree", "-z", local, "--", *paths]).stdout.decode(errors="replace")
+        listing = run_git(cwd=self.repo, args=["ls-tree", "-z", local, "--", *paths]).stdout.decode(errors="replace")
         out = {}
         for row in listing.split("\0"):
             meta, _, p = row.partition("\t")
@@ -366,22 +348,22 @@ class GitStore:
         return out
 
     def _exists(self, commit: str, path: str) -> bool:
-        return _git(self.repo, ["cat-file", "-e", f"{commit}:{path}"], check=False).returncode == 0
+        return run_git(cwd=self.repo, args=["cat-file", "-e", f"{commit}:{path}"], check=False).returncode == 0
 
     def _commit(self, parent: str | None, files: dict[str, str], message: str) -> str:
         with tempfile.TemporaryDirectory(prefix="profopt-store-") as tmp:
             env = {**_IDENT, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            _git(self.repo, ["read-tree", parent] if parent else ["read-tree", "--empty"], env=env)
+            run_git(cwd=self.repo, args=["read-tree", parent] if parent else ["read-tree", "--empty"], env=env)
             info = "".join(f"100644 {blob}\t{p}\n" for p, blob in files.items()).encode()
-            _git(self.repo, ["update-index", "--add", "--index-info"], input=info, env=env)
-            tree = _git(self.repo, ["write-tree"], env=env).stdout.decode().strip()
+            run_git(cwd=self.repo, args=["update-index", "--add", "--index-info"], input=info, env=env)
+            tree = run_git(cwd=self.repo, args=["write-tree"], env=env).stdout.decode().strip()
             if len(files) > 1:
                 message = f"profopt: {len(files)} baselines"
             args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
-            return _git(self.repo, args, env=env).stdout.decode().strip()
+            return run_git(cwd=self.repo, args=args, env=env).stdout.decode().strip()
 
     def _push(self, commit: str) -> tuple[bool, str]:
-        proc = _git(self.repo, ["push", "--porcelain", self.remote, f"{commit}:{self.local_ref}"], check=False)
+        proc = run_git(cwd=self.repo, args=["push", "--porcelain", self.remote, f"{commit}:{self.local_ref}"], check=False)
         if proc.returncode == 0:
             return True, ""
         text = (proc.stdout + proc.stderr).decode(errors="replace")
@@ -482,7 +464,7 @@ def save(store: Store, doc: dict) -> str:
 
 def ancestors(repo: Path, commit: str, limit: int = REV_LIST_MAX) -> dict[str, int]:
     """Short prefix → distance (0 = `commit` itself) for `commit` and its ancestors, newest first."""
-    out = _git(repo, ["rev-list", f"--max-count={limit}", commit], check=False)
+    out = run_git(cwd=repo, args=["rev-list", f"--max-count={limit}", commit], check=False)
     if out.returncode != 0:
         raise UsageError(f"cannot list the history of {commit[:SHORT]} in {repo}: "
                          f"{out.stderr.decode(errors='replace').strip()}")
@@ -555,9 +537,3 @@ def age_days(doc: dict, now: _dt.datetime | None = None) -> float | None:
         created = created.replace(tzinfo=_dt.timezone.utc)
     now = now or _dt.datetime.now(_dt.timezone.utc)
     return max((now - created).total_seconds() / 86400.0, 0.0)
-
-
-def describe_doc(doc: dict[str, Any]) -> str:
-    """`abc1234def56 (2026-11-29 16:00 UTC)`."""
-    created = str(doc.get("created") or "")[:16].replace("T", " ")
-    return f"{str(doc.get('commit'))[:SHORT]} ({created} UTC)"
