@@ -105,14 +105,18 @@ def _md_finalize(value: object) -> str:
 
 
 def mermaid(chart: dict) -> Raw:
-    """A mermaid `xychart-beta` block: bars are the base (= 100), the line is head relative to it."""
+    """A mermaid `xychart-beta` block: bars are the base (= 100), the line is head relative to it by
+    the verdict's estimate (100 + change %), and two more lines its CI where every point has one."""
     labels = ", ".join(f'"{chart_label(x)}"' for x in chart["labels"])
-    values = ", ".join(f"{v:g}" for v in chart["head"])
     bases = ", ".join("100" for _ in chart["head"])
     title, y_label = (re.sub(r"[\"`<>@\[\]{}\r\n]", "", str(chart[k]))[:80] for k in ("title", "y_label"))
+    lines = [chart["head"]]
+    if all(v is not None for v in chart.get("low", []) + chart.get("high", [])) and chart.get("low"):
+        lines += [chart["low"], chart["high"]]
+    series = "".join("    line [" + ", ".join(f"{v:g}" for v in line) + "]\n" for line in lines)
     return Raw("```mermaid\nxychart-beta\n"
                f'    title "{title}"\n'
                f"    x-axis [{labels}]\n"
                f'    y-axis "{y_label}" 0 --> {chart["y_max"]}\n'
                f"    bar [{bases}]\n"
-               f"    line [{values}]\n```")
+               f"{series}```")
