@@ -1,4 +1,4 @@
-"""The report stage: a comparison@1 dict in, Markdown / HTML / JSON text out. No analysis here.
+"""The report stage: a comparison@1 dict in, Markdown / HTML / JSON / terminal text out. No analysis here.
 
     render(comparison, "md", "zh", max_chars=65000, full_report_hint="the job summary")
     headline(comparison, "en")    # line one, plain text
@@ -32,7 +32,7 @@ from .results import load_json
 __all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
 SCHEMA = "profopt/comparison@1"
-FORMATS = ("md", "html", "json")
+FORMATS = ("md", "html", "json", "text")
 MAX_CHARS = 65000
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -43,6 +43,10 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "text":
+        from .report_text import text
+
+        return text(comparison, lang)
     budget = max_chars or MAX_CHARS
     view = build_view(comparison, lang, error_budget=budget // 2 if fmt == "md" else 10 * MAX_CHARS,
                       plots=fmt == "html")
