@@ -109,6 +109,9 @@ EN: dict[str, str] = {
     "col.date": "date",
     "col.value": "step time (ms)",
     "env.differs": "differs",
+    "env.ref": "ref",
+    "env.commit": "commit",
+    "env.var": "env {name}",
     "no_profile": "no profile: {reason}",
     "trace": "trace: {path}",
     "chart.title": "{what} relative to base (base = 100)",
@@ -274,6 +277,9 @@ ZH: dict[str, str] = {
     "col.date": "日期",
     "col.value": "单步时间 (ms)",
     "env.differs": "不同",
+    "env.ref": "引用",
+    "env.commit": "提交",
+    "env.var": "环境变量 {name}",
     "no_profile": "未采集性能剖析：{reason}",
     "trace": "trace 文件：{path}",
     "chart.title": "{what}（基线 = 100）",
@@ -399,6 +405,9 @@ NOTES_ZH: list[tuple[str, str]] = [
     (r"only in one of the files \(not compared\): (.*)", "只在其中一个文件中（未比较）：{0}"),
     (r"hardware labels differ: (.*) vs (.*)", "硬件标签不同：{0} 与 {1}"),
     (r"the specs differ between the two results", "两份结果的规格不同"),
+    (r"pairing was impossible: the two results were measured separately, not in interleaved rounds, so the "
+     r"figures are unpaired \(Mann–Whitney U\) and weaker: machine drift between the runs shows up as change",
+     "无法配对：两份结果是分别测得的，而非交替轮次，因此数据为非配对（Mann–Whitney U），结论较弱：两次运行之间的机器漂移会显示为变化"),
     (r"head is the working tree with uncommitted changes", "新版是含未提交改动的工作区"),
     (r"(\S+) failed on (\S+); its figures are missing", "{0}在 {1} 上失败；缺少其数据"),
 ]
@@ -420,6 +429,7 @@ EVIDENCE_ZH: list[tuple[str, str]] = [
     (r"arithmetic intensity (\S+) FLOP/byte vs ridge (\S+)", "算术强度 {0} FLOP/字节，拐点 {1}"),
     (r"data loading (\S+) of the step \((.*) of (.*)\) > (\S+)", "数据加载占单步的 {0}（{2} 中的 {1}）> {3}"),
     (r"peak RSS (\S+) MB of (\S+) MB RAM \((\S+)\)", "峰值 RSS {0} MB / 内存 {1} MB（{2}）"),
+    (r"(\S+) (\S+) → (\S+) MB \((\S+) vs base\)", "{0} {1} → {2} MB（相对基线 {3}）"),
 ]
 
 
@@ -431,10 +441,11 @@ def evidence(lang: str, text: str) -> str:
 def _by_pattern(table: list[tuple[str, str]], text: str) -> str:
     import re
 
+    sides = {"base": ZH["side.base"], "head": ZH["side.head"]}
     for pattern, template in table:
         m = re.fullmatch(pattern, text)
         if m:
-            return template.format(*m.groups())
+            return template.format(*(sides.get(g, g) for g in m.groups()))
     return text
 
 

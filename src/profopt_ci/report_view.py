@@ -57,7 +57,7 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
         "benchmarks": [v for v in views if v["decision"] != "no-change"],
         "unchanged": [v for v in views if v["decision"] == "no-change"],
         "chart": _chart(benches, lang, conf),
-        "environments": _environments(c),
+        "environments": _environments(c, lang),
         "phases": [p for p in (_phases(b) for b in benches) if p["rows"]],
         "hot": [h for h in (_hot(b, lang) for b in benches) if h["rows"] or h["notes"]],
         "noise": [_noise(b) for b in benches if b.get("metrics")],
@@ -332,16 +332,17 @@ def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
     return mid, rel(m.get("ci_low_pct")) or mid, rel(m.get("ci_high_pct")) or mid
 
 
-def _environments(c: dict) -> list[dict]:
+def _environments(c: dict, lang: str) -> list[dict]:
     base, head = c.get("base") or {}, c.get("head") or {}
-    sides = [("ref", base.get("ref"), head.get("ref")), ("commit", base.get("commit"), head.get("commit"))]
+    sides = [(t(lang, "env.ref"), base.get("ref"), head.get("ref")),
+             (t(lang, "env.commit"), base.get("commit"), head.get("commit"))]
     rows: list[tuple] = []
     fb, fh = base.get("fingerprint") or {}, head.get("fingerprint") or {}
     keys = [k for k in FINGERPRINT_ORDER if k in fb or k in fh]
     keys += sorted((set(fb) | set(fh)) - set(keys))
     rows += [(k, fb.get(k), fh.get(k)) for k in keys]
     eb, eh = base.get("env") or {}, head.get("env") or {}
-    rows += [(f"env {k}", eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
+    rows += [(t(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
     # ref and commit differ by design; only what should have been equal is marked.
     return [{"key": clip(str(k), 60), "base": value_text(b, 100), "head": value_text(h, 100),
              "differs": b != h and not designed} for designed, (k, b, h) in
