@@ -77,7 +77,7 @@ def strip_plot(title: str, base: list[float], head: list[float], labels: tuple[s
         if series:
             mx = _f(x(statistics.median(series)))
             parts.append(f'<line x1="{mx}" y1="{y - 10}" x2="{mx}" y2="{y + 10}" stroke="#000" stroke-width="1.5"/>')
-    parts += _axis(x, lo, hi, 72, lambda v: _num(v))
+    parts += _axis(x, lo, hi, 72, lambda v: escape(f"{v:g}"))
     parts.append('<text x="2" y="86" font-size="10">ms</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
