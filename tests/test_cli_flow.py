@@ -5,7 +5,7 @@ import json
 import secrets
 
 import pytest
-from conftest import make_repo, run_cli
+from conftest import git, make_repo, run_cli
 
 WORK = """\
 import profopt_ci
@@ -44,7 +44,12 @@ def compared(tmp_path_factory):
 def test_compare_writes_report_and_html(compared):
     root, proc = compared
     assert proc.returncode == 0, proc.stderr
-    c = json.loads((root / "comparison.json").read_text())
+    c = json.loads((root / ".profopt" / "comparison.json").read_text())
+    # what no flag named went to .profopt/, which ignores itself: only the explicit files are untracked
+    assert (root / ".profopt" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert sorted(git(root, "status", "--porcelain").split()) == ["??", "??", "report.html", "report.md"]
+    assert (root / ".profopt" / "profiles").is_dir()
+    assert ".profopt/comparison.json" in proc.stderr
     assert c["decision"] == "keep", c["summary"]
     md = (root / "report.md").read_text()
     assert md.splitlines()[0].startswith("✅ keep")
@@ -55,9 +60,9 @@ def test_compare_writes_report_and_html(compared):
 
 def test_report_verb_formats_and_languages(compared):
     root, _ = compared
-    zh = run_cli(["report", "comparison.json", "--lang", "zh"], root)
+    zh = run_cli(["report", ".profopt/comparison.json", "--lang", "zh"], root)
     assert zh.returncode == 0 and "指标" in zh.stdout and "判断" in zh.stdout
-    js = run_cli(["report", "comparison.json", "--format", "json"], root)
+    js = run_cli(["report", ".profopt/comparison.json", "--format", "json"], root)
     assert json.loads(js.stdout)["schema"] == "profopt/comparison@1"
     bad = run_cli(["report", "missing.json"], root)
     assert bad.returncode == 2 and "missing.json" in bad.stderr
@@ -74,7 +79,7 @@ def test_publish_posts_one_sticky_comment_and_writes_outputs(compared, gh, tmp_p
            "GITHUB_TOKEN": token, "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
            "GITHUB_ACTIONS": "true", "NO_PROXY": "*"}
     for _ in range(2):
-        proc = run_cli(["publish", "--report", "report.md", "--comparison", "comparison.json"], root, env=env)
+        proc = run_cli(["publish", "--report", "report.md", "--comparison", ".profopt/comparison.json"], root, env=env)
         assert proc.returncode == 0, proc.stderr
         assert token not in proc.stdout.replace(f"::add-mask::{token}", "") and token not in proc.stderr
     comments = gh.comments("o/r", 7)

@@ -45,7 +45,7 @@ def worktrees(root) -> list[str]:
     return [ln for ln in git(root, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")]
 
 
-def load(root, name="comparison.json"):
+def load(root, name=".profopt/comparison.json"):
     return json.loads((root / name).read_text())
 
 
@@ -210,7 +210,7 @@ def test_setup_then_measure_phases_share_a_workdir(tmp_path):
     work = tmp_path / "work"
     first = run_cli(["compare", "--base", "HEAD~1", "--phase", "setup", "--workdir", str(work)], root)
     assert first.returncode == 0, first.stderr
-    assert not (root / "comparison.json").exists()
+    assert not (root / ".profopt" / "comparison.json").exists()
     second = run_cli(["compare", "--phase", "measure", "--workdir", str(work)], root)
     assert second.returncode == 1, second.stderr
     assert load(root)["benchmarks"][0]["metrics"]["step_time_ms"]["verdict"] == "regressed"

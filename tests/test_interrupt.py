@@ -45,6 +45,6 @@ def test_sigterm_cleans_worktrees_and_writes_partial_comparison(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert git(root, "worktree", "list").count("\n") == 0  # only the main checkout remains
-    partial = json.loads((root / "comparison.json").read_text())
+    partial = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert any("interrupted" in n for n in partial["notes"])
     assert len(partial["benchmarks"][0]["samples"]["base"]) >= 1

@@ -130,7 +130,7 @@ def test_python_func_cprofile_interpreter_loop_vs_numpy(tmp_path, machine_balanc
     assert base["counters"]["python_share"] > 0.8
     assert base["counters"]["py_lines_per_ms"] > 1000
     b = analyze.bottleneck(base)
-    assert (b["class"], b["rule"]) == ("launch/framework overhead", "interpreter overhead"), b
+    assert (b["class"], b["rule"]) == ("interpreter overhead", "interpreter overhead"), b
     # numpy: a handful of lines per ms; cProfile cannot tell what the C code is bound by.
     assert head["counters"]["py_lines_per_ms"] < 100
     h = analyze.bottleneck(head)
@@ -178,7 +178,7 @@ def test_capture_command_python_script_and_non_python(tmp_path, machine_balance)
     assert summary["kind"] == "cprofile" and Path(summary["trace_path"]).is_file()
     assert summary["ops"][0]["name"].endswith("(count_words)")
     b = analyze.bottleneck(summary)
-    assert (b["class"], b["rule"]) == ("launch/framework overhead", "interpreter overhead"), b
+    assert (b["class"], b["rule"]) == ("interpreter overhead", "interpreter overhead"), b
     code = profile.capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
                                    env={}, trace_dir=None, name="c", timeout_s=60, machine=machine_balance)
     assert code["kind"] == "cprofile" and any("<genexpr>" in o["name"] for o in code["ops"])

@@ -230,7 +230,7 @@ def test_priority_capacity_then_sync_then_data_then_launch():
     assert analyze.bottleneck(sync)["rule"] == "host-device sync"
     order = [r.cls for r in RULES]
     rank = {"memory capacity": 0, "host-device sync": 1, "data loading": 2, "communication": 3,
-            "launch/framework overhead": 4, "memory bandwidth": 5, "compute": 5}
+            "launch/framework overhead": 4, "interpreter overhead": 4, "memory bandwidth": 5, "compute": 5}
     assert [rank[c] for c in order] == sorted(rank[c] for c in order)
 
 

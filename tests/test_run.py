@@ -111,6 +111,9 @@ def test_failures_are_kept_apart_and_exit_3(tmp_path):
     proc = run_cli(["run", "--rounds", "1"], tmp_path)
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr.split("results written")[-1]
+    # each failure's cause is on the terminal, not only in the JSON
+    assert "profopt:   RuntimeError: factory exploded on purpose" in proc.stderr
+    assert "ModuleNotFoundError: No module named 'bench.nope'" in proc.stderr
     data = json.loads((tmp_path / "results.json").read_text())
     jsonschema.validate(data, results_schema())
     b = data["benchmarks"]

@@ -125,9 +125,21 @@ def test_parse_percent_refuses(value):
 
 def test_validate_cli_exit_codes_and_messages(tmp_path):
     (tmp_path / "profopt.yml").write_text(textwrap.dedent(GOOD))
-    ok = run_cli(["validate"], tmp_path)
+    ok = run_cli(["validate", "--no-import"], tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "2 benchmark(s): train-step, cli" in ok.stdout
+    # without --no-import each callable is imported in a worker: the key's place and the exception
+    unimportable = run_cli(["validate"], tmp_path)
+    assert unimportable.returncode == 2
+    assert "profopt.yml:8:5: callable `bench.train:make_step` of benchmark `train-step` does not import" in unimportable.stderr
+    assert "ModuleNotFoundError: No module named 'bench'" in unimportable.stderr
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "train.py").write_text("def other():\n    pass\n")
+    no_attr = run_cli(["validate"], tmp_path)
+    assert no_attr.returncode == 2 and "has no attribute 'make_step'" in no_attr.stderr
+    (tmp_path / "bench" / "train.py").write_text("def make_step(**params):\n    return lambda: None\n")
+    imports = run_cli(["validate"], tmp_path)
+    assert imports.returncode == 0 and "every callable imports" in imports.stdout, imports.stderr
     (tmp_path / "bad.yml").write_text("version: 1\nbenchmark:\n  - name: a\n")
     bad = run_cli(["validate", "--spec", "bad.yml"], tmp_path)
     assert bad.returncode == 2
@@ -151,3 +163,23 @@ def test_schema_is_published_and_valid():
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "# yaml-language-server: $schema=" in readme
     assert json.loads(json.dumps(schema()))["title"].startswith("profopt.yml")
+
+
+def test_cli_first_contact_messages(tmp_path):
+    """A spec that is a directory or binary, no hardware_label, one error prefix, demo's examples."""
+    (tmp_path / "dir.yml").mkdir()
+    d = run_cli(["validate", "--spec", "dir.yml"], tmp_path)
+    assert d.returncode == 2 and "dir.yml:1:1: is a directory" in d.stderr
+    (tmp_path / "bin.yml").write_bytes(b"version: 1\nbench\xff\xfe\x00")
+    b = run_cli(["validate", "--spec", "bin.yml"], tmp_path)
+    assert b.returncode == 2 and "bin.yml:2:6: not UTF-8 text (byte 0xff)" in b.stderr
+    (tmp_path / "nolabel.yml").write_text("version: 1\nbenchmarks:\n  - {name: c, command: 'true'}\n")
+    w = run_cli(["validate", "--spec", "nolabel.yml"], tmp_path)
+    assert w.returncode == 0 and "warning: nolabel.yml sets no hardware_label" in w.stderr
+    lang = run_cli(["demo", "--lang", "xx"], tmp_path)
+    assert lang.returncode == 2 and "profopt: demo: argument --lang: invalid choice" in lang.stderr
+    assert "profopt: profopt" not in lang.stderr
+    helped = run_cli(["demo", "--help"], tmp_path)
+    assert "examples:" in helped.stdout and "python_func" in helped.stdout and "torch_train" in helped.stdout
+    report_help = run_cli(["report", "--help"], tmp_path).stdout
+    assert "report language" in report_help and "for a terminal" in report_help

@@ -201,11 +201,11 @@ def test_stored_baseline_from_another_cpu_is_refused_then_allowed(tmp_path):
     assert refused.returncode == 2, refused.stderr
     assert "cpu_model" in refused.stderr and "Some Other CPU" in refused.stderr
     assert "--allow-env-mismatch" in refused.stderr
-    assert not (root / "comparison.json").exists()
+    assert not (root / ".profopt" / "comparison.json").exists()
 
     ok = run_cli([*args, "--allow-env-mismatch", "--report", "report.md"], root)
     assert ok.returncode in (0, 1), ok.stderr
-    c = json.loads((root / "comparison.json").read_text())
+    c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "unpaired" and c["base"]["commit"] == shas[0] and c["head"]["commit"] == shas[1]
     assert c["baseline"]["mode"] == "stored" and c["baseline"]["commits_before_base"] == 0
     assert any("stored baseline of commit " + shas[0][:12] in n for n in c["notes"])
@@ -254,7 +254,7 @@ def test_both_reports_drift_of_the_fresh_base(tmp_path):
         store.save(target, doc)
     proc = run_cli(["compare", "--baseline", "both", "--store", f"dir:{target.root}", "--base", "HEAD~1"], root)
     assert proc.returncode in (0, 1), proc.stderr
-    c = json.loads((root / "comparison.json").read_text())
+    c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "paired" and c["baseline"]["mode"] == "both"
     d = c["drift"]["busy"]
     assert d["drifted"] is True and d["n"] == 6 and d["delta_pct"] < -90   # ~1 ms measured vs 1000 stored
@@ -529,7 +529,7 @@ def test_diff_takes_a_stored_baseline_as_its_base(tmp_path):
     (tmp_path / "head.json").write_text(json.dumps(head))
     proc = run_cli(["diff", "base.json", "head.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    c = json.loads((tmp_path / "comparison.json").read_text())
+    c = json.loads((tmp_path / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "unpaired" and c["base"]["commit"] == "a" * 40
     b = c["benchmarks"][0]
     assert b["decision"] == "keep" and len(b["samples"]["base"]) == 8 and -85 < b["metrics"]["step_time_ms"]["delta_pct"] < -75

@@ -28,7 +28,12 @@ from profopt_ci.spec import Spec, find_spec, load_spec
 
 def _load(path: str | None) -> Spec:
     spec_path = find_spec(path)
-    return load_spec(spec_path, display=path or spec_path.name)
+    spec = load_spec(spec_path, display=path or spec_path.name)
+    if "hardware_label" not in spec.raw:
+        print(f"profopt: warning: {path or spec_path.name} sets no hardware_label, so results are labelled "
+              "`default`; set one (e.g. cpu-2vcpu) so results from different machines are never compared",
+              file=sys.stderr)
+    return spec
 
 
 # ---- verbs --------------------------------------------------------------------------------------
@@ -36,9 +41,16 @@ def _load(path: str | None) -> Spec:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     spec = _load(args.spec)
+    if not args.no_import:
+        from profopt_ci.spec_imports import check_imports
+
+        problems = check_imports(spec, args.spec or spec.path.name)
+        if problems:
+            raise SpecError(problems)
     names = ", ".join(b.name for b in spec.benchmarks)
+    checked = "" if args.no_import else ", every callable imports"
     print(f"{spec.path}: ok — version {spec.version}, label {spec.hardware_label}, "
-          f"{len(spec.benchmarks)} benchmark(s): {names}")
+          f"{len(spec.benchmarks)} benchmark(s): {names}{checked}")
     return EXIT_OK
 
 
@@ -56,23 +68,65 @@ def cmd_run(args: argparse.Namespace) -> int:
     return code
 
 
-def _write_outputs(comparison: dict, args: argparse.Namespace) -> None:
+OUTPUT_DIR = ".profopt"  # where compare/diff write what no flag names; ignored by its own .gitignore
+
+
+def _output_paths(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    """(comparison, report.md, report.html): each flag's path, else under ./.profopt/."""
+    default = Path(OUTPUT_DIR)
+    return (Path(args.out) if args.out else default / "comparison.json",
+            Path(args.report) if args.report else default / "report.md",
+            Path(args.html) if args.html else default / "report.html")
+
+
+def _output_dir() -> Path:
+    """./.profopt/, made with a .gitignore of `*` so none of it shows up in `git status`."""
+    out = Path(OUTPUT_DIR)
+    out.mkdir(exist_ok=True)
+    ignore = out / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by profopt: outputs of compare/diff, never committed\n*\n", encoding="utf-8")
+    return out
+
+
+def _write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = True) -> None:
+    """Write the comparison, report.md and report.html; on the final call also say where, show a
+    failed benchmark's cause, and on a terminal print the terminal view of the report."""
+    from profopt_ci.report import render
     from profopt_ci.results import save_json
 
-    save_json(comparison, args.out)
-    print(f"profopt: comparison written to {args.out}", file=sys.stderr)
-    if getattr(args, "report", None) or getattr(args, "html", None):
-        from profopt_ci.report import render
+    out, report, html = _output_paths(args)
+    if not (args.out and args.report and args.html):
+        _output_dir()
+    for path in (out, report, html):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    save_json(comparison, out)
+    template = Path(args.template) if args.template else None
+    md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
+    report.write_text(md, encoding="utf-8")
+    html.write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
+    if not final:
+        return
+    where = out.parent if out.parent == report.parent == html.parent else None
+    if where is not None:
+        print(f"profopt: {out.name}, {report.name} and {html.name} written to {where}/", file=sys.stderr)
+    else:
+        print(f"profopt: written: {out}, {report}, {html}", file=sys.stderr)
+    _print_failures(comparison)
+    if sys.stdout.isatty():
+        sys.stdout.write(render(comparison, "text", args.lang))
 
-        hint = f"the full report is in {args.html or args.out}"
-        if args.report:
-            template = Path(args.template) if args.template else None
-            md = render(comparison, "md", args.lang, template=template, full_report_hint=hint)
-            Path(args.report).write_text(md, encoding="utf-8")
-            print(f"profopt: report written to {args.report}", file=sys.stderr)
-        if args.html:
-            Path(args.html).write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
-            print(f"profopt: HTML report written to {args.html}", file=sys.stderr)
+
+def _print_failures(comparison: dict, lines: int = 8) -> None:
+    """The last lines of each failed benchmark's error, where the cause (the exception) is."""
+    for b in comparison.get("benchmarks") or []:
+        error = b.get("error") or {}
+        if b.get("decision") != "failed" or not error.get("message"):
+            continue
+        tail = [ln for ln in str(error["message"]).rstrip().splitlines() if ln.strip()][-lines:]
+        print(f"profopt: {b.get('name')} failed on {error.get('side', '?')}:", file=sys.stderr)
+        for ln in tail:
+            print(f"profopt:   {ln}", file=sys.stderr)
 
 
 def _verdict_exit(comparison: dict, fail_on: str) -> int:
@@ -115,9 +169,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     def partial(comparison: dict) -> None:
         _verdict_exit(comparison, args.fail_on)
-        _write_outputs(comparison, args)
+        _write_outputs(comparison, args, final=False)
 
-    trace_dir = Path(args.profile_dir) if args.profile_dir else Path(args.out).resolve().parent / "profopt-profiles"
+    out = _output_paths(args)[0]
+    trace_dir = Path(args.profile_dir) if args.profile_dir else (
+        out.resolve().parent / "profopt-profiles" if args.out else _output_dir().resolve() / "profiles")
     comparison = run_compare(spec, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
                              on_partial=partial, trace_dir=trace_dir)
     if comparison is None:
@@ -167,8 +223,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     comparison = load_comparison(args.file)
     template = Path(args.template) if args.template else None
-    text = render(comparison, args.format, args.lang, template=template,
-                  max_chars=65000 if args.format == "md" else None)
+    fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
+    text = render(comparison, fmt, args.lang, template=template, max_chars=65000 if fmt == "md" else None)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
@@ -288,6 +344,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     comparison, report = run_demo(args.example, out_dir=out_dir, keep_repo=args.keep_repo, lang=args.lang,
                                   log=stderr_log)
+    if sys.stdout.isatty():
+        from profopt_ci.report import render
+
+        report = render(comparison, "text", args.lang)
+    _print_failures(comparison)
     sys.stdout.write(report if report.endswith("\n") else report + "\n")
     print(f"profopt demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)
     return EXIT_INFRA if comparison["counts"]["failed"] else EXIT_OK
@@ -308,7 +369,8 @@ def _positive(text: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse exits 2 itself; route it through our boundary
-        raise UsageError(f"{self.prog}: {message}")
+        verb = self.prog.partition(" ")[2]  # main() prints the "profopt: " itself
+        raise UsageError(f"{verb}: {message}" if verb else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -318,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check a spec, print what is wrong and where")
     v.add_argument("--spec", help="spec file (default: ./profopt.yml)")
+    v.add_argument("--no-import", action="store_true",
+                   help="only check the spec; do not import each callable in a worker of the spec's environment")
     v.set_defaults(func=cmd_validate)
 
     r = sub.add_parser("run", help="run the spec on the current tree")
@@ -338,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-rounds", type=_positive, help="extend up to this many rounds while inconclusive")
     c.add_argument("--threshold", help="smallest change that counts, e.g. 3%%")
     c.add_argument("--workdir", help="keep worktrees and venvs here (default: a temporary directory, removed)")
-    c.add_argument("--profile-dir", help="where profiler traces go (default: profopt-profiles/ beside --out)")
+    c.add_argument("--profile-dir",
+                   help="where profiler traces go (default: .profopt/profiles, or profopt-profiles/ beside --out)")
     c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
                    help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
     _output_flags(c, "comparison.json")
@@ -352,17 +417,21 @@ def build_parser() -> argparse.ArgumentParser:
     _output_flags(d, "comparison.json")
     d.set_defaults(func=cmd_diff)
 
-    dm = sub.add_parser("demo", help="self-contained quickstart: a throwaway repo, a tuned commit, the report")
-    dm.add_argument("--example", default="python_func", help="which bundled example (default: python_func)")
+    dm = sub.add_parser("demo", help="self-contained quickstart: a throwaway repo, a tuned commit, the report",
+                        epilog=_examples_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    dm.add_argument("--example", default="python_func", metavar="NAME",
+                    help="which bundled example (default: python_func; the list is below)")
     dm.add_argument("--out-dir", default="profopt-demo", help="where the outputs go (default: ./profopt-demo)")
     dm.add_argument("--keep-repo", action="store_true", help="keep the throwaway repository")
-    dm.add_argument("--lang", choices=("en", "zh"), default="en")
+    dm.add_argument("--lang", choices=("en", "zh"), default="en", help="report language (default: en)")
     dm.set_defaults(func=cmd_demo)
 
     rep = sub.add_parser("report", help="render a comparison")
     rep.add_argument("file", metavar="comparison.json")
-    rep.add_argument("--format", choices=("md", "html", "json"), default="md")
-    rep.add_argument("--lang", choices=("en", "zh"), default="en")
+    rep.add_argument("--format", choices=("md", "html", "json", "text"),
+                     help="md: GitHub Markdown; html: self-contained page; json: the comparison; text: for a "
+                          "terminal (default: text on a terminal, else md)")
+    rep.add_argument("--lang", choices=("en", "zh"), default="en", help="report language (default: en)")
     rep.add_argument("--template", help="a jinja2 template to use instead of the packaged one")
     rep.add_argument("--out", help="write here instead of stdout")
     rep.set_defaults(func=cmd_report)
@@ -431,11 +500,21 @@ def _baseline_parsers(sub) -> None:
         q.set_defaults(func=cmd_baseline)
 
 
+def _examples_epilog() -> str:
+    from profopt_ci.demo import available, describe
+
+    try:
+        names = available()
+    except UsageError as exc:
+        return f"examples: {exc}"
+    return "examples:\n" + "\n".join(f"  {n:<16} {describe(n)}" for n in names)
+
+
 def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
-    p.add_argument("--out", default=default_out, help=f"comparison file (default: {default_out})")
-    p.add_argument("--report", help="write the Markdown report here")
-    p.add_argument("--html", help="write the self-contained HTML report here")
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="report language")
+    p.add_argument("--out", help=f"comparison file (default: .profopt/{default_out})")
+    p.add_argument("--report", help="the Markdown report (default: .profopt/report.md)")
+    p.add_argument("--html", help="the self-contained HTML report (default: .profopt/report.html)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="report language (default: en)")
     p.add_argument("--template", help="a jinja2 template for the Markdown report instead of the packaged one")
     p.add_argument("--fail-on", choices=("regression", "constraint", "none"), default="regression",
                    help="what makes the exit code 1 (default: regression)")

@@ -223,8 +223,13 @@ def counts(entries: list[dict]) -> dict[str, int]:
     }
 
 
-def summary_sentence(entries: list[dict]) -> str:
-    """The ten-second sentence: the decisive benchmark and its figures."""
+def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
+    """The ten-second sentence: the decisive benchmark and its figures.
+
+    The CI is labelled with the nominal `confidence` (the report's "99% CI"); the level each
+    interval really used after sequential looks is the metric's own `confidence` in the JSON.
+    Only an improved or regressed step time is worded as faster/slower.
+    """
     if not entries:
         return "no benchmarks"
     top = min(entries, key=lambda e: DECISION_ORDER.index(e["decision"]))
@@ -232,20 +237,10 @@ def summary_sentence(entries: list[dict]) -> str:
     parts = [top["name"]]
     if top["decision"] == "failed":
         err = top.get("error") or {}
-        return f"{top['name']} failed on {err.get('side', 'a side')}: {(err.get('message') or '').splitlines()[0][:120]}"
+        lines = [ln.strip() for ln in (err.get("message") or "").splitlines() if ln.strip()]
+        return f"{top['name']} failed on {err.get('side', 'a side')}: {(lines[-1] if lines else '')[:160]}"
     if m and m.get("delta_pct") is not None:
-        word = "faster" if m["delta_pct"] < 0 else "slower"
-        ci = ""
-        if m.get("ci_low_pct") is not None:
-            lo, hi = sorted((abs(m["ci_low_pct"]), abs(m["ci_high_pct"])))
-            if (m["ci_low_pct"] < 0) == (m["ci_high_pct"] < 0):
-                ci = f" ({_conf(m)} CI {lo:.1f}–{hi:.1f}%)"
-            else:
-                ci = f" ({_conf(m)} CI {m['ci_low_pct']:+.1f}…{m['ci_high_pct']:+.1f}%)"
-        if m["verdict"] == "unchanged":
-            parts.append(f"step time unchanged ({m['delta_pct']:+.1f}%)")
-        else:
-            parts.append(f"{abs(m['delta_pct']):.1f}% {word}{ci}")
+        parts.append(_speed_phrase(m, f"{confidence * 100:g}% CI"))
     mem = top.get("metrics", {}).get("peak_memory_mb")
     if mem:
         if mem["verdict"] == "unchanged":
@@ -261,6 +256,12 @@ def summary_sentence(entries: list[dict]) -> str:
     return parts[0] + " " + ", ".join(parts[1:]) + tail
 
 
-def _conf(m: dict) -> str:
-    c = m.get("confidence") or 0.99
-    return f"{c * 100:.3g}%"
+def _speed_phrase(m: dict, ci_label: str) -> str:
+    delta, lo, hi = m["delta_pct"], m.get("ci_low_pct"), m.get("ci_high_pct")
+    if m["verdict"] == "unchanged":
+        return f"step time unchanged ({delta:+.1f}%)"
+    if m["verdict"] in ("improved", "regressed") and lo is not None and hi is not None:
+        a, b = sorted((abs(lo), abs(hi)))
+        return f"{abs(delta):.1f}% {'faster' if delta < 0 else 'slower'} ({ci_label} {a:.1f}–{b:.1f}%)"
+    ci = f", {ci_label} {lo:+.1f}…{hi:+.1f}%" if lo is not None and hi is not None else ""
+    return f"step time {m['verdict']} ({delta:+.1f}%{ci})"

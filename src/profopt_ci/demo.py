@@ -34,6 +34,16 @@ def available() -> list[str]:
     return sorted(p.parent.name for p in examples_dir().glob("*/profopt.yml"))
 
 
+def describe(example: str) -> str:
+    """The first comment line of the example's profopt.yml: what it measures."""
+    try:
+        lines = (examples_dir() / example / "profopt.yml").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ""
+    first = next((ln for ln in lines if ln.startswith("#")), "")
+    return first.lstrip("# ").strip()
+
+
 def _git(repo: Path, *args: str) -> None:
     run_git(list(args), repo, env=_GIT_ID)
 

@@ -67,5 +67,9 @@ def run_tree(
             checkpoint(-1)
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
     for name in failed:
-        log(f"profopt: {name} {state.track(name, side.name).status}: see `error` in {out}")
+        track = state.track(name, side.name)
+        # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
+        cause = [ln for ln in str(track.error or "").rstrip().splitlines() if ln.strip()][-6:]
+        log("\n".join([f"profopt: {name} {track.status} (the whole error is in {out}):",
+                        *(f"profopt:   {ln}" for ln in cause)]))
     return (EXIT_INFRA if failed else EXIT_OK), results

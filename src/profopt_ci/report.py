@@ -1,4 +1,4 @@
-"""The report stage: a comparison@1 dict in, Markdown / HTML / JSON text out. No analysis here.
+"""The report stage: a comparison@1 dict in, Markdown / HTML / JSON / terminal text out. No analysis here.
 
     render(comparison, "md", "zh", max_chars=65000, full_report_hint="the job summary")
     headline(comparison, "en")    # line one, plain text
@@ -32,7 +32,7 @@ from .results import load_json
 __all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
 SCHEMA = "profopt/comparison@1"
-FORMATS = ("md", "html", "json")
+FORMATS = ("md", "html", "json", "text")
 MAX_CHARS = 65000
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -43,6 +43,10 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "text":
+        from .report_text import text
+
+        return text(comparison, lang)
     budget = max_chars or MAX_CHARS
     view = build_view(comparison, lang, error_budget=budget // 2 if fmt == "md" else 10 * MAX_CHARS,
                       plots=fmt == "html")
@@ -105,14 +109,18 @@ def _md_finalize(value: object) -> str:
 
 
 def mermaid(chart: dict) -> Raw:
-    """A mermaid `xychart-beta` block: bars are the base (= 100), the line is head relative to it."""
+    """A mermaid `xychart-beta` block: bars are the base (= 100), the line is head relative to it by
+    the verdict's estimate (100 + change %), and two more lines its CI where every point has one."""
     labels = ", ".join(f'"{chart_label(x)}"' for x in chart["labels"])
-    values = ", ".join(f"{v:g}" for v in chart["head"])
     bases = ", ".join("100" for _ in chart["head"])
     title, y_label = (re.sub(r"[\"`<>@\[\]{}\r\n]", "", str(chart[k]))[:80] for k in ("title", "y_label"))
+    lines = [chart["head"]]
+    if all(v is not None for v in chart.get("low", []) + chart.get("high", [])) and chart.get("low"):
+        lines += [chart["low"], chart["high"]]
+    series = "".join("    line [" + ", ".join(f"{v:g}" for v in line) + "]\n" for line in lines)
     return Raw("```mermaid\nxychart-beta\n"
                f'    title "{title}"\n'
                f"    x-axis [{labels}]\n"
                f'    y-axis "{y_label}" 0 --> {chart["y_max"]}\n'
                f"    bar [{bases}]\n"
-               f"    line [{values}]\n```")
+               f"{series}```")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import statistics
 
-from .i18n import EN, bottleneck_class, t, word
+from .analyze import NO_CLEAR_ACTION, NO_PROFILE_ACTION
+from .i18n import EN, bottleneck_class, evidence, next_action, note, t, word
 from .report_format import DASH, ci, clip, confidence_label, num, pct, pvalue, value_text
 from .report_headline import (
     DECISION_EMOJI,
@@ -50,12 +51,13 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
         "meta": _meta(c, lang, conf),
         "conf": conf,
         "unpaired": c.get("mode") == "unpaired",
-        "notes": [str(n) for n in c.get("notes") or []],
+        "notes": [note(lang, str(n)) for n in c.get("notes") or []],
+        "legend": t(lang, "table.legend", how=t(lang, "how.unpaired" if c.get("mode") == "unpaired" else "how.paired")),
         "differences": by_name.get(None, []),
         "benchmarks": [v for v in views if v["decision"] != "no-change"],
         "unchanged": [v for v in views if v["decision"] == "no-change"],
-        "chart": _chart(benches, lang),
-        "environments": _environments(c),
+        "chart": _chart(benches, lang, conf),
+        "environments": _environments(c, lang),
         "phases": [p for p in (_phases(b) for b in benches) if p["rows"]],
         "hot": [h for h in (_hot(b, lang) for b in benches) if h["rows"] or h["notes"]],
         "noise": [_noise(b) for b in benches if b.get("metrics")],
@@ -108,12 +110,12 @@ def _bench(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) -> d
         "decision": decision,
         "emoji": DECISION_EMOJI.get(decision, "❔"),
         "word": word(lang, "decision", decision),
-        # compare writes its reasons in English; the zh report says the same through its tables.
-        "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else "",
-        "goal": _goal(b, lang),
+        # compare writes its reasons in English; other languages compose the same from the data.
+        "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else _reason(b, lang),
+        "goal": _goal(b, lang, conf),
         "rows": [_metric_row(lang, key, metrics[key], b.get("unit")) for key in ordered_metrics(metrics)],
         "constraints": [_constraint_row(lang, con) for con in b.get("constraints") or []],
-        "bottleneck": _bottleneck(b, lang),
+        "bottleneck": _bottleneck(b, lang) if decision != "failed" else None,
         "differences": diffs,
         "error": _error(b, lang, error_cap),
     }
@@ -124,24 +126,81 @@ def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
     return {
         "key": key, "label": metric_label(lang, key, unit),
         "base": num(m.get("base")), "head": num(m.get("head")),
-        "change": pct(m.get("delta_pct")), "ci": ci(m.get("ci_low_pct"), m.get("ci_high_pct")),
+        "change": _change_text(m), "ci": _ci_or_tolerance(lang, m),
         "verdict": verdict, "symbol": VERDICT_SYMBOL.get(verdict, "🟡"),
         "word": word(lang, "verdict", verdict),
     }
 
 
+def _change_text(m: dict) -> str:
+    """The change; memory, judged on medians, also in MB."""
+    text = pct(m.get("delta_pct"))
+    if isinstance(m.get("delta_mb"), (int, float)):
+        text += f" ({num(m['delta_mb']) if m['delta_mb'] < 0 else '+' + num(m['delta_mb'])} MB)"
+    return text
+
+
+def _ci_or_tolerance(lang: str, m: dict) -> str:
+    """The CI; a metric judged against a tolerance (memory) shows the tolerance instead."""
+    if m.get("ci_low_pct") is None and isinstance(m.get("tolerance_mb"), (int, float)):
+        return t(lang, "tolerance", mb=f"{m['tolerance_mb']:.3g}")
+    return ci(m.get("ci_low_pct"), m.get("ci_high_pct"))
+
+
 def _constraint_row(lang: str, con: dict) -> dict:
     limit = con.get("limit")
     shown = None if limit is None or isinstance(limit, bool) else _exact(limit)  # `equal: true` says it all
-    rule = " ".join(str(x) for x in (con.get("rule"), shown) if x)
+    rule = con.get("rule")
+    rule = word(lang, "rule", rule) if rule else None
+    rule = " ".join(str(x) for x in (rule, shown) if x)
     ok = bool(con.get("ok"))
     return {
         "label": clip(f"{con.get('metric', '?')} {rule}".strip(), 80),
         "base": _exact(con.get("base")), "head": _exact(con.get("head")),
         "ok": ok, "symbol": "🟢" if ok else "🔴",
         "word": t(lang, "constraint.ok" if ok else "constraint.broken"),
-        "detail": clip(str(con.get("detail") or ""), 120),
+        "detail": _constraint_detail(lang, con),
     }
+
+
+def _constraint_detail(lang: str, con: dict) -> str:
+    """decide's detail, said from the data in `lang` where it is words rather than figures."""
+    metric = clip(str(con.get("metric", "?")), 40)
+    missing = [word(lang, "side", s) for s in ("base", "head") if con.get(s) is None]
+    if missing and not con.get("ok"):
+        return t(lang, "con.not_recorded", metric=metric, sides=t(lang, "and").join(missing))
+    if con.get("rule") == "equal":
+        if con.get("ok"):
+            return t(lang, "con.identical")
+        return t(lang, "con.differs", base=_exact(con.get("base")), head=_exact(con.get("head")))
+    return clip(str(con.get("detail") or ""), 120)
+
+
+def _reason(b: dict, lang: str) -> str:
+    """The benchmark's reason composed from its data (compare's own `reason` is English)."""
+    decision = b.get("decision")
+    judged = {k: m for k, m in (b.get("metrics") or {}).items() if k != "throughput"}
+
+    def names(verdict: str) -> str:
+        return t(lang, "sep").join(metric_word(lang, k) for k, m in judged.items() if m.get("verdict") == verdict)
+
+    broken = [c for c in b.get("constraints") or [] if not c.get("ok")]
+    if decision == "failed":
+        return ""
+    if broken:
+        what = t(lang, "sep2").join(f"{clip(str(c.get('metric', '?')), 40)}（{_constraint_detail(lang, c)}）"
+                                    if lang == "zh" else f"{c.get('metric')} ({_constraint_detail(lang, c)})"
+                                    for c in broken)
+        return t(lang, "reason.broken", what=what)
+    if decision in ("keep", "reject", "trade-off") and (names("improved") or names("regressed")):
+        key = {"keep": "reason.keep", "reject": "reason.regressed", "trade-off": "reason.trade-off"}[decision]
+        return t(lang, key, improved=names("improved"), regressed=names("regressed"))
+    speed = (judged.get("step_time_ms") or {}).get("verdict")
+    if not judged:
+        return t(lang, "reason.no_rounds")
+    if speed in ("inconclusive", "unstable"):
+        return t(lang, f"reason.{speed}")
+    return t(lang, "reason.no-change")
 
 
 def _exact(value: object) -> str:
@@ -151,7 +210,7 @@ def _exact(value: object) -> str:
     return value_text(value, 40)
 
 
-def _goal(b: dict, lang: str) -> str | None:
+def _goal(b: dict, lang: str, conf: str) -> str | None:
     goal = b.get("goal") or {}
     if not goal:
         return None
@@ -163,19 +222,32 @@ def _goal(b: dict, lang: str) -> str | None:
     direction = "increase" if goal.get("direction") == "increase" else "decrease"
     text = t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
     achieved, met = goal.get("achieved_pct"), goal.get("met")
+    m = (b.get("metrics") or {}).get(key) or {}
+    if achieved is not None and m.get("verdict") in ("inconclusive", "unstable"):
+        # Not "missed": at this noise the CI cannot say either way.
+        return text + " — " + t(lang, "goal.unclear", achieved=f"{achieved:.1f}", ci=t(lang, "col.ci", conf=conf),
+                                lo=pct(m.get("ci_low_pct")), hi=pct(m.get("ci_high_pct")))
     if met is not None and achieved is not None:
         text += " — " + t(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
     return text
 
 
-def _bottleneck(b: dict, lang: str) -> dict | None:
-    bn = b.get("bottleneck")
-    if not bn or not bn.get("class"):
-        return None
+def _bottleneck(b: dict, lang: str) -> dict:
+    """Always a note: the class, or "no single bottleneck" / "not analysed" when there is none."""
+    bn = b.get("bottleneck") or {}
+    lines = [str(e) for e in bn.get("evidence") or []]
+    if not bn.get("class"):
+        # analyze's "no clear bottleneck" is what the class line now says.
+        lines = [e for e in lines if e != "no clear bottleneck"]
+        lines = [t(lang, "no_profile", reason=e[len("no profile: "):]) if e.startswith("no profile: ") else e
+                 for e in lines]
+    cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
+           else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
+    action = str(bn.get("next_action") or ("" if bn else NO_PROFILE_ACTION))
     return {
-        "cls": bottleneck_class(lang, bn.get("class")),
-        "evidence": [clip(str(e), 200) for e in (bn.get("evidence") or [])[:EVIDENCE_MAX]],
-        "next_action": clip(str(bn.get("next_action") or ""), 400),
+        "cls": cls,
+        "evidence": [clip(evidence(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
+        "next_action": clip(next_action(lang, bn.get("rule"), action, NO_CLEAR_ACTION, NO_PROFILE_ACTION), 400),
     }
 
 
@@ -219,49 +291,58 @@ def _tail(message: str, cap: int, max_lines: int = 60) -> str:
     return text
 
 
-def _chart(benches: list[dict], lang: str) -> dict | None:
-    """base vs head relative to base = 100; one benchmark charts its metrics, several their step time."""
-    usable = [b for b in benches if _ratio((b.get("metrics") or {}).get("step_time_ms"))]
+def _chart(benches: list[dict], lang: str, conf: str) -> dict | None:
+    """Head relative to base = 100 by the verdict's estimate (100 + change %), with its CI;
+    one benchmark charts its metrics, several their step time."""
+    usable = [b for b in benches if _point((b.get("metrics") or {}).get("step_time_ms"))]
     if len(usable) == 1 or (not usable and len(benches) == 1):
         b = usable[0] if usable else benches[0]
         metrics = b.get("metrics") or {}
-        points = [(metric_word(lang, k), _ratio(metrics[k])) for k in ordered_metrics(metrics)]
-        points = [(label, r) for label, r in points if r]
+        points = [(metric_word(lang, k), _point(metrics[k])) for k in ordered_metrics(metrics)]
+        points = [(label, p) for label, p in points if p]
         what = b.get("name", "?")
-        shown, total = len(points), len(points)
+        total = len(points)
     else:
         biggest = sorted(usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
         keep = {id(b) for b in biggest[:CHART_MAX]}
-        points = [(b.get("name", "?"), _ratio(b["metrics"]["step_time_ms"])) for b in usable if id(b) in keep]
+        points = [(b.get("name", "?"), _point(b["metrics"]["step_time_ms"])) for b in usable if id(b) in keep]
         what = metric_word(lang, "step_time_ms")
-        shown, total = len(points), len(usable)
+        total = len(usable)
     if not points:
         return None
-    top = max(max(r for _, r in points), 100.0)
+    top = max(max(max(v for v in p if v is not None) for _, p in points), 100.0)
     return {"title": t(lang, "chart.title", what=what), "y_label": t(lang, "chart.y"),
             "labels": [p[0] for p in points],
-            "head": [p[1] for p in points], "y_max": int(top * 1.1 // 10 + 1) * 10,
-            "shown": shown, "total": total}
+            "head": [p[1][0] for p in points],
+            "low": [p[1][1] for p in points], "high": [p[1][2] for p in points],
+            "y_max": int(top * 1.1 // 10 + 1) * 10, "conf": conf,
+            "shown": len(points), "total": total}
 
 
-def _ratio(m: dict | None) -> float | None:
-    if not m or not isinstance(m.get("base"), (int, float)) or not isinstance(m.get("head"), (int, float)):
+def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
+    """(estimate, CI low, CI high) as % of base: 100 + the change column's figures."""
+    if not m or not isinstance(m.get("delta_pct"), (int, float)):
         return None
-    if m["base"] <= 0:
-        return None
-    return round(100.0 * m["head"] / m["base"], 1)
+
+    def rel(v: object) -> float | None:
+        return round(100.0 + v, 1) if isinstance(v, (int, float)) else None
+
+    mid = rel(m["delta_pct"])
+    # A metric judged without a CI (memory, against its tolerance) is a point on the CI lines.
+    return mid, rel(m.get("ci_low_pct")) or mid, rel(m.get("ci_high_pct")) or mid
 
 
-def _environments(c: dict) -> list[dict]:
+def _environments(c: dict, lang: str) -> list[dict]:
     base, head = c.get("base") or {}, c.get("head") or {}
-    sides = [("ref", base.get("ref"), head.get("ref")), ("commit", base.get("commit"), head.get("commit"))]
+    sides = [(t(lang, "env.ref"), base.get("ref"), head.get("ref")),
+             (t(lang, "env.commit"), base.get("commit"), head.get("commit"))]
     rows: list[tuple] = []
     fb, fh = base.get("fingerprint") or {}, head.get("fingerprint") or {}
     keys = [k for k in FINGERPRINT_ORDER if k in fb or k in fh]
     keys += sorted((set(fb) | set(fh)) - set(keys))
     rows += [(k, fb.get(k), fh.get(k)) for k in keys]
     eb, eh = base.get("env") or {}, head.get("env") or {}
-    rows += [(f"env {k}", eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
+    rows += [(t(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
     # ref and commit differ by design; only what should have been equal is marked.
     return [{"key": clip(str(k), 60), "base": value_text(b, 100), "head": value_text(h, 100),
              "differs": b != h and not designed} for designed, (k, b, h) in
@@ -304,6 +385,10 @@ def _hot(b: dict, lang: str) -> dict:
             notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
         elif summary.get("trace_path"):
             notes.append(f"{label} " + t(lang, "trace", path=clip(str(summary["trace_path"]), 160)))
+        profiled = (summary.get("counters") or {}).get("profiled_step_ms")
+        if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
+            notes.append(t(lang, "hot.profiled_step", side=t(lang, f"side.{side}"), profiled=num(profiled),
+                           plain=num(summary["step_time_ms"])))
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
 
 

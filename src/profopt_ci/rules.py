@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "launch/framework overhead",
-           "data loading", "host-device sync")
+           "interpreter overhead", "data loading", "host-device sync")
 
 CAPACITY_SHARE = 0.90      # † peak memory / total
 RESERVED_RATIO = 1.5       # † reserved ≫ allocated
@@ -362,7 +362,7 @@ RULES: list[Rule] = [
     Rule("framework overhead", "launch/framework overhead", _framework_overhead,
          "fewer, larger ops: torch.compile to fuse the small ones, whole-tensor operations instead of "
          "Python loops over tensors, a larger batch per step"),
-    Rule("interpreter overhead", "launch/framework overhead", _interpreter_overhead,
+    Rule("interpreter overhead", "interpreter overhead", _interpreter_overhead,
          "vectorize the hot loop (numpy / whole-array operations), cache repeated work, or move it to "
          "compiled code (numba, Cython, a C extension)"),
     Rule("decode bandwidth", "memory bandwidth", _decode_bandwidth,

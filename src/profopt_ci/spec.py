@@ -150,9 +150,21 @@ def load_spec(path: str | Path, *, display: str | None = None) -> Spec:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{shown}: no such file — expected a profopt.yml spec (see profopt validate)") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise SpecError([f"{shown}:1:1: is a directory — expected a profopt.yml spec file"]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([f"{_where_byte(p, shown, exc.start)}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}) — "
+                         "expected a YAML spec file, not a binary one"]) from None
+    except OSError as exc:
         raise UsageError(f"{shown}: cannot read the spec ({exc})") from None
     return parse_spec(text, shown, path=p)
+
+
+def _where_byte(path: Path, shown: str, offset: int) -> str:
+    """file:line:col of a byte offset (columns counted in bytes: the line is not valid text)."""
+    head = path.read_bytes()[:offset]
+    line, col = head.count(b"\n") + 1, offset - head.rfind(b"\n")
+    return f"{shown}:{line}:{col}"
 
 
 def parse_spec(text: str, shown: str, *, path: Path | None = None) -> Spec:
