@@ -61,7 +61,7 @@ def valgrind_path(env: dict[str, str] | None = None) -> str:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def setarch_prefix() -> tuple[str, ...]:
     """`setarch <machine> -R` when it works here (no ASLR), else nothing."""
     exe = shutil.which("setarch")

@@ -40,8 +40,11 @@ def function_diff(base: dict, head: dict, top: int = DIFF_ROWS) -> list[dict]:
         b, h = bf.get(name, b_floor), hf.get(name, h_floor)
         if abs(h - b) < MIN_SHARE * total:
             continue
+        listed = name in bf and name in hf  # else one side's value is the assumed bound, not a count
         rows.append({"name": name, "object": objects.get(name, ""), "base_ir": round(b, 1), "head_ir": round(h, 1),
-                     "delta_ir": round(h - b, 1), "delta_pct": round((h / b - 1) * 100, 2) if b > 0 else None})
+                     "delta_ir": round(h - b, 1),
+                     "delta_pct": round((h / b - 1) * 100, 2) if listed and b > 0 else None,
+                     "only_in": None if listed else ("head" if name in hf else "base")})
     rows.sort(key=lambda r: (-abs(r["delta_ir"]), r["name"]))
     return rows[:top]
 
@@ -54,12 +57,17 @@ def _count(x: float) -> str:
 
 
 def diff_lines(rows: list[dict]) -> list[str]:
-    """"`list_sort` (python3.11): Ir +12.3% (1.2M → 1.35M per step)"."""
+    """"list_sort (libpython3.11.so): Ir +12.3% (1.2M → 1.35M per step)"; plain text (the view escapes)."""
     out = []
     for r in rows:
         where = f" ({r['object']})" if r.get("object") else ""
-        change = f"{r['delta_pct']:+.1f}%" if r.get("delta_pct") is not None else "new"
-        out.append(f"`{r['name']}`{where}: Ir {change} ({_count(r['base_ir'])} → {_count(r['head_ir'])} per step)")
+        if r.get("delta_pct") is not None:
+            figures = f"Ir {r['delta_pct']:+.1f}% ({_count(r['base_ir'])} → {_count(r['head_ir'])} per step)"
+        elif r.get("only_in") == "head":
+            figures = f"Ir new in head: {_count(r['head_ir'])} per step (base below its top {TOP_FUNCTIONS})"
+        else:
+            figures = f"Ir gone in head: {_count(r['base_ir'])} per step in base"
+        out.append(f"{r['name']}{where}: {figures}")
     return out
 
 

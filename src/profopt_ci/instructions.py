@@ -69,7 +69,7 @@ def measure_instructions(spec: Spec, benches: list[Benchmark], sides: list[Side]
         live = [s for s in sides if ok(bench.name, s.name)]
         log(f"profopt: counting instructions of {bench.name} under valgrind [{', '.join(s.name for s in live)}]")
         with ThreadPoolExecutor(max_workers=max(1, len(live))) as pool:
-            results = pool.map(lambda s: measure_side(s.spec or spec, s.bench(bench), s, workdir), live)
+            results = pool.map(lambda s, b=bench: measure_side(s.spec or spec, s.bench(b), s, workdir), live)
             out[bench.name] = dict(zip((s.name for s in live), results, strict=True))
         for side, r in out[bench.name].items():
             if r["status"] == "ok":

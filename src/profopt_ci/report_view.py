@@ -304,7 +304,19 @@ def _hot(b: dict, lang: str) -> dict:
             notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
         elif summary.get("trace_path"):
             notes.append(f"{label} " + t(lang, "trace", path=clip(str(summary["trace_path"]), 160)))
+    notes += _instruction_notes(b)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+def _instruction_notes(b: dict) -> list[str]:
+    """instrument: instructions — callgrind's per-function Ir diff, one line per function."""
+    from .instr_merge import diff_lines
+
+    block = b.get("instructions") or {}
+    rows = block.get("function_diff") or []
+    if not rows:
+        return []
+    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [str(n) for n in block.get("notes") or []]
 
 
 def _noise(b: dict) -> dict:
