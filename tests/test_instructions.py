@@ -190,3 +190,17 @@ totals: 50 3
     assert d.functions["outer"] == {"Ir": 8, "Dr": 1}
     assert d.functions["inner"] == {"Ir": 42, "Dr": 2}
     assert d.total("Ir") == 50 and d.objects["outer"] == "libpython3.11.so"
+
+
+def test_the_action_input_instrument_reaches_compare_and_refresh(tmp_path):
+    from profopt_ci import container as C
+    from profopt_ci.errors import UsageError
+
+    s = C.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "instructions, walltime"})
+    assert s.instrument == "walltime,instructions"
+    argv = C.compare_argv(s, "measure", "/work")
+    assert argv[argv.index("--instrument") + 1] == "walltime,instructions"
+    assert C.baseline_argv(s, "dir:b")[-2:] == ["--instrument", "walltime,instructions"]
+    assert "--instrument" not in C.compare_argv(C.settings_from_args(["--workspace", str(tmp_path)], {}), "all", "/w")
+    with pytest.raises(UsageError, match="instrument: cycles"):
+        C.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "cycles"})
