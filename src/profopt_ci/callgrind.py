@@ -12,8 +12,9 @@ How the count is made deterministic (each measured on this VM, docs/accuracy.md)
 - PYTHONHASHSEED=0 (set and dict iteration order, hence work, depend on the hash seed);
 - `setarch -R` (no ASLR) where the kernel lets us (Docker's default seccomp profile does not):
   addresses feed `id()`-keyed hashing and the allocator's layout;
-- PYTHONMALLOC=malloc: glibc malloc instead of pymalloc's arenas, whose per-arena bookkeeping
-  depends on what earlier code freed (what CodSpeed does too);
+- PYTHONMALLOC is left alone (pymalloc): CodSpeed sets it to malloc, but on this VM both gave a
+  0.0000% A/A spread (bench/instructions.py) and glibc malloc adds ~35% Ir and tops the function
+  diff with malloc/free, which is not the interpreter users run;
 - with `cache_sim`, fixed cache geometry (--I1/--D1/--LL), so a runner's real cache sizes do not
   change the figure; est_cycles = L1 hits + 5·LL hits + 35·RAM accesses (iai-callgrind's weights)
   is an estimate, not a measured time.
@@ -45,7 +46,7 @@ CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"
 TARGET_IR = 2e7  # instructions per N-step region: ~0.3 s under callgrind, large against its jitter
 MAX_STEPS = 1024
 TOP_FUNCTIONS = 40  # functions kept per run, by self Ir per step
-DETERMINISM_ENV = {"PYTHONHASHSEED": "0", "PYTHONMALLOC": "malloc"}
+DETERMINISM_ENV = {"PYTHONHASHSEED": "0"}
 
 
 def valgrind_path(env: dict[str, str] | None = None) -> str:
