@@ -5,8 +5,9 @@ import json
 import os
 import shutil
 
+import jsonschema
 import pytest
-from conftest import make_repo, run_cli
+from conftest import SRC, make_repo, run_cli
 
 from profopt_ci import callgrind_out
 from profopt_ci.instructions import NOISE_FLOOR_PCT, instruction_change
@@ -91,7 +92,10 @@ def test_function_diff_names_the_c_function_that_changed(tmp_path):
     # run + run + diff: results@1 carries the counts, and diff compares them
     root = repo(tmp_path, "{n: 2000, crc_kb: 1}", "{n: 2000, crc_kb: 64}")
     assert run_cli(["run", "--out", "head.json"], root, timeout=600).returncode == 0
-    head = json.loads((root / "head.json").read_text())["benchmarks"]["loop"]
+    doc = json.loads((root / "head.json").read_text())
+    schema = json.loads((SRC / "profopt_ci/schema/results.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    head = doc["benchmarks"]["loop"]
     assert head["summary"]["instructions"] == head["instructions"]["instructions"] > 0
     (root / "profopt.yml").write_text(SPEC.format(instrument="instructions", params="{n: 2000, crc_kb: 1}"))
     proc = run_cli(["run", "--out", "base.json"], root, timeout=600)
