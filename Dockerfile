@@ -13,11 +13,12 @@ ENV LANG=C.UTF-8 \
     VIRTUAL_ENV=/opt/profopt \
     PATH=/opt/profopt/bin:$PATH
 
-# git for worktrees; installed only when the base image lacks it (the slim Python image does).
+# git for worktrees and valgrind for `instrument: instructions` (callgrind); installed only when
+# the base image lacks one of them (the slim Python image lacks both).
 # hadolint ignore=DL3008
-RUN if ! command -v git >/dev/null; then \
+RUN if ! command -v git >/dev/null || ! command -v valgrind >/dev/null; then \
       apt-get update \
-      && apt-get install -y --no-install-recommends git ca-certificates \
+      && apt-get install -y --no-install-recommends git ca-certificates valgrind \
       && rm -rf /var/lib/apt/lists/*; \
     fi \
     && git config --system --add safe.directory '*' \

@@ -46,6 +46,7 @@ class ActionSettings:
     cpuset: str | None = None
     threshold: str | None = None
     max_rounds: int | None = None
+    instrument: str | None = None  # walltime | instructions | walltime,instructions
     fail_on: str = "regression"
     lang: str = "en"
     comment: bool = True
@@ -102,6 +103,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--cpuset", default=d("CPUSET"))
     p.add_argument("--threshold", default=d("THRESHOLD"))
     p.add_argument("--max-rounds", default=d("MAX_ROUNDS"))
+    p.add_argument("--instrument", default=d("INSTRUMENT"))
     p.add_argument("--fail-on", default=d("FAIL_ON", "regression"))
     p.add_argument("--lang", default=d("LANG", "en"))
     p.add_argument("--comment", default=d("COMMENT", "true"))
@@ -144,6 +146,18 @@ def check_cpuset(value: str | None) -> str | None:
     return value
 
 
+def check_instrument(value: str | None) -> str | None:
+    """The `instrument` input: empty → the spec's; else walltime and/or instructions, comma-separated."""
+    if not value or not value.strip():
+        return None
+    from profopt_ci.spec import parse_instrument
+
+    try:
+        return ",".join(parse_instrument([p.strip() for p in value.split(",") if p.strip()]))
+    except ValueError as exc:
+        raise UsageError(f"instrument: {exc}") from None
+
+
 def check_store(value: str) -> str:
     m = _STORE.fullmatch(value.strip())
     if not m:
@@ -184,6 +198,7 @@ def settings_from_args(argv: list[str] | None, environ: Mapping[str, str]) -> Ac
         cpuset=check_cpuset(a.cpuset),
         threshold=a.threshold or None,
         max_rounds=max_rounds,
+        instrument=check_instrument(a.instrument),
         fail_on=_choice("fail-on", a.fail_on, FAIL_ON),
         lang=_choice("lang", a.lang, LANGS),
         comment=_bool(a.comment),

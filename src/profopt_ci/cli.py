@@ -58,6 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from profopt_ci.measure import run_tree
 
     spec = _load(args.spec)
+    _apply_instrument(spec, args)
     out = Path(args.out)
     if getattr(args, "shard", None):
         return _run_shard(spec, args, out)
@@ -158,11 +159,31 @@ def _apply_overrides(spec: Spec, args: argparse.Namespace) -> None:
             b.settings.max_rounds = max(b.settings.max_rounds, args.rounds)
 
 
+def _apply_instrument(spec: Spec, args: argparse.Namespace) -> None:
+    """`--instrument walltime|instructions|walltime,instructions` overrides the spec's `instrument`."""
+    if not getattr(args, "instrument", None):
+        return
+    from profopt_ci.spec import parse_instrument
+
+    try:
+        chosen = parse_instrument([p.strip() for p in args.instrument.split(",") if p.strip()])
+    except ValueError as exc:
+        raise UsageError(f"--instrument: {exc}") from None
+    for b in spec.benchmarks:
+        b.settings.instrument = chosen
+
+
+def _instrument_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--instrument", metavar="walltime|instructions|walltime,instructions",
+                   help="what to measure, overriding the spec's `instrument` (instructions: Ir per step under valgrind)")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from profopt_ci.compare import run_compare
 
     spec = _load(args.spec)
     _apply_overrides(spec, args)
+    _apply_instrument(spec, args)
     workdir = Path(args.workdir) if args.workdir else None
     if getattr(args, "baseline", "rerun") == "stored":
         return _compare_stored(spec, args, workdir)
@@ -306,6 +327,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     if args.action == "refresh":
         spec = _load(args.spec)
+        _apply_instrument(spec, args)
         code, _ = baseline.refresh(spec, store=args.store, only=args.only, rounds=args.rounds,
                                    out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
                                    push=not args.no_push)
@@ -392,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--shard", metavar="I/N", help="run only shard I of N (1-based) of the benchmarks; join with merge")
     r.add_argument("--store", metavar="dir:PATH|git:BRANCH",
                    help="with --shard: balance shards by the costs recorded in this baseline store")
+    _instrument_flag(r)
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="base vs head, interleaved, in git worktrees")
@@ -406,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where profiler traces go (default: .profopt/profiles, or profopt-profiles/ beside --out)")
     c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
                    help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
+    _instrument_flag(c)
     _output_flags(c, "comparison.json")
     _baseline_flags(c)
     c.set_defaults(func=cmd_compare)
@@ -480,6 +504,7 @@ def _baseline_parsers(sub) -> None:
     r.add_argument("--allow-dirty", action="store_true", help="store a tree with uncommitted changes")
     r.add_argument("--no-push", action="store_true",
                    help="git store: commit to the local data branch only (push later with `baseline push`)")
+    _instrument_flag(r)
 
     ls = bsub.add_parser("list", help="stored runs, newest first per label")
     ls.add_argument("--store", help=store_help)

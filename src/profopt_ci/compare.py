@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from profopt_ci import __version__, stats
+from profopt_ci import __version__, instr_merge, instructions, stats
 from profopt_ci.decide import (
     SPEED,
     apply_multiplicity,
@@ -231,6 +231,7 @@ def run_compare(
         raise UsageError(f"{spec.path} is not inside a git repository — compare needs git history (use `profopt run`)")
     rel_spec = spec_path.relative_to(repo.resolve())
     benches = spec.benchmarks
+    instructions.preflight(spec, benches)  # no valgrind: exit 2 before anything is set up
     state = RoundState()
     with open_workspace(repo, workdir) as ws:
         if phase == "measure":
@@ -260,7 +261,11 @@ def run_compare(
                 pairs.append((bb, hb))
                 entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                            paired=True, alpha=alphas.get(b.name, ALPHA)))
+                instr_merge.merge(entries[-1], hb, instr.get(b.name))  # instrument: instructions
             finish(entries, {b.name: head_side.bench(b) for b in benches})
+            instr_merge.mark_failures(entries)
+            if instructions.wanted(benches):
+                notes = [*notes, instructions.WHAT_IT_IS]
             for entry in entries:
                 if entry["name"] in profiles and entry["decision"] != "failed":
                     annotate(entry, profiles[entry["name"]])
@@ -273,12 +278,17 @@ def run_compare(
 
         alphas: dict[str, float] = {}
         profiles: dict[str, dict[str, dict]] = {}
+        instr: dict[str, dict[str, dict]] = {}
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 for side in sides:
                     fps[side.name] = fingerprint(side, side.spec or spec)
-                alphas = sequential_rounds(spec, benches, sides, state, Path(work), random.Random(seed), log)
-                profiles = profile_all(spec, benches, sides, state.measured, Path(work), trace_dir, log)
+                timed = [b for b in benches if "walltime" in b.settings.instrument]
+                alphas = sequential_rounds(spec, timed, sides, state, Path(work), random.Random(seed), log)
+                profiles = profile_all(spec, timed, sides, state.measured, Path(work), trace_dir, log)
+                # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
+                instr = instructions.measure_instructions(
+                    spec, benches, sides, lambda b, s: state.track(b, s).status == "ok", Path(work), log)
             except KeyboardInterrupt:
                 if on_partial is not None:
                     on_partial(comparison(["interrupted: partial results", *extra_notes]))
@@ -304,7 +314,11 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     pairs = [(_bench_from_results(n, base["benchmarks"][n], spec), _bench_from_results(n, head["benchmarks"][n], spec))
              for n in names]
     entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
+    for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
+        counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
+        instr_merge.merge(e, h, counted if all(counted.values()) else None)
     finish(entries, {h.name: h for _, h in pairs})
+    instr_merge.mark_failures(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
              "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
              "shows up as change"]

@@ -106,7 +106,7 @@ def compare_argv(s: ActionSettings, phase: str, root: str) -> list[str]:
             "--out", f"{work}/comparison.json", "--report", f"{work}/report.md", "--html", f"{work}/report.html",
             "--lang", s.lang, "--fail-on", s.fail_on]
     for flag, value in (("--base", s.base), ("--head", s.head), ("--threshold", s.threshold),
-                        ("--max-rounds", s.max_rounds)):
+                        ("--max-rounds", s.max_rounds), ("--instrument", s.instrument)):
         if value is not None:
             argv += [flag, str(value)]
     return argv
@@ -117,6 +117,8 @@ def baseline_argv(s: ActionSettings, store: str) -> list[str]:
     if store.startswith("git:"):
         # The container has no credentials: it commits to the local data branch, and the host pushes.
         argv.append("--no-push")
+    if s.instrument:
+        argv += ["--instrument", s.instrument]
     return argv
 
 

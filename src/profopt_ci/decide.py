@@ -34,6 +34,8 @@ METRIC_NAMES = {
     "peak_memory_mb": "peak memory",
     "cuda_max_allocated_mb": "CUDA memory allocated",
     "cuda_max_reserved_mb": "CUDA memory reserved",
+    "instructions": "instructions",
+    "est_cycles": "estimated cycles",
 }
 
 
@@ -123,7 +125,7 @@ def _goal_metric(bench: Benchmark) -> str | None:
 def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
     """(decision, reason) for one benchmark whose sides both finished."""
     broken = [c for c in constraints if not c["ok"]]
-    if SPEED not in metrics and not broken:
+    if SPEED not in metrics and "instructions" not in metrics and not broken:
         return "inconclusive", "no paired rounds were measured"
     # throughput mirrors step time (same rounds, inverted): decide on step time, name both in the report
     judged = {m: r for m, r in metrics.items() if m != "throughput"}
@@ -241,6 +243,9 @@ def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
         return f"{top['name']} failed on {err.get('side', 'a side')}: {(lines[-1] if lines else '')[:160]}"
     if m and m.get("delta_pct") is not None:
         parts.append(_speed_phrase(m, f"{confidence * 100:g}% CI"))
+    ins = top.get("metrics", {}).get("instructions")
+    if ins and ins.get("delta_pct") is not None:
+        parts.append(f"instructions {ins['verdict']} ({ins['delta_pct']:+.2f}%)")
     mem = top.get("metrics", {}).get("peak_memory_mb")
     if mem:
         if mem["verdict"] == "unchanged":

@@ -6,6 +6,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from profopt_ci import instr_merge, instructions
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
 from profopt_ci.gitutil import commit_info
 from profopt_ci.results import new_entry, new_results, save_json
@@ -38,11 +39,13 @@ def run_tree(
     `fp` is the side's fingerprint when the caller already took it (it costs a process).
     """
     benches = spec.select(only)
+    instructions.preflight(spec, benches)
     n = rounds if rounds is not None else max(b.settings.rounds for b in benches)
     side = side or Side(name="tree", root=root)
     commit, dirty = commit_info(root)
     results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
+    counted: dict[str, dict[str, dict]] = {}
     try:
         run_setup(spec, side, log)
     except InfraError as exc:
@@ -61,11 +64,21 @@ def run_tree(
 
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
-            run_rounds(spec, benches, [side], state, Path(work), start=0, stop=n, total=n,
+            timed = [b for b in benches if "walltime" in b.settings.instrument]
+            run_rounds(spec, timed, [side], state, Path(work), start=0, stop=n, total=n,
                        rng=random.Random(seed), log=log, after_round=checkpoint)
+            counted = instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
+                                                        Path(work), log)
         finally:
             checkpoint(-1)
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
+    for name, sides in counted.items():
+        instr_merge.results_entry(results["benchmarks"][name], sides[side.name])
+        if sides[side.name]["status"] != "ok":
+            failed.append(name)
+            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instructions.error` in {out}")
+    if counted:
+        save_json(results, out)
     for name in failed:
         track = state.track(name, side.name)
         # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.

@@ -38,7 +38,11 @@ DEFAULTS: dict[str, Any] = {
     "memory_tolerance": "5%",
     "timeout_s": 600.0,
     "profile": "auto",
+    "instrument": "walltime",
+    "instructions_threshold": "0.5%",
+    "cache_sim": False,
 }
+INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
 GOAL_METRICS = {
     "step_time": "step_time_ms",
@@ -61,6 +65,9 @@ class Settings:
     memory_tolerance_pct: float
     timeout_s: float
     profile: str
+    instrument: tuple[str, ...] = ("walltime",)  # walltime and/or instructions, in that order
+    instructions_threshold_pct: float = 0.5
+    cache_sim: bool = False
 
 
 @dataclass
@@ -313,6 +320,8 @@ def _describe(err: jsonschema.ValidationError) -> str | None:
         return f"`{label}` is empty — expected at least {err.validator_value} item(s)"
     if v == "oneOf" and path and path[-1] == "command":
         return f"`{label}` is {_type_name(err.instance)} — expected a command string or a list of arguments"
+    if v == "oneOf" and path and path[-1] == "instrument":
+        return f"`{label}` is {_type_name(err.instance)} — expected walltime, instructions, or a list of both"
     if v == "oneOf" and path == ["setup"]:
         return f"`setup` is {_type_name(err.instance)} — expected a shell command or a list of them"
     return f"`{label}`: {err.message}"
@@ -361,7 +370,7 @@ def parse_percent(value: Any) -> float:
 
 
 def _semantic(data: dict[str, Any]):
-    for key in ("threshold", "memory_tolerance"):
+    for key in ("threshold", "memory_tolerance", "instructions_threshold"):
         if key in (data.get("defaults") or {}):
             yield from _percent_problem(data["defaults"][key], ["defaults", key])
     d = data.get("defaults") or {}
@@ -381,7 +390,7 @@ def _semantic(data: dict[str, Any]):
             yield ["benchmarks", i, "command"], f"`benchmarks[{i}]` has both `callable` and `command` — expected exactly one"
         elif not has_callable and not has_command:
             yield ["benchmarks", i], f"`benchmarks[{i}]` has neither `callable` nor `command` — expected exactly one"
-        for key in ("threshold", "memory_tolerance"):
+        for key in ("threshold", "memory_tolerance", "instructions_threshold"):
             if key in b:
                 yield from _percent_problem(b[key], ["benchmarks", i, key])
         goal = b.get("goal")
@@ -453,7 +462,19 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
         memory_tolerance_pct=parse_percent(merged["memory_tolerance"]),
         timeout_s=float(merged["timeout_s"]),
         profile=str(merged["profile"]),
+        instrument=parse_instrument(merged["instrument"]),
+        instructions_threshold_pct=parse_percent(merged["instructions_threshold"]),
+        cache_sim=bool(merged["cache_sim"]),
     )
+
+
+def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
+    """`walltime`, `instructions` or a list of them → the set in a fixed order; else ValueError."""
+    chosen = [value] if isinstance(value, str) else list(value)
+    unknown = [v for v in chosen if v not in INSTRUMENTS]
+    if unknown or not chosen:
+        raise ValueError(f"{', '.join(map(str, unknown)) or 'nothing'} — expected walltime, instructions, or both")
+    return tuple(i for i in INSTRUMENTS if i in chosen)
 
 
 def _env(mapping: dict[str, Any] | None) -> dict[str, str]:

@@ -83,7 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     job = json.loads(Path(args[0]).read_text())
     sys.path.insert(0, os.getcwd())
-    result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
+    if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.callgrind
+        from profopt_ci.instr_worker import instructions_job
+
+        result = instructions_job(job, build_step)
+    else:
+        result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
     tmp = Path(args[1] + ".tmp")
     tmp.write_text(json.dumps(result))
     tmp.replace(args[1])
