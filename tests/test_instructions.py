@@ -57,7 +57,7 @@ def repo(tmp_path, base_params: str, head_params: str | None, instrument: str = 
 
 
 def compare(root, *extra: str):
-    proc = run_cli(["compare", "--base", "HEAD~1", "--report", "report.md", *extra], root, timeout=600)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--out", "comparison.json", "--report", "report.md", *extra], root, timeout=600)
     c = json.loads((root / "comparison.json").read_text())
     return proc, c, c["benchmarks"][0]
 
