@@ -6,6 +6,8 @@ Strings are plain text; the renderer escapes what fills their `{placeholders}`.
 """
 from __future__ import annotations
 
+from . import i18n_zh
+
 LANGS = ("en", "zh")
 
 EN: dict[str, str] = {
@@ -372,90 +374,16 @@ CLASSES: dict[str, dict[str, str]] = {
 }
 
 
-# Next actions come from the analyzer in English, one per rule; the zh report says them in Chinese.
-# `_no_clear` / `_no_profile` are analyze.py's two answers when no rule fired.
-ACTIONS_ZH: dict[str, str] = {
-    "near capacity": "激活检查点、混合精度（bf16/fp16）、更小的微批次配合梯度累积",
-    "memory regression": "查看上面分配最多的算子；为变长输入预分配缓冲区、尽早释放引用，"
-                         "并设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 以减少碎片",
-    "KV-cache growth": "量化 KV 缓存或使用分页缓存；限制上下文长度或批大小",
-    "host-device sync": "从循环中移除 .item()、print、.cpu() 和依赖张量的分支；"
-                        "用 torch.cuda.set_sync_debug_mode('warn') 找到它们",
-    "data loading": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor)；"
-                    "整批读取，而不是逐个样本拼接",
-    "host-to-device transfer": "pin_memory=True 并使用 .to(device, non_blocking=True)；直接在设备上创建张量",
-    "communication": "让集合通信与计算重叠（DDP 桶大小/顺序）、梯度累积时使用 no_sync()、梯度压缩钩子",
-    "GPU launch overhead": "torch.compile、CUDA graphs（mode='reduce-overhead'）、更大的批",
-    "optimizer launch overhead": "使用 foreach=True 或 fused=True 的 torch.optim（所有参数一个内核）",
-    "framework overhead": "更少、更大的算子：用 torch.compile 融合小算子，用整张量运算代替遍历张量的 Python 循环，"
-                          "每步更大的批",
-    "interpreter overhead": "向量化热点循环（numpy / 整数组运算）、缓存重复计算，或移到编译代码中（numba、Cython、C 扩展）",
-    "decode bandwidth": "量化权重与 KV 缓存（int8/int4），每个解码步批处理更多请求",
-    "memory bandwidth": "融合逐元素算子（torch.compile）、降低精度（bf16/fp16）、channels_last、去掉拷贝",
-    "compute": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
-    "fallback: GEMM largest": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
-    "_no_clear": "没有单一资源占主导：优化下面最热的算子或函数，或用更大的输入剖析，让某一项开销凸显出来",
-    "_no_profile": "设置 profile: torch 或 cprofile（Python 可调用对象或命令）以获得瓶颈判断",
-}
-
-# Notes come from compare in English; the known ones, as (pattern, zh template with the groups).
-NOTES_ZH: list[tuple[str, str]] = [
-    (r"base and head are the same commit: this is an A/A run(.*)", "基线与新版是同一个提交：这是 A/A 运行，只测量噪声{0}"),
-    (r"A/A: this measures noise only(.*)", "A/A：这只测量噪声{0}"),
-    (r"not only the code differs between base and head: (.*) \(see differences\)", "基线与新版之间不仅代码不同：{0}（见差异）"),
-    (r"stopped at max_rounds=(\d+) while still inconclusive", "已达到 max_rounds={0}，仍不确定"),
-    (r"interrupted: partial results", "已中断：部分结果"),
-    (r"new in head, not compared \(the base's spec has no such benchmark\): (.*)", "仅新版有、未比较（基线的规格中没有）：{0}"),
-    (r"only in one of the files \(not compared\): (.*)", "只在其中一个文件中（未比较）：{0}"),
-    (r"hardware labels differ: (.*) vs (.*)", "硬件标签不同：{0} 与 {1}"),
-    (r"the specs differ between the two results", "两份结果的规格不同"),
-    (r"pairing was impossible: the two results were measured separately, not in interleaved rounds, so the "
-     r"figures are unpaired \(Mann–Whitney U\) and weaker: machine drift between the runs shows up as change",
-     "无法配对：两份结果是分别测得的，而非交替轮次，因此数据为非配对（Mann–Whitney U），结论较弱：两次运行之间的机器漂移会显示为变化"),
-    (r"head is the working tree with uncommitted changes", "新版是含未提交改动的工作区"),
-    (r"(\S+) failed on (\S+); its figures are missing", "{0}在 {1} 上失败；缺少其数据"),
-]
-
-
-# The analyzer's evidence, for the rules a CPU run meets most; figures and op names are kept.
-EVIDENCE_ZH: list[tuple[str, str]] = [
-    (r"python share (\S+)", "Python 占比 {0}"),
-    (r"hottest: (.*)", "最热：{0}"),
-    (r"native time by category: (.*)", "原生时间按类别：{0}"),
-    (r"GEMM is the largest share of native time \((.*)\)", "GEMM 是原生时间中最大的一类（{0}）"),
-    (r"GEMM/conv/attention (\S+) of native time", "GEMM/卷积/注意力占原生时间的 {0}"),
-    (r"(\S+) of profiled self time in pure-Python functions", "剖析的自身时间中 {0} 在纯 Python 函数内"),
-    (r"(\S+) Python lines executed per ms of step", "每毫秒单步执行 {0} 行 Python"),
-    (r"(\S+) of the step is overhead: (\S+) outside native ops \(Python and glue\) \+ (\S+) in ops under 10 µs",
-     "单步中 {0} 是开销：{1} 在原生算子之外（Python 与胶水代码）+ {2} 在 10 µs 以下的算子中"),
-    (r"(\S+) ops per step, (\S+) of them under 10 µs", "每步 {0} 个算子，其中 {1} 在 10 µs 以下"),
-    (r"memory-bound ops (\S+) of native time \((.*)\)", "访存密集算子占原生时间的 {0}（{1}）"),
-    (r"arithmetic intensity (\S+) FLOP/byte vs ridge (\S+)", "算术强度 {0} FLOP/字节，拐点 {1}"),
-    (r"data loading (\S+) of the step \((.*) of (.*)\) > (\S+)", "数据加载占单步的 {0}（{2} 中的 {1}）> {3}"),
-    (r"peak RSS (\S+) MB of (\S+) MB RAM \((\S+)\)", "峰值 RSS {0} MB / 内存 {1} MB（{2}）"),
-    (r"(\S+) (\S+) → (\S+) MB \((\S+) vs base\)", "{0} {1} → {2} MB（相对基线 {3}）"),
-]
-
-
+# Evidence, next actions and notes arrive in English from their producers; i18n_zh translates them by
+# pattern (it says why there, and tests/test_i18n_coverage.py holds every producer to it).
 def evidence(lang: str, text: str) -> str:
     """One line of the analyzer's evidence in `lang`: a known pattern translated, else as it is."""
-    return _by_pattern(EVIDENCE_ZH, text) if lang == "zh" else text
-
-
-def _by_pattern(table: list[tuple[str, str]], text: str) -> str:
-    import re
-
-    sides = {"base": ZH["side.base"], "head": ZH["side.head"]}
-    for pattern, template in table:
-        m = re.fullmatch(pattern, text)
-        if m:
-            return template.format(*(sides.get(g, g) for g in m.groups()))
-    return text
+    return i18n_zh.evidence(text) if lang == "zh" else text
 
 
 def note(lang: str, text: str) -> str:
     """A comparison note in `lang`: a known English note translated, anything else as it is."""
-    return _by_pattern(NOTES_ZH, text) if lang == "zh" else text
+    return i18n_zh.note(text) if lang == "zh" else text
 
 
 def next_action(lang: str, rule: str | None, text: str, no_clear: str, no_profile: str) -> str:
@@ -463,7 +391,7 @@ def next_action(lang: str, rule: str | None, text: str, no_clear: str, no_profil
     if lang != "zh":
         return text
     key = rule or ("_no_profile" if text == no_profile else "_no_clear" if text == no_clear else None)
-    return ACTIONS_ZH.get(key or "", text)
+    return i18n_zh.ACTIONS.get(key or "", text)
 
 
 def t(lang: str, key: str, **fields: object) -> str:

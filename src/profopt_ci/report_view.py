@@ -389,11 +389,11 @@ def _hot(b: dict, lang: str) -> dict:
         if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
             notes.append(t(lang, "hot.profiled_step", side=t(lang, f"side.{side}"), profiled=num(profiled),
                            plain=num(summary["step_time_ms"])))
-    notes += _instruction_notes(b)
+    notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
 
 
-def _instruction_notes(b: dict) -> list[str]:
+def _instruction_notes(b: dict, lang: str) -> list[str]:
     """instrument: instructions — callgrind's per-function Ir diff, one line per function."""
     from .instr_merge import diff_lines
 
@@ -401,7 +401,7 @@ def _instruction_notes(b: dict) -> list[str]:
     rows = block.get("function_diff") or []
     if not rows:
         return []
-    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [str(n) for n in block.get("notes") or []]
+    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [note(lang, str(n)) for n in block.get("notes") or []]
 
 
 def _noise(b: dict) -> dict:

@@ -1,0 +1,217 @@
+"""Every English string a producer can put in a report has a Chinese rendering.
+
+i18n_zh translates the producers' English by pattern (it says why). This holds every producer to
+the table: each rule in rules.py is fired with sample figures chosen to emit *every* evidence line
+it has (optional ones included), analyze.py's fallbacks too, and every note template is collected
+from the producers' source (strings that flow into a `notes` list, a `*_NOTE` constant, a
+`*_note()` function's result) with sample values put in. A zh report made of them must not keep
+English words, beyond units, acronyms, flags, spec keys and the data (op names) itself.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+
+import comparison_fixtures as fx
+import pytest
+from test_report_snapshots import ZH_ALLOWED
+
+from profopt_ci import analyze, i18n, i18n_zh
+from profopt_ci.report import render
+from profopt_ci.rules import RULES, Facts
+
+# Besides the report's own list: words the notes and evidence keep on purpose.
+KEEP = ZH_ALLOWED | {"NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
+                     "AVX", "UTC", "FLOP", "numpy", "numba", "Cython", "print", "DDP"}
+OPS = {"aten::addmm", "aten::item", "loop.py:3(f)", "nccl:all_reduce"}
+MACHINE = {"copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
+
+
+def english(text: str) -> set[str]:
+    for op in OPS:
+        text = text.replace(op, " ")
+    text = re.sub(r"--[a-z][a-z-]*", " ", text)  # CLI flags
+    text = re.sub(r"[\w.]*[._=(][\w.()'=<>,:/-]*", " ", text)  # code and keys: .item(), foreach=True, cpu_count
+    return set(re.findall(r"[A-Za-z][A-Za-z_]{2,}", text)) - KEEP
+
+
+def torch(**kw) -> dict:
+    return {"kind": "torch", "step_time_ms": 10.0, "machine": MACHINE, **kw}
+
+
+def gpu(**kw) -> dict:
+    return torch(gpu={"total_mb": 1000.0, **kw})
+
+
+# Per rule, facts that make it emit every line it can (the signal is called directly, so the
+# device figures are typed in here; tests/test_rules.py derives them from traces).
+MAXIMAL: dict[str, list[Facts]] = {
+    "near capacity": [Facts({"kind": "none", "reason": "CUDA out of memory", "gpu": {"total_mb": 1000.0},
+                             "memory": {"device_peak_reserved_mb": 950.0}, "machine": MACHINE},
+                            {"peak_memory_mb": {"head": 950.0}})],
+    "memory regression": [
+        Facts(torch(ops=[{"name": "aten::addmm", "self_memory_mb": 3.0}]),
+              {k: {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "verdict": "regressed"}
+               for k in ("peak_memory_mb", "cuda_max_allocated_mb")} | {"cuda_max_reserved_mb": {"head": 5000.0}}),
+        Facts(torch(memory={"device_peak_allocated_mb": 2000.0}), {},
+              torch(memory={"device_peak_allocated_mb": 1000.0}))],
+    "KV-cache growth": [Facts({
+        **gpu(), "memory": {"decode_growth": {"device": {"mb_per_span": 2.0, "r": 0.99, "spans": 8}},
+                            "device_peak_allocated_mb": 800.0}})],
+    "host-device sync": [Facts(gpu(sync_ms=2.0, dtoh_per_step=3) | {
+        "ops": [{"name": "aten::item", "calls": 3, "category": "sync"}]})],
+    "data loading": [Facts(torch(phase_shares={"data_loading": 0.2}, phases={"data_loading": 2.0}))],
+    "host-to-device transfer": [Facts(gpu(pageable_memcpy_ms=1.0, memcpy_ms=2.0, memset_ms=0.5))],
+    "communication": [Facts(gpu(comm_share=0.3, comm_overlap=0.1)),
+                      Facts(torch(ops=[{"name": "nccl:all_reduce", "total_ms": 3.0, "category": "communication"}]))],
+    "GPU launch overhead": [Facts(gpu(busy_share=0.5, median_kernel_us=5.0, short_kernel_share=0.7, kernels_per_step=300)),
+                            Facts(gpu(busy_share=0.5, median_kernel_us=5.0, kernels_per_step=300))],
+    "optimizer launch overhead": [Facts(torch(phase_shares={"optimizer": 0.35}, phase_detail={
+        "optimizer": {"ops_per_step": 300, "small_ops_share": 0.95}}))],
+    "framework overhead": [Facts(torch(counters={"python_share": 0.6, "small_ops_share": 0.8, "ops_per_step": 40,
+                                                 "small_ops_time_share": 0.1}))],
+    "interpreter overhead": [Facts({"kind": "cprofile", "step_time_ms": 40.0, "counters": {
+        "python_share": 0.97, "py_lines_per_ms": 12000.0},
+        "ops": [{"name": "loop.py:3(f)", "self_ms": 39.0, "category": "python"}]})],
+    "decode bandwidth": [Facts(torch(phase_detail={"decode": {"gbps": 15.0}}))],
+    "memory bandwidth": [Facts(torch(category_shares={"elementwise": 0.45, "copy/memory": 0.1, "reduction/norm": 0.1,
+                                                      "optimizer": 0.05, "gemm": 0.3},
+                                     counters={"flops_per_step": 1e6, "bytes_per_step": 1e6}))],
+    "compute": [Facts(torch(category_shares={"gemm": 0.8, "elementwise": 0.2},
+                            counters={"flops_per_step": 1e9, "bytes_per_step": 1e7}))],
+}
+
+
+def _evidence_lines() -> list[str]:
+    lines = []
+    for facts_list in MAXIMAL.values():
+        for facts in facts_list:
+            lines += analyze.bottleneck(facts.profile, facts.metrics, facts.base_profile)["evidence"]
+    fallback = torch(category_shares={"gemm": 0.3, "elementwise": 0.35, "framework": 0.35},
+                     counters={"python_share": 0.2}, ops=[{"name": "aten::addmm", "self_ms": 3.0}])
+    lines += analyze.bottleneck(fallback)["evidence"]
+    lines += analyze.bottleneck(torch(category_shares={"gemm": 0.5, "elementwise": 0.3}))["evidence"]
+    return lines
+
+
+def test_every_rule_has_maximal_facts_and_emits_from_them():
+    assert set(MAXIMAL) == {r.name for r in RULES}
+    for rule in RULES:
+        for facts in MAXIMAL[rule.name]:
+            assert rule.signal(facts), rule.name  # stale facts would make the test below vacuous
+
+
+@pytest.mark.parametrize("line", _evidence_lines())
+def test_every_evidence_line_is_translated(line):
+    zh = i18n.evidence("zh", line)
+    assert zh != line or line.startswith("GEMM/conv"), line
+    assert not english(zh), (line, zh, english(zh))
+
+
+def test_every_next_action_is_translated():
+    for rule in [*RULES, None]:
+        name = rule.name if rule else None
+        action = rule.next_action if rule else analyze.NO_CLEAR_ACTION
+        zh = i18n.next_action("zh", name, action, analyze.NO_CLEAR_ACTION, analyze.NO_PROFILE_ACTION)
+        assert zh != action and not english(zh), (name, english(zh))
+    zh = i18n.next_action("zh", None, analyze.NO_PROFILE_ACTION, analyze.NO_CLEAR_ACTION, analyze.NO_PROFILE_ACTION)
+    assert not english(zh)
+
+
+# ---- notes, collected from the producers' source ----------------------------------------------------
+
+PRODUCERS = ("compare", "baseline", "history", "instructions", "instr_merge", "measure", "container", "store")
+SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """The string literals an expression evaluates to: itself, a list's items, both branches."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value if isinstance(v, ast.Constant) else SAMPLE for v in node.values)]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [s for e in node.elts for s in _strings(e)]
+    if isinstance(node, ast.IfExp):
+        return _strings(node.body) + _strings(node.orelse)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [a + b for a in _strings(node.left) for b in _strings(node.right)]
+    return []
+
+
+def _is_notes(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id.endswith("notes")
+
+
+def note_templates() -> list[tuple[str, str]]:
+    found = []
+    for name in PRODUCERS:
+        try:
+            module = importlib.import_module(f"profopt_ci.{name}")
+        except ImportError:
+            continue
+        tree = ast.parse(inspect.getsource(module))
+        # local functions that take the notes first, e.g. compare's `comparison(notes)`
+        takers = {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.args.args
+                  and f.args.args[0].arg.endswith("notes")}
+        for node in ast.walk(tree):
+            exprs: list[ast.AST] = []
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                    and _is_notes(node.func.value)):
+                exprs = list(node.args)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in takers:
+                exprs = node.args[:1] + [k.value for k in node.keywords if k.arg and k.arg.endswith("notes")]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if any(n.endswith("notes") or n.endswith("_NOTE") or n == "WHAT_IT_IS" for n in names):
+                    exprs = [node.value]
+            elif isinstance(node, ast.FunctionDef) and node.name.endswith("_note"):
+                exprs = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
+            found += [(name, s) for e in exprs for s in _strings(e)]
+    return found
+
+
+def test_the_note_collector_finds_the_known_producers():
+    texts = [s for _, s in note_templates()]
+    assert len(texts) >= 15
+    assert any(s.startswith("the freshly measured base of") for s in texts)  # history.drift_note
+    assert any(s.startswith("instructions: counts") for s in texts)          # instructions.WHAT_IT_IS
+    assert "interrupted: partial results" in texts                           # compare, inside a call
+
+
+@pytest.mark.parametrize(("module", "template"), note_templates())
+def test_every_note_template_is_translated(module, template):
+    zh = i18n.note("zh", template)
+    assert zh != template, f"{module}: no zh pattern for {template!r}"
+    assert not english(zh), (module, zh, english(zh))
+
+
+def test_note_parts_from_real_helpers_are_translated():
+    from profopt_ci.baseline import _age_text, _mismatch_text
+
+    for doc in ({"created": None}, {"created": "2000-01-01T00:00:00Z"}):
+        assert not english(i18n_zh._age(_age_text(doc)))
+    assert not english(i18n_zh._mismatch(_mismatch_text([("cpu_count", 2, 4), ("os", "a", "b")])))
+
+
+def test_a_zh_report_full_of_every_producer_keeps_no_english():
+    """The renderer really uses the tables: the notes, evidence and actions land in md and text."""
+    c = fx.keep()
+    c["notes"] = [s for _, s in note_templates()]
+    c["benchmarks"][0]["bottleneck"] = {"class": "data loading", "rule": "data loading",
+                                        "evidence": _evidence_lines()[:5], "next_action": RULES[4].next_action}
+    for fmt in ("md", "text"):
+        out = render(c, fmt, "zh", max_chars=None)
+        out = re.sub(r"<!--.*?-->|</?(details|summary|sub)>|```.*?```", " ", out, flags=re.S)
+        out = out.replace("\\", "").replace("@&#8203;", "@")
+        for s in fx_data(c):  # longest first, so a name inside a path goes with the path
+            out = out.replace(s, " ")
+        assert not english(out), (fmt, sorted(english(out)))
+
+
+def fx_data(c: dict) -> list[str]:
+    from test_report_snapshots import _data_strings
+
+    return sorted(_data_strings(c), key=len, reverse=True)
