@@ -34,7 +34,7 @@ def english(text: str) -> set[str]:
         text = text.replace(op, " ")
     text = re.sub(r"--[a-z][a-z-]*", " ", text)  # CLI flags
     text = re.sub(r"[\w.]*[._=(][\w.()'=<>,:/-]*", " ", text)  # code and keys: .item(), foreach=True, cpu_count
-    return set(re.findall(r"[A-Za-z][A-Za-z_]{2,}", text)) - KEEP
+    return set(re.findall(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z_]{2,}(?![A-Za-z0-9])", text)) - KEEP  # not int8
 
 
 def torch(**kw) -> dict:
