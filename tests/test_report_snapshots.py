@@ -93,7 +93,7 @@ def test_table_chart_and_headline_numbers_are_the_jsons(name):
         lo, hi = sorted((abs(step["ci_low_pct"]), abs(step["ci_high_pct"])))
         assert f"{abs(step['delta_pct']):.1f}% faster (99% CI {lo:.1f}–{hi:.1f}%)" in md.splitlines()[0]
     # the terminal shows the same cells as the Markdown table
-    text = render(c, "text")
+    text = render(c, "text", cols=1000)  # aligned, not stacked
     for row in rows:
         assert re.search(r"\s+".join(re.escape(cell.replace("\\", "")) for cell in row[1:5]), text), row
 
@@ -144,7 +144,7 @@ def test_terminal_view_has_no_markup(name):
 
 
 def test_terminal_tables_align_by_display_width():
-    out = render(fx.keep(), "text", "zh")
+    out = render(fx.keep(), "text", "zh", cols=200)  # wide enough for the aligned table
     lines = out.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("指标"))
     table = lines[start:start + 5]
@@ -153,6 +153,21 @@ def test_terminal_tables_align_by_display_width():
     col = [width(ln[:ln.index(cell)]) + width(cell) for ln, cell in zip(table[2:], ("14.2", "4,507", "210"), strict=True)]
     assert len(set(col)) == 1  # numbers are right-aligned in their column
     assert width("单步时间") == 8 and width("🟢 x") == 4
+
+
+@pytest.mark.parametrize("name", ["keep", "trade_off", "failed", "hostile", "unpaired"])
+def test_zh_terminal_view_fits_80_columns_and_loses_nothing(name):
+    c = fx.ALL[name]()
+    wide, narrow = render(c, "text", "zh", cols=1000), render(c, "text", "zh", cols=80)
+    assert max(width(ln) for ln in narrow.splitlines()) <= 80
+    assert max(width(ln) for ln in wide.splitlines()) > 80  # the fixture does need wrapping
+    squash = lambda s: re.sub(r"[\s│·─]+", "", s)  # noqa: E731 — same characters, other breaks
+    lines = wide.splitlines()  # a stacked table names its columns per value, so its header row goes
+    table_free = [ln for i, ln in enumerate(lines) if "─" not in ln and "─" not in (lines[i + 1:i + 2] or [""])[0]]
+    for cell in map(squash, re.findall(r"[^\s│]+", "\n".join(table_free))):  # every word and figure still shown
+        assert cell in squash(narrow), cell
+    if "指标" in wide:  # the metrics table, too wide at 80, became one block per row
+        assert "基线中位数 " in narrow
 
 
 def _data_strings(c: dict) -> set[str]:
@@ -191,7 +206,7 @@ def test_zh_render_has_no_untranslated_english(name):
     c = fx.ALL[name]()
     data = sorted(_data_strings(c), key=len, reverse=True)
     for fmt in ("md", "text"):
-        out = render(c, fmt, "zh")
+        out = render(c, fmt, "zh", cols=1000)  # unwrapped, so the data strings are whole
         out = re.sub(r"<!--.*?-->|</?(details|summary|sub)>|```mermaid\n.*?```|```.*?```", " ", out, flags=re.S)
         out = out.replace("\\", "").replace("@&#8203;", "@")
         for s in data:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import traceback
@@ -115,7 +116,7 @@ def _write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = 
         print(f"profopt: written: {out}, {report}, {html}", file=sys.stderr)
     _print_failures(comparison)
     if sys.stdout.isatty():
-        sys.stdout.write(render(comparison, "text", args.lang))
+        sys.stdout.write(render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns))
 
 
 def _print_failures(comparison: dict, lines: int = 8) -> None:
@@ -245,7 +246,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     comparison = load_comparison(args.file)
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
-    text = render(comparison, fmt, args.lang, template=template, max_chars=65000 if fmt == "md" else None)
+    text = render(comparison, fmt, args.lang, template=template, max_chars=65000 if fmt == "md" else None,
+                  cols=shutil.get_terminal_size().columns)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
@@ -369,7 +371,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if sys.stdout.isatty():
         from profopt_ci.report import render
 
-        report = render(comparison, "text", args.lang)
+        report = render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns)
     _print_failures(comparison)
     sys.stdout.write(report if report.endswith("\n") else report + "\n")
     print(f"profopt demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)

@@ -38,15 +38,16 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Path | None = None,
-           max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None) -> str:
-    """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are."""
+           max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None) -> str:
+    """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are.
+    `cols`: the terminal's width for "text" (80 when not given)."""
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
     if fmt == "text":
         from .report_text import text
 
-        return text(comparison, lang)
+        return text(comparison, lang, cols or 80)
     budget = max_chars or MAX_CHARS
     view = build_view(comparison, lang, error_budget=budget // 2 if fmt == "md" else 10 * MAX_CHARS,
                       plots=fmt == "html")

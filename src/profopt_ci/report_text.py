@@ -18,6 +18,10 @@ from .report_view import build_view
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 UNCHANGED_MAX = 30
+WIDTH = 80          # columns when the caller does not know the terminal's
+_KEEP = "\x00"      # marks a line the final pass must not wrap (an aligned table row)
+# CJK punctuation that must not start a line: it stays with the character before it.
+_NO_START = set("，。、；：）」』！？》〉…%")
 
 
 def width(text: str) -> int:
@@ -34,10 +38,77 @@ def _clean(value: object) -> str:
     return _CONTROL.sub("", str(value)).replace("\r", " ")
 
 
-def table(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
-    """Rows aligned in columns two spaces apart; `right` columns are right-aligned (numbers)."""
+def _tokens(text: str) -> list[str]:
+    """Break opportunities: a run of non-CJK non-space characters is one word, a wide character is
+    one token (Chinese wraps between any two characters), spaces are their own tokens."""
+    out: list[str] = []
+    for ch in text:
+        wide = width(ch) == 2
+        if out and (ch in _NO_START or (not wide and not ch.isspace() and not out[-1].isspace()
+                                        and width(out[-1][-1]) < 2)):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def wrap(line: str, cols: int) -> list[str]:
+    """`line` in lines of at most `cols` display columns; continuation lines are indented past the
+    line's own indent (and bullet). A word longer than a whole line is cut, never left to overflow."""
+    if width(line) <= cols:
+        return [line]
+    body = line.lstrip(" ")
+    lead = line[:len(line) - len(body)]
+    bullet = next((b for b in ("• ", "⚠ ", "│ ") if body.startswith(b)), "")
+    hang = lead + " " * width(bullet) if bullet != "│ " else lead + bullet
+    room = max(10, cols - width(hang))
+    out, cur = [], line[:0]
+    for tok in _tokens(line):
+        if cur and width(cur) + width(tok) > cols and cur.strip():
+            out.append(cur.rstrip())
+            cur = hang
+            if tok.isspace():
+                continue
+        while width(tok) > room:  # a path or URL longer than a line
+            cut = _fit(tok, cols - width(cur))
+            out.append(cur + tok[:cut])
+            tok, cur = tok[cut:], hang
+        cur += tok
+    if cur.strip():
+        out.append(cur.rstrip())
+    return out
+
+
+def _fit(text: str, cols: int) -> int:
+    n, used = 0, 0
+    for ch in text:
+        if used + width(ch) > max(cols, 1):
+            break
+        used, n = used + width(ch), n + 1
+    return max(n, 1)
+
+
+def _pack(pairs: list[str], cols: int) -> list[str]:
+    """`header value` pairs on as few lines as fit, never split inside a pair that fits a line."""
+    lines: list[str] = []
+    for pair in pairs:
+        if lines and width(lines[-1]) + 3 + width(pair) <= cols:
+            lines[-1] += " · " + pair
+        else:
+            lines.append("  " + pair)
+    return [ln if width(ln) > cols else _KEEP + ln for ln in lines]
+
+
+def table(header: list[str], rows: list[list[str]], right: set[int] = frozenset(),
+          cols: int | None = None) -> list[str]:
+    """Rows aligned in columns two spaces apart; `right` columns are right-aligned (numbers).
+    When that is wider than `cols`, each row becomes a block: its first cell, then `header: value`
+    pairs (the final pass wraps them), since clipping a cell would hide a figure."""
     cells = [[_clean(c) for c in r] for r in [header, *rows]]
     widths = [max(width(r[i]) for r in cells) for i in range(len(header))]
+    if cols is not None and sum(widths) + 2 * (len(widths) - 1) > cols:
+        return [ln for r in cells[1:] for ln in [r[0], *_pack([f"{h} {c}" for h, c in zip(cells[0][1:], r[1:],
+                                                                                          strict=True)], cols)]]
 
     def line(r: list[str]) -> str:
         out = []
@@ -47,11 +118,11 @@ def table(header: list[str], rows: list[list[str]], right: set[int] = frozenset(
         return "  ".join(out).rstrip()
 
     rule = "  ".join("─" * w for w in widths)
-    return [line(cells[0]), rule, *(line(r) for r in cells[1:])]
+    return [_KEEP + ln for ln in (line(cells[0]), rule, *(line(r) for r in cells[1:]))]
 
 
-def text(comparison: dict, lang: str = "en") -> str:
-    """The comparison as terminal text (no trailing detail sections)."""
+def text(comparison: dict, lang: str = "en", cols: int = WIDTH) -> str:
+    """The comparison as terminal text (no trailing detail sections), wrapped to `cols` columns."""
     v = build_view(comparison, lang, error_budget=8000)
     out = [_clean(v["headline"]), _clean(v["meta"]), ""]
     notes = ([t(lang, "unpaired_note")] if v["unpaired"] else []) + v["notes"]
@@ -61,7 +132,7 @@ def text(comparison: dict, lang: str = "en") -> str:
     if notes or v["differences"]:
         out.append("")
     for b in v["benchmarks"]:
-        out += _bench(b, v, lang)
+        out += _bench(b, v, lang, cols)
     if v["benchmarks"]:
         out += [_clean(v["legend"]), ""]
     if v["unchanged"]:
@@ -72,10 +143,13 @@ def text(comparison: dict, lang: str = "en") -> str:
         if len(v["unchanged"]) > UNCHANGED_MAX:
             out.append(f"  … {t(lang, 'hl.more', n=len(v['unchanged']) - UNCHANGED_MAX)}")
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    lines: list[str] = []
+    for ln in out:
+        lines += [ln[1:]] if ln.startswith(_KEEP) else wrap(ln, cols)
+    return "\n".join(lines).rstrip() + "\n"
 
 
-def _bench(b: dict, v: dict, lang: str) -> list[str]:
+def _bench(b: dict, v: dict, lang: str, cols: int) -> list[str]:
     colon = t(lang, "colon")
     out = [f"{b['emoji']} {_clean(b['name'])} — {b['word']}"]
     if b["reason"]:
@@ -89,14 +163,14 @@ def _bench(b: dict, v: dict, lang: str) -> list[str]:
         header += [t(lang, "col.ci", conf=v["conf"]), t(lang, "col.verdict")]
         rows = [[r["label"], r["base"], r["head"], r["change"], r["ci"], f"{r['symbol']} {r['word']}"]
                 for r in b["rows"]]
-        out += [""] + ["  " + ln for ln in table(header, rows, right={1, 2, 3})]
+        out += [""] + [_indent(ln) for ln in table(header, rows, right={1, 2, 3}, cols=cols - 2)]
     if b["goal"]:
         out += ["", f"  {t(lang, 'goal')}{colon} {_clean(b['goal'])}"]
     if b["constraints"]:
         header = [t(lang, k) for k in ("col.constraint", "col.base", "col.head", "col.result")]
         rows = [[r["label"], r["base"], r["head"], f"{r['symbol']} {r['word']}" + (f" — {r['detail']}" if r["detail"] else "")]
                 for r in b["constraints"]]
-        out += [""] + ["  " + ln for ln in table(header, rows, right={1, 2})]
+        out += [""] + [_indent(ln) for ln in table(header, rows, right={1, 2}, cols=cols - 2)]
     bn = b["bottleneck"]
     if bn:
         out += ["", f"  {t(lang, 'bottleneck')}{colon} {_clean(bn['cls'])}"]
@@ -107,3 +181,7 @@ def _bench(b: dict, v: dict, lang: str) -> list[str]:
     if b["differences"]:
         out.append(f"  ⚠ {t(lang, 'differences')}{colon} " + " · ".join(map(_clean, b["differences"])))
     return out + [""]
+
+
+def _indent(line: str) -> str:
+    return _KEEP + "  " + line[1:] if line.startswith(_KEEP) else "  " + line
