@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import random
 
+from profopt_ci.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
+
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
                "memory_gb": 24.0, "os": "Linux-6.8.0-x86_64-with-glibc2.39", "python": "3.11.7",
                "numpy": "2.4.6", "torch": "2.13.0", "cuda": None, "gpu_name": None, "gpu_driver": None}
@@ -330,16 +332,9 @@ def instructions() -> dict:
          "constraints": [], "bottleneck": None, "profile": None, "samples": {"base": [], "head": []},
          "instructions": {"base": {**side, "runs": base_runs, "instructions": base_runs[0]},
                           "head": {**side, "runs": head_runs, "instructions": head_runs[0]},
-                          "function_diff": diff, "notes": [INSTR_FUNCTIONS_NOTE]}}
-    return comparison([b], "reject", rounds=0, notes=[INSTR_WHAT], summary="loop instructions regressed (+1.05%)")
+                          "function_diff": diff, "notes": [FUNCTIONS_NOTE]}}
+    return comparison([b], "reject", rounds=0, notes=[WHAT_IT_IS], summary="loop instructions regressed (+1.05%)")
 
-
-# instructions.py's words (WHAT_IT_IS, FUNCTIONS_NOTE), as a comparison file holds them
-INSTR_WHAT = ("instructions: counts of executed instructions (Ir) under valgrind's callgrind — instructions, not "
-              "time; cache effects simulated only with cache_sim (est_cycles is an estimate); threads serialized; "
-              "under valgrind, torch uses AVX2 kernels rather than AVX-512")
-INSTR_FUNCTIONS_NOTE = ("the Ir diff names C functions (the interpreter's, builtins', extensions'); Python functions "
-                        "show only as interpreter frames there — the time-based hot-op diff names them")
 
 
 ALL = {"keep": keep, "reject_constraint": reject_constraint, "trade_off": trade_off, "failed": failed,
