@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import random
 
+from profopt_ci.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
+
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
                "memory_gb": 24.0, "os": "Linux-6.8.0-x86_64-with-glibc2.39", "python": "3.11.7",
                "numpy": "2.4.6", "torch": "2.13.0", "cuda": None, "gpu_name": None, "gpu_driver": None}
@@ -301,6 +303,41 @@ def huge_error_tail(n_failed: int = 30, tail_chars: int = 200_000) -> dict:
     return comparison(benches, "failed")
 
 
+def _count_metric(base_runs: list[float], head_runs: list[float], verdict: str, floor: float = 0.02) -> dict:
+    """An instruction metric in instructions.instruction_change's shape (interval: range of runs ± floor)."""
+    b, h = sorted(base_runs)[len(base_runs) // 2], sorted(head_runs)[len(head_runs) // 2]
+    return {"base": b, "head": h, "delta_pct": (h / b - 1) * 100,
+            "ci_low_pct": (min(head_runs) / max(base_runs) - 1) * 100 - floor,
+            "ci_high_pct": (max(head_runs) / min(base_runs) - 1) * 100 + floor, "p_value": None,
+            "verdict": verdict, "better": "lower", "paired": False, "interval": "runs_range",
+            "n_base": len(base_runs), "n_head": len(head_runs), "n": min(len(base_runs), len(head_runs)),
+            "threshold_pct": 0.5, "noise_floor_pct": floor, "noise_floor_min_pct": 0.02,
+            "noise_floor_by_side": {"base": floor, "head": floor}, "runs": {"base": base_runs, "head": head_runs},
+            "spread_pct": {"base": 0.0, "head": 0.0}}
+
+
+def instructions() -> dict:
+    """instrument: instructions only (no walltime rounds): a pure-Python loop with 1% more work."""
+    base_runs, head_runs = [3209379.75, 3209379.75], [3242954.75, 3242954.75]
+    diff = [{"name": "_PyObject_MakeTpCall", "object": "libpython3.11.so.1.0", "base_ir": 990135.9,
+             "head_ir": 1000035.9, "delta_ir": 9900.0, "delta_pct": 1.0, "only_in": None},
+            {"name": "x_add", "object": "libpython3.11.so.1.0", "base_ir": 288804.0, "head_ir": 292904.0,
+             "delta_ir": 4100.0, "delta_pct": 1.42, "only_in": None}]
+    side = {"status": "ok", "error": None, "n": 8, "est_cycles_runs": [], "est_cycles": None}
+    b = {"name": "loop", "decision": "reject", "reason": "instructions regressed", "unit": "items", "goal": None,
+         "status": {"base": "ok", "head": "ok"}, "error": None, "rounds": 0, "outlier_rounds": 0,
+         "metrics": {"instructions": {**_count_metric(base_runs, head_runs, "regressed"),
+                                      "reason": "instructions per step 3,209,380 → 3,242,955 (+1.046%) beyond "
+                                                "τ = 0.5%"}},
+         "constraints": [], "bottleneck": None, "profile": None, "samples": {"base": [], "head": []},
+         "instructions": {"base": {**side, "runs": base_runs, "instructions": base_runs[0]},
+                          "head": {**side, "runs": head_runs, "instructions": head_runs[0]},
+                          "function_diff": diff, "notes": [FUNCTIONS_NOTE]}}
+    return comparison([b], "reject", rounds=0, notes=[WHAT_IT_IS], summary="loop instructions regressed (+1.05%)")
+
+
+
 ALL = {"keep": keep, "reject_constraint": reject_constraint, "trade_off": trade_off, "failed": failed,
        "inconclusive": inconclusive, "aa": aa, "no_change": no_change, "unpaired": unpaired, "bare": bare,
-       "hostile": hostile, "many": many, "huge_error_tail": huge_error_tail}
+       "hostile": hostile, "many": many, "huge_error_tail": huge_error_tail,
+       "instructions": instructions}

@@ -23,7 +23,8 @@ from profopt_ci.report_text import width
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("PROFOPT_UPDATE_SNAPSHOTS") == "1"
 CASES = [("keep", "en"), ("reject_constraint", "en"), ("trade_off", "en"), ("inconclusive", "en"), ("aa", "en"),
-         ("failed", "en"), ("keep", "zh"), ("trade_off", "zh"), ("inconclusive", "zh"), ("aa", "zh"), ("failed", "zh")]
+         ("failed", "en"), ("keep", "zh"), ("trade_off", "zh"), ("inconclusive", "zh"), ("aa", "zh"), ("failed", "zh"),
+         ("instructions", "en"), ("instructions", "zh")]
 EXT = {"md": "md", "html": "html", "text": "txt"}
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profopt_ci import __version__, history
+from profopt_ci import __version__, history, instr_merge, instructions
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
@@ -86,19 +86,26 @@ def bench_summary(entry: dict) -> dict:
         for k, v in (s.get("quality") or {}).items():
             quality.setdefault(k, []).append(v)
     measured = [sum(s.get("values_ms") or []) * (s.get("loops") or 1) for s in samples]
-    return {
+    out = {
         "kind": entry.get("kind"), "params": entry.get("params") or {}, "unit": entry.get("unit"),
         "items_per_iteration": entry.get("items_per_iteration"), "rounds": len(samples),
         "round_cost_ms": sig(statistics.median(measured) + PROCESS_OVERHEAD_MS, 6) if measured else None,
         "metrics": metrics, "quality": quality,
     }
+    if _counted(entry):  # instrument: instructions — the runs' counts, compared again by compare_stored
+        out["instructions"] = entry["instructions"]
+    return out
+
+
+def _counted(entry: dict) -> bool:
+    return (entry.get("instructions") or {}).get("status") == "ok"
 
 
 def from_results(results: dict, *, ref: str | None = None) -> dict:
     """A baseline@1 document from a results@1 one (only benchmarks that finished are kept)."""
     benches, failed = {}, {}
     for name, entry in (results.get("benchmarks") or {}).items():
-        if entry.get("status") == "ok" and entry.get("samples"):
+        if entry.get("status") == "ok" and (entry.get("samples") or _counted(entry)):
             benches[name] = bench_summary(entry)
         else:
             failed[name] = entry.get("status") or "failed"
@@ -145,6 +152,8 @@ def as_results(doc: dict) -> dict:
                          "items_per_iteration": b.get("items_per_iteration"), "status": "ok", "error": None,
                          "samples": samples, "profile": None,
                          "summary": {m: v.get("median") for m, v in (b.get("metrics") or {}).items()}}
+        if b.get("instructions"):
+            benches[name]["instructions"] = b["instructions"]
     keep = ("tool_version", "created", "commit", "dirty", "spec_hash", "hardware_label", "fingerprint", "env",
             "rounds", "seed")
     return {"schema": "profopt/results@1", **{k: doc.get(k) for k in keep}, "benchmarks": benches,
@@ -394,7 +403,10 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
         pairs.append((base_bench, head_bench))
         base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored)}
         entries_.append(build_entry(head_bench, base_side, head_entry, paired=False))
+        counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
+        instr_merge.merge(entries_[-1], head_bench, counted if all(counted.values()) else None)
     finish(entries_, {h.name: h for _, h in pairs})
+    instr_merge.mark_failures(entries_)
     notes = [
         f"compared with the stored baseline of commit {doc['commit'][:SHORT]} measured "
         f"{str(doc.get('created'))[:16].replace('T', ' ')} UTC ({_age_text(doc)}), {dist} commit(s) before the "
@@ -402,6 +414,8 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
         "(Mann–Whitney U) and weaker: machine drift since the nightly run shows up as change",
         *notes,
     ]
+    if any(e.get("instructions") for e in entries_):
+        notes.append(instructions.WHAT_IT_IS)
     if doc.get("spec_hash") != spec.hash:
         notes.append("the spec changed since the stored baseline was measured")
     if missing:

@@ -154,7 +154,13 @@ def _figures(small: callgrind_out.Dump, big: callgrind_out.Dump | None, n: int, 
              quality: dict) -> dict:
     """Per-step events, est_cycles and the top functions; `big is None`: `small` is one whole run."""
     def per_step(event: str) -> float:
-        return small.total(event) if big is None else (big.total(event) - small.total(event)) / n
+        if big is None:
+            return float(small.total(event))
+        # Ir, Dr, Dw grow exactly with the steps, but a miss count need not: the 2N region starts
+        # with the caches as the N region left them, so a step whose working set fits in cache can
+        # miss less over 2N steps than over N. The difference is then jitter around zero, and a
+        # negative count of misses is no count: clamp at 0 (est_cycles below keeps LL ≤ L1 too).
+        return max(0.0, (big.total(event) - small.total(event)) / n)
 
     events = {e: per_step(e) for e in (CACHE_EVENTS if cache_sim else ("Ir",))}
     if big is None:
@@ -170,6 +176,8 @@ def _figures(small: callgrind_out.Dump, big: callgrind_out.Dump | None, n: int, 
 
 def est_cycles(e: dict[str, float]) -> float:
     """L1 hits + 5·LL hits + 35·RAM accesses: an estimate from simulated caches, not a time."""
-    l1_miss = e["I1mr"] + e["D1mr"] + e["D1mw"]
-    ram = e["ILmr"] + e["DLmr"] + e["DLmw"]
+    # Per-step figures are differences of two regions (see _figures): clamp so that the misses
+    # never exceed the accesses, nor the LL misses the L1 misses — in one region they cannot.
+    l1_miss = min(e["I1mr"] + e["D1mr"] + e["D1mw"], e["Ir"] + e["Dr"] + e["Dw"])
+    ram = min(e["ILmr"] + e["DLmr"] + e["DLmw"], l1_miss)
     return (e["Ir"] + e["Dr"] + e["Dw"] - l1_miss) + 5 * (l1_miss - ram) + 35 * ram

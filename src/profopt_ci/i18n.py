@@ -50,6 +50,20 @@ EN: dict[str, str] = {
     "metric.cuda_max_reserved_mb": "CUDA max reserved (MB)",
     "metric.instructions": "instructions per step (Ir)",
     "metric.est_cycles": "est. cycles per step",
+    # instrument: instructions (report_instr.py); instr.what and instr.functions are also the
+    # English notes instructions.py writes into the JSON
+    "instr.what": "instructions: counts of executed instructions (Ir) under valgrind's callgrind — instructions, "
+                  "not time; cache effects simulated only with cache_sim (est_cycles is an estimate); threads "
+                  "serialized; under valgrind, torch uses AVX2 kernels rather than AVX-512",
+    "instr.functions": "the Ir diff names C functions (the interpreter's, builtins', extensions'); Python functions "
+                       "show only as interpreter frames there — the time-based hot-op diff names them",
+    "instr.cell": " (range of runs ±{floor}%)",
+    "col.runs_range": "range of runs ± noise floor",
+    "col.ci_or_runs": "{conf} CI (instructions: range of runs ± noise floor)",
+    "meta.instr": "instructions τ ±{t}%, {runs} valgrind runs per side",
+    "hl.metric_runs": "{name} {metric} {pct} (runs {lo} to {hi}, ±{floor}% noise floor included)",
+    "hl.inconclusive_runs": "{name} {metric} unclear after {runs} valgrind runs per side (runs {lo} to {hi}, "
+                            "±{floor}% noise floor included)",
     "word.memory": "memory",
     "word.step_time": "step time",
     "meta.benchmarks": "{n} benchmarks",
@@ -221,6 +235,18 @@ ZH: dict[str, str] = {
     "metric.cuda_max_reserved_mb": "CUDA 峰值预留 (MB)",
     "metric.instructions": "每步指令数 (Ir)",
     "metric.est_cycles": "每步估计周期数",
+    "instr.what": "指令数：valgrind 的 callgrind 统计的已执行指令数（Ir）——是指令数，不是时间；只有开启 cache_sim "
+                  "时才模拟缓存效应（est_cycles 是估计值）；线程被串行执行；在 valgrind 下，torch 使用 AVX2 内核而非 "
+                  "AVX-512",
+    "instr.functions": "Ir 差异列出的是 C 函数（解释器、内置函数、扩展模块的）；Python 函数在其中只显示为解释器帧——"
+                       "基于时间的热点算子差异会列出它们",
+    "instr.cell": "（各次运行的范围 ±{floor}%）",
+    "col.runs_range": "运行范围 ± 噪声下限",
+    "col.ci_or_runs": "{conf} 置信区间（指令数：运行范围 ± 噪声下限）",
+    "meta.instr": "指令数 τ ±{t}%，每侧 {runs} 次 valgrind 运行",
+    "hl.metric_runs": "{name} {metric} {pct}（各次运行 {lo} 至 {hi}，已含 ±{floor}% 噪声下限）",
+    "hl.inconclusive_runs": "{name} {metric} 在每侧 {runs} 次 valgrind 运行后仍不确定（各次运行 {lo} 至 {hi}，"
+                            "已含 ±{floor}% 噪声下限）",
     "word.memory": "内存",
     "word.step_time": "单步时间",
     "meta.benchmarks": "{n} 个基准",

@@ -9,14 +9,21 @@ In: a spec, the benchmarks whose `instrument` includes instructions, the sides. 
 - `merge` / `mark_failures` / `results_entry` put them into a comparison or results@1.
 
 Runs: MIN_RUNS per side; more, up to MAX_RUNS, only when a side's counts disagree by more than
-the noise floor. Verdict, with τ = `instructions_threshold` (default 0.5%) and the floor
-NOISE_FLOOR_PCT (measured A/A spread, bench/instructions.py), in this order:
-1. |Δ| ≤ floor → unchanged (a difference this small is the tool's own jitter);
-2. both sides' runs agree within the floor → |Δ| > τ is regressed / improved, else unchanged;
+NOISE_FLOOR_PCT. The noise floor is measured, per side: the spread (max − min over the median) of
+that side's runs, at least NOISE_FLOOR_PCT (the largest A/A spread bench/instructions.py saw on
+pure-Python steps, which two agreeing runs cannot show). The comparison's floor is the larger
+side's: each median lies inside its side's range, so the ratio of medians errs by at most about
+(spread_base + spread_head) / 2 ≤ max of the two; with 2–5 runs a range understates the jitter,
+which the max leaves room for. Verdict, with τ = `instructions_threshold` (default 0.5%), in order:
+1. |Δ| ≤ floor → unchanged (a difference this small is the tool's own jitter) — unless a
+   disagreeing side raised the floor to τ or more: that floor cannot tell a τ-sized change from
+   jitter, so the change falls to rule 3;
+2. both sides' runs agree within NOISE_FLOOR_PCT → |Δ| > τ is regressed / improved, else unchanged;
 3. a side disagrees (said in `reason`): the interval is widened to every base/head pairing of
    runs, ± the floor; all of it beyond τ → regressed / improved, all of it inside ±τ →
    unchanged, else inconclusive.
-There is no p-value: the counts are not samples of a noisy time.
+The interval (ci_low_pct … ci_high_pct) is that range of runs ± the floor, not a confidence
+interval, and there is no p-value: the counts are not samples of a noisy time.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from profopt_ci import callgrind
+from profopt_ci.i18n import EN
 from profopt_ci.runner import BenchmarkFailed, Side
 from profopt_ci.spec import Benchmark, Spec
 
@@ -33,11 +41,8 @@ MIN_RUNS = 2
 MAX_RUNS = 5
 NOISE_FLOOR_PCT = 0.02
 DIFF_ROWS = 10
-WHAT_IT_IS = ("instructions: counts of executed instructions (Ir) under valgrind's callgrind — instructions, "
-              "not time; cache effects simulated only with cache_sim (est_cycles is an estimate); threads "
-              "serialized; under valgrind, torch uses AVX2 kernels rather than AVX-512")
-FUNCTIONS_NOTE = ("the Ir diff names C functions (the interpreter's, builtins', extensions'); Python functions "
-                  "show only as interpreter frames there — the time-based hot-op diff names them")
+WHAT_IT_IS = EN["instr.what"]  # the report says it in each language (report_instr.py)
+FUNCTIONS_NOTE = EN["instr.functions"]
 
 
 def wanted(benches: list[Benchmark]) -> list[Benchmark]:
@@ -98,31 +103,39 @@ def measure_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path) -> dic
 
 
 def instruction_change(base: list[float], head: list[float], *, threshold_pct: float,
-                       floor_pct: float = NOISE_FLOOR_PCT, unit: str = "instructions") -> dict:
-    """Compare per-step counts of the runs of each side (module docstring for the rules)."""
+                       min_floor_pct: float = NOISE_FLOOR_PCT, unit: str = "instructions") -> dict:
+    """Compare per-step counts of the runs of each side (module docstring for the rules).
+
+    Adds `noise_floor_pct` (the floor used), `noise_floor_by_side` and `noise_floor_min_pct`."""
     res: dict = {"base": None, "head": None, "delta_pct": None, "ci_low_pct": None, "ci_high_pct": None,
                  "p_value": None, "verdict": "inconclusive", "better": "lower", "paired": False,
-                 "n_base": len(base), "n_head": len(head), "n": min(len(base), len(head)),
-                 "threshold_pct": threshold_pct, "noise_floor_pct": floor_pct, "runs": {"base": base, "head": head}}
+                 "interval": "runs_range", "n_base": len(base), "n_head": len(head),
+                 "n": min(len(base), len(head)), "threshold_pct": threshold_pct, "noise_floor_pct": None,
+                 "noise_floor_min_pct": min_floor_pct, "runs": {"base": base, "head": head}}
     if not base or not head or min(base) <= 0:
         res["reason"] = f"no {unit} counted on {'base' if not base else 'head'}"
         return res
     b, h = statistics.median(base), statistics.median(head)
     delta = (h / b - 1.0) * 100.0
     spreads = {"base": spread_pct(base), "head": spread_pct(head)}
+    by_side = {side: max(min_floor_pct, s) for side, s in spreads.items()}
+    floor_pct = max(by_side.values())
     lo = (min(head) / max(base) - 1.0) * 100.0 - floor_pct
     hi = (max(head) / min(base) - 1.0) * 100.0 + floor_pct
-    res.update(base=b, head=h, delta_pct=delta, ci_low_pct=lo, ci_high_pct=hi, spread_pct=spreads)
+    res.update(base=b, head=h, delta_pct=delta, ci_low_pct=lo, ci_high_pct=hi, spread_pct=spreads,
+               noise_floor_pct=floor_pct, noise_floor_by_side=by_side)
     change = f"{unit} per step {b:,.0f} → {h:,.0f} ({delta:+.3f}%)"
-    noisy = [side for side, s in spreads.items() if s > floor_pct]
-    if abs(delta) <= floor_pct:
-        res["verdict"], res["reason"] = "unchanged", f"{change} is below the noise floor of {floor_pct:g}%"
+    noisy = [side for side, s in spreads.items() if s > min_floor_pct]
+    # A floor raised by a disagreeing side to τ or more cannot tell a τ-sized change from jitter.
+    if abs(delta) <= floor_pct and (not noisy or floor_pct < threshold_pct):
+        res["verdict"], res["reason"] = "unchanged", f"{change} is below the noise floor of {floor_pct:.3g}%"
     elif not noisy:
         res["verdict"] = "unchanged" if abs(delta) <= threshold_pct else ("regressed" if delta > 0 else "improved")
         res["reason"] = f"{change} {'within' if res['verdict'] == 'unchanged' else 'beyond'} τ = {threshold_pct:g}%"
     else:
         said = ", ".join(f"{s}'s runs disagree by {spreads[s]:.3f}%" for s in noisy)
-        widened = f"{said} (more than the floor of {floor_pct:g}%): widened to {lo:+.3f}…{hi:+.3f}%"
+        widened = (f"{said} (more than the minimum floor of {min_floor_pct:g}%): floor {floor_pct:.3g}%, "
+                   f"widened to {lo:+.3f}…{hi:+.3f}%")
         if lo > threshold_pct or hi < -threshold_pct:
             res["verdict"] = "regressed" if lo > threshold_pct else "improved"
         elif -threshold_pct <= lo and hi <= threshold_pct:

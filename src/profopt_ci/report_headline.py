@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .i18n import EN, t, word
 from .report_format import clip, confidence_label, num, pct
+from .report_instr import floor_text, is_runs_range, threshold_shown
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}
@@ -55,7 +56,7 @@ def _sentence(c: dict, decision: str, lang: str) -> str:
     if not benches:
         return c.get("summary") or t(lang, "hl.none")
     if decision == "no-change":
-        return t(lang, "hl.no_change", t=f"{c.get('threshold_pct') or 0:g}", n=len(benches))
+        return t(lang, "hl.no_change", t=threshold_shown(c), n=len(benches))
     conf = t(lang, "col.ci", conf=confidence_label(c.get("confidence")))
     if decision == "failed":
         pick = [b for b in benches if _failed_side(b)]
@@ -90,6 +91,9 @@ def _change(lang: str, conf: str, key: str, m: dict, name: str) -> str:
     delta, low, high = m.get("delta_pct"), m.get("ci_low_pct"), m.get("ci_high_pct")
     if delta is None:
         return f"{name} {metric_word(lang, key)} {num(m.get('base'))} → {num(m.get('head'))}".strip()
+    if low is not None and high is not None and is_runs_range(key, m):  # not a CI: say what it is
+        return t(lang, "hl.metric_runs", name=name, metric=metric_word(lang, key), pct=pct(delta), lo=pct(low),
+                 hi=pct(high), floor=floor_text(m)).strip()
     same_sign = low is not None and high is not None and (low < 0) == (high < 0) == (delta < 0)
     if key == "step_time_ms" and same_sign:
         lo, hi = sorted((abs(low), abs(high)))
@@ -160,6 +164,10 @@ def _inconclusive(bench: dict, lang: str, conf: str) -> str:
             if verdict == "unstable":
                 return t(lang, "hl.unstable", name=_name(bench), metric=metric_word(lang, key),
                          outliers=bench.get("outlier_rounds", "?"), rounds=bench.get("rounds", "?"))
+            if is_runs_range(key, m):
+                return t(lang, "hl.inconclusive_runs", name=_name(bench), metric=metric_word(lang, key),
+                         runs=min(m.get("n_base") or 0, m.get("n_head") or 0), lo=pct(m.get("ci_low_pct")),
+                         hi=pct(m.get("ci_high_pct")), floor=floor_text(m))
             return t(lang, "hl.inconclusive", name=_name(bench), metric=metric_word(lang, key),
                      rounds=bench.get("rounds", "?"), ci=conf, lo=pct(m.get("ci_low_pct")),
                      hi=pct(m.get("ci_high_pct")))

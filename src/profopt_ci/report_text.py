@@ -160,7 +160,7 @@ def _bench(b: dict, v: dict, lang: str, cols: int) -> list[str]:
         out += [f"    │ {_clean(ln)}" for ln in e["tail"].splitlines()]
     if b["rows"]:
         header = [t(lang, k) for k in ("col.metric", "col.base_median", "col.head_median", "col.estimate")]
-        header += [t(lang, "col.ci", conf=v["conf"]), t(lang, "col.verdict")]
+        header += [b["ci_header"], t(lang, "col.verdict")]
         rows = [[r["label"], r["base"], r["head"], r["change"], r["ci"], f"{r['symbol']} {r['word']}"]
                 for r in b["rows"]]
         out += [""] + [_indent(ln) for ln in table(header, rows, right={1, 2, 3}, cols=cols - 2)]

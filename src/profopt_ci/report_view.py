@@ -20,6 +20,9 @@ from .report_headline import (
     ordered_metrics,
 )
 from .report_history import history_view
+from .report_instr import block_note, cell_suffix, column_header, instructions_only, is_runs_range
+from .report_instr import meta_part as instr_meta
+from .report_instr import notes as instr_notes
 from .report_svg import bench_plots, overview_plot
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
@@ -51,7 +54,7 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
         "meta": _meta(c, lang, conf),
         "conf": conf,
         "unpaired": c.get("mode") == "unpaired",
-        "notes": [note(lang, str(n)) for n in c.get("notes") or []],
+        "notes": [note(lang, n) for n in instr_notes(c, lang, [str(n) for n in c.get("notes") or []])],
         "legend": t(lang, "table.legend", how=t(lang, "how.unpaired" if c.get("mode") == "unpaired" else "how.paired")),
         "differences": by_name.get(None, []),
         "benchmarks": [v for v in views if v["decision"] != "no-change"],
@@ -73,11 +76,14 @@ def _meta(c: dict, lang: str, conf: str) -> str:
     for key in ("improved", "regressed", "constraint_failures", "inconclusive", "failed"):
         if counts.get(key):
             parts.append(t(lang, f"count.{key}", n=counts[key]))
+    timed = not instructions_only(c)  # nothing timed: no rounds, no time threshold to show
     if c.get("mode") == "unpaired":
         parts.append(t(lang, "meta.unpaired"))
-    else:
+    elif timed:
         parts.append(t(lang, "meta.paired", rounds=c.get("rounds", "?")))
-    parts.append(t(lang, "meta.threshold", t=f"{c.get('threshold_pct') or 0:g}"))
+    if timed:
+        parts.append(t(lang, "meta.threshold", t=f"{c.get('threshold_pct') or 0:g}"))
+    parts += [p for p in (instr_meta(c, lang),) if p]
     parts.append(t(lang, "meta.confidence", conf=conf))
     if c.get("hardware_label"):
         parts.append(str(c["hardware_label"]))
@@ -105,6 +111,7 @@ def _differences_by_benchmark(diffs: list[dict], lang: str) -> dict[str | None, 
 def _bench(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) -> dict:
     decision = str(b.get("decision") or "inconclusive")
     metrics = b.get("metrics") or {}
+    rows = [_metric_row(lang, key, metrics[key], b.get("unit")) for key in ordered_metrics(metrics)]
     return {
         "name": clip(str(b.get("name", "?")), NAME_MAX),
         "decision": decision,
@@ -113,7 +120,8 @@ def _bench(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) -> d
         # compare writes its reasons in English; other languages compose the same from the data.
         "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else _reason(b, lang),
         "goal": _goal(b, lang, conf),
-        "rows": [_metric_row(lang, key, metrics[key], b.get("unit")) for key in ordered_metrics(metrics)],
+        "rows": rows,
+        "ci_header": column_header(lang, conf, rows),
         "constraints": [_constraint_row(lang, con) for con in b.get("constraints") or []],
         "bottleneck": _bottleneck(b, lang) if decision != "failed" else None,
         "differences": diffs,
@@ -126,7 +134,8 @@ def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
     return {
         "key": key, "label": metric_label(lang, key, unit),
         "base": num(m.get("base")), "head": num(m.get("head")),
-        "change": _change_text(m), "ci": _ci_or_tolerance(lang, m),
+        "change": _change_text(m), "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, key, m),
+        "runs_range": is_runs_range(key, m),
         "verdict": verdict, "symbol": VERDICT_SYMBOL.get(verdict, "🟡"),
         "word": word(lang, "verdict", verdict),
     }
@@ -401,7 +410,8 @@ def _instruction_notes(b: dict, lang: str) -> list[str]:
     rows = block.get("function_diff") or []
     if not rows:
         return []
-    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [note(lang, str(n)) for n in block.get("notes") or []]
+    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [note(lang, block_note(lang, str(n)))
+                                                                          for n in block.get("notes") or []]
 
 
 def _noise(b: dict) -> dict:
