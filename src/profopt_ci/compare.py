@@ -59,6 +59,8 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         "samples": {"base": base["samples"], "head": head["samples"]},
     }
     failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
+    failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
+                        for side, d in (("base", base), ("head", head)) if not d["samples"]]
     if failed:
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
