@@ -26,6 +26,9 @@ from profopt_ci.errors import (
 from profopt_ci.spec import Spec, find_spec, load_spec
 
 
+MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
+
+
 def _load(path: str | None) -> Spec:
     spec_path = find_spec(path)
     return load_spec(spec_path, display=path or spec_path.name)
@@ -36,7 +39,7 @@ def _load(path: str | None) -> Spec:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     spec = _load(args.spec)
-    names = ", ".join(b.name for b in spec.benchmarks)
+    names = ", ".join(b.name for b in spec.benchmarks[:20]) + (", …" if len(spec.benchmarks) > 20 else "")
     print(f"{spec.path}: ok — version {spec.version}, label {spec.hardware_label}, "
           f"{len(spec.benchmarks)} benchmark(s): {names}")
     return EXIT_OK
@@ -458,9 +461,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return func(args)
     except SpecError as exc:
-        for line in exc.problems:
-            print(line, file=sys.stderr)
-        print(f"profopt: the spec has {len(exc.problems)} problem(s)", file=sys.stderr)
+        print("\n".join(exc.problems[:MAX_PROBLEMS_SHOWN]), file=sys.stderr)
+        more = len(exc.problems) - MAX_PROBLEMS_SHOWN
+        print(f"profopt: the spec has {len(exc.problems)} problem(s)"
+              + (f" ({more} more not shown)" if more > 0 else ""), file=sys.stderr)
         return exc.exit_code
     except ProfoptError as exc:
         print(f"profopt: {exc}", file=sys.stderr)
