@@ -25,7 +25,6 @@ from profopt_ci.errors import (
 )
 from profopt_ci.spec import Spec, find_spec, load_spec
 
-
 MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
 
 
