@@ -90,9 +90,6 @@ def _where_bad(raw: bytes) -> str:
 def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]:
     """Load a profopt file, insist on its `schema` and validate it against the packaged JSON Schema
     (results@1, comparison@1): a bad file is a user error naming the file and the field's path."""
-    from profopt_ci.gc_pause import paused
-    from profopt_ci.schema_check import validate
-
     p = Path(path)
     wanted = (expect,) if isinstance(expect, str) else expect
     shown = " or ".join(wanted)
@@ -105,6 +102,15 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
         raise UsageError(f"{p}: cannot read ({exc})") from None
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise UsageError(f"{p}: larger than 4 GiB — expected a {shown} file")
+    return parse_document(raw, str(p), wanted)
+
+
+def parse_document(raw: bytes, p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """Bytes of a profopt document → the validated dict; `p` names it in errors (a path, an artifact)."""
+    from profopt_ci.gc_pause import paused
+    from profopt_ci.schema_check import validate
+
+    shown = " or ".join(wanted)
     try:
         with paused():
             data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_int=_int)
@@ -120,5 +126,5 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
     if got not in wanted:
         raise UsageError(f"{p}: schema is {str(got)[:80]!r} — expected {shown!r}")
     if got in _SCHEMA_FILES:
-        validate(data, _SCHEMA_FILES[got], str(p))
+        validate(data, _SCHEMA_FILES[got], p)
     return data
