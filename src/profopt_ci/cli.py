@@ -445,13 +445,19 @@ def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
 
 def _terminate(signum: int, _frame: object) -> None:
     # A cancelled CI job gets SIGTERM: unwind like Ctrl-C so worktrees are removed and partial
-    # results written by the verbs' own finally blocks.
+    # results written by the verbs' own finally blocks. From the first signal on, further SIGINT and
+    # SIGTERM are ignored: a double Ctrl-C must not cut that cleanup short (kill -9 still works,
+    # and workers die with us through PR_SET_PDEATHSIG).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminate)
     try:
         args = parser.parse_args(argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

@@ -66,7 +66,10 @@ def run_tree(
             run_rounds(spec, benches, [side], state, Path(work), start=0, stop=n, total=n,
                        rng=random.Random(seed), log=log, after_round=checkpoint)
         finally:
-            checkpoint(-1)
+            from profopt_ci.compare_guard import interrupt_safe
+
+            with interrupt_safe():  # a second Ctrl-C must not cut the results file short
+                checkpoint(-1)
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
     for name in failed:
         log(f"profopt: {name} {state.track(name, side.name).status}: see `error` in {out}")

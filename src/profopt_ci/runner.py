@@ -95,6 +95,9 @@ def run_child(
         box: dict[str, Any] = {}
 
         def reap() -> None:
+            # Ctrl-C and SIGTERM must reach the main thread: delivered here, they would only restart
+            # wait4, and the main thread would sleep on in join() until the timeout.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             box["wait"] = os.wait4(proc.pid, 0)
             box["end"] = time.perf_counter_ns()
 
