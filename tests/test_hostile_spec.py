@@ -11,7 +11,7 @@ from profopt_ci.spec import parse_spec
 
 OK = "version: 1\nbenchmarks:\n  - name: a\n    callable: m:f\n"
 BOMB = "version: 1\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + \
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + \
     "benchmarks: [{name: a, callable: 'm:f', params: {x: *i}}]\n"
 
 
