@@ -124,7 +124,7 @@ def parse_document(raw: bytes, p: str, wanted: tuple[str, ...]) -> dict[str, Any
         raise UsageError(f"{p}: nested too deeply — expected a {shown} file") from None
     got = data.get("schema") if isinstance(data, dict) else None
     if got not in wanted:
-        raise UsageError(f"{p}: schema is {str(got)[:80]!r} — expected {shown!r}")
+        raise UsageError(f"{p}: schema is {str(got)[:80]!r} — expected {' or '.join(repr(w) for w in wanted)}")
     if got in _SCHEMA_FILES:
         validate(data, _SCHEMA_FILES[got], p)
     return data
