@@ -27,7 +27,7 @@ MAX_DEPTH = 32
 _SUPPORTED = {"$schema", "$id", "$ref", "$defs", "title", "description", "type", "enum", "const", "required",
               "properties", "additionalProperties", "items", "minItems", "minimum", "exclusiveMinimum",
               "maximum", "pattern", "maxLength", "minLength"}
-Check = Callable[[Any, list[Any]], None]
+Check = Callable[[Any], None]
 
 
 class Invalid(Exception):
@@ -48,21 +48,32 @@ def _is_type(value: Any, name: str) -> bool:
     return isinstance(value, _TYPES[name])
 
 
+_EXACT = {"number": (int, float), "integer": (int,), "string": (str,), "object": (dict,), "array": (list,),
+          "boolean": (bool,), "null": (type(None),)}
 _TYPES = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
 
 
-def _free(value: Any, path: list[Any], depth: int = 0) -> None:
+def _free(value: Any, depth: int = 0) -> None:
     """What a schema leaves open (params, quality, evidence) may not nest or overflow either."""
     if depth > MAX_DEPTH:
-        raise Invalid(path, f"nested deeper than {MAX_DEPTH} levels")
+        raise Invalid([], f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
         for k, v in value.items():
-            _free(v, path + [k], depth + 1)
+            _within(k, _free, v, depth + 1)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            _free(v, path + [i], depth + 1)
+            _within(i, _free, v, depth + 1)
     elif isinstance(value, float) and not -MAX_ABS <= value <= MAX_ABS:
-        raise Invalid(path, f"is {value:g} — expected a finite number within ±1e100")
+        raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
+
+
+def _within(key: Any, check: Callable[..., None], value: Any, *args: Any) -> None:
+    """Run a check on a child; on failure the child's key goes in front of the error's path."""
+    try:
+        check(value, *args)
+    except Invalid as exc:
+        exc.path.insert(0, key)
+        raise
 
 
 def first_bad_number(data: Any) -> list[Any] | None:
@@ -88,23 +99,25 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
     if "$ref" in schema:
         target: dict[str, Check] = {}
 
-        def ref(value: Any, path: list[Any]) -> None:  # resolved lazily: refs may be recursive
+        def ref(value: Any) -> None:  # resolved lazily: refs may be recursive
             if "c" not in target:
                 node: Any = root
                 for part in schema["$ref"].lstrip("#/").split("/"):
                     node = node[part]
                 target["c"] = compile_schema(node, root)
-            target["c"](value, path)
+            target["c"](value)
         return ref
     checks: list[Check] = []
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        exact = frozenset(t for name in types for t in _EXACT[name])  # parsed JSON has exact types
 
-        def typed(value: Any, path: list[Any]) -> None:
-            if not any(_is_type(value, t) for t in types):
-                raise Invalid(path, f"is {_kind(value)} — expected {' or '.join(types)}")
-            if isinstance(value, float) and not -MAX_ABS <= value <= MAX_ABS:
-                raise Invalid(path, f"is {value:g} — expected a finite number within ±1e100")
+        def typed(value: Any) -> None:
+            kind = type(value)
+            if kind not in exact:
+                raise Invalid([], f"is {_kind(value)} — expected {' or '.join(types)}")
+            if kind is float and not -MAX_ABS <= value <= MAX_ABS:
+                raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
         checks.append(typed)
     checks.extend(_value_checks(schema))
     if {"properties", "required", "additionalProperties"} & set(schema):
@@ -114,9 +127,12 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
     if not {"properties", "required", "additionalProperties", "items"} & set(schema):
         checks.append(_free)  # nothing below is described: still bounded in depth and magnitude
 
-    def run(value: Any, path: list[Any]) -> None:
+    if len(checks) == 1:
+        return checks[0]
+
+    def run(value: Any) -> None:
         for check in checks:
-            check(value, path)
+            check(value)
     return run
 
 
@@ -131,26 +147,26 @@ def _value_checks(schema: dict) -> list[Check]:
     out: list[Check] = []
     if "enum" in schema:
         options = schema["enum"]
-        out.append(lambda v, p: None if any(v == o and type(v) is type(o) for o in options)
-                   else _fail(p, f"is {json.dumps(v)[:60]} — expected one of {options}"))
+        out.append(lambda v: None if any(v == o and type(v) is type(o) for o in options)
+                   else _fail(f"is {json.dumps(v)[:60]} — expected one of {options}"))
     if "const" in schema:
         const = schema["const"]
-        out.append(lambda v, p: None if v == const else _fail(p, f"is {json.dumps(v)[:60]} — expected {const!r}"))
+        out.append(lambda v: None if v == const else _fail(f"is {json.dumps(v)[:60]} — expected {const!r}"))
     for key, ok in (("minimum", lambda v, b: v >= b), ("exclusiveMinimum", lambda v, b: v > b),
                     ("maximum", lambda v, b: v <= b)):
         if key in schema:
             bound = schema[key]
-            out.append(lambda v, p, ok=ok, bound=bound, key=key: None if not _is_type(v, "number") or ok(v, bound)
-                       else _fail(p, f"is {v} — expected {key} {bound}"))
+            out.append(lambda v, ok=ok, bound=bound, key=key: None if not _is_type(v, "number") or ok(v, bound)
+                       else _fail(f"is {v} — expected {key} {bound}"))
     if "pattern" in schema:
         rx = re.compile(schema["pattern"])
-        out.append(lambda v, p: None if not isinstance(v, str) or rx.search(v)
-                   else _fail(p, f"is {v[:60]!r} — expected to match {schema['pattern']}"))
+        out.append(lambda v: None if not isinstance(v, str) or rx.search(v)
+                   else _fail(f"is {v[:60]!r} — expected to match {schema['pattern']}"))
     return out
 
 
-def _fail(path: list[Any], message: str) -> None:
-    raise Invalid(path, message)
+def _fail(message: str) -> None:
+    raise Invalid([], message)
 
 
 def _object_check(schema: dict, root: dict) -> Check:
@@ -159,36 +175,41 @@ def _object_check(schema: dict, root: dict) -> Check:
     extra = schema.get("additionalProperties", True)
     extra_check = compile_schema(extra, root) if isinstance(extra, dict) else None
 
-    def check(value: Any, path: list[Any]) -> None:
+    def check(value: Any) -> None:
         if not isinstance(value, dict):
             return
         for key in required:
             if key not in value:
-                raise Invalid(path, f"has no `{key}` — expected the key `{key}`")
+                raise Invalid([], f"has no `{key}` — expected the key `{key}`")
         for key, item in value.items():
-            sub = props.get(key)
-            if sub is not None:
-                sub(item, path + [key])
-            elif extra_check is not None:
-                extra_check(item, path + [key])
-            elif extra is False:
-                raise Invalid(path + [key], "is not a known key")
-            else:
-                _free(item, path + [key])
+            sub = props.get(key) or extra_check or (_unknown if extra is False else _free)
+            try:
+                sub(item)
+            except Invalid as exc:
+                exc.path.insert(0, key)
+                raise
     return check
+
+
+def _unknown(_value: Any) -> None:
+    raise Invalid([], "is not a known key")
 
 
 def _array_check(schema: dict, root: dict) -> Check:
     items = compile_schema(schema["items"], root) if isinstance(schema.get("items"), dict) else _free
     least = schema.get("minItems", 0)
 
-    def check(value: Any, path: list[Any]) -> None:
+    def check(value: Any) -> None:
         if not isinstance(value, list):
             return
         if len(value) < least:
-            raise Invalid(path, f"has {len(value)} item(s) — expected at least {least}")
+            raise Invalid([], f"has {len(value)} item(s) — expected at least {least}")
         for i, item in enumerate(value):
-            items(item, path + [i])
+            try:
+                items(item)
+            except Invalid as exc:
+                exc.path.insert(0, i)
+                raise
     return check
 
 
@@ -203,7 +224,7 @@ def validate(data: Any, name: str, shown: str) -> None:
     """Raise a UsageError naming `shown` and the bad field's path when `data` breaks the schema."""
     _, check = packaged(name)
     try:
-        check(data, [])
+        check(data)
     except Invalid as exc:
         raise UsageError(f"{shown}: {json_path(exc.path)} {exc.message} (profopt/{name}@1 schema)") from None
     except RecursionError:
