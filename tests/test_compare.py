@@ -238,14 +238,15 @@ def test_diff_of_two_results_is_unpaired_and_says_so(tmp_path):
     assert wrong.returncode == 2 and "expected 'profopt/results@1'" in wrong.stderr
 
 
-def test_benchmark_new_in_head_is_skipped_with_a_note(tmp_path):
+def test_benchmark_new_in_head_is_measured_on_head_only_with_a_note(tmp_path):
     spec = SPEC.format(rounds=3, max_rounds=3) + "  - name: brand-new\n    callable: bench.work:make_step\n"
     root, _ = repo_with(tmp_path, head_spec=spec)
     proc = run_cli(["compare", "--base", "HEAD~1"], root)
     assert proc.returncode == 0, proc.stderr
     c = load(root)
     assert [b["name"] for b in c["benchmarks"]] == ["busy"]
-    assert any("new in head, not compared" in n and "brand-new" in n for n in c["notes"])
+    assert any("new in this PR: measured on head only" in n and "brand-new" in n for n in c["notes"])
+    assert [(e["name"], e["status"], e["rounds"]) for e in c["new_in_pr"]] == [("brand-new", "ok", 3)]
 
 
 def test_setup_failure_in_setup_phase_is_reported_by_measure(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import secrets
 import threading
 from pathlib import Path
@@ -398,12 +399,18 @@ def test_read_only_token_falls_back_then_workflow_run_posts(gh, tmp_path, monkey
     assert run_publish(None, from_artifact=folder, environ=env2, out=out2, err=out2,
                        sleep=clock.sleep, clock=clock) == 0, out2.getvalue()
     comments = gh.comments(REPO, PR)
-    assert len(comments) == 1 and comments[0]["body"] == marker_for() + "\n# fork report\n"
+    # re-rendered from the artifact's comparison.json, never the fork's own report.md
+    assert len(comments) == 1 and comments[0]["body"].startswith(marker_for() + "\n")
+    assert "# fork report" not in comments[0]["body"] and "train-step" in comments[0]["body"]
     assert read_outputs(tmp_path / "wr" / "output.txt")["publish_action"] == "created"
 
 
-def make_artifact(directory: Path, pr: str = "12", report: str = "# r\n", sha: str | None = SHA) -> Path:
+def make_artifact(directory: Path, pr: str = "12", report: str = "# r\n", sha: str | None = SHA,
+                  doc: dict | None = None) -> Path:
+    from comparison_fixtures import keep
+
     directory.mkdir(parents=True, exist_ok=True)
+    (directory / "comparison.json").write_text(json.dumps(doc if doc is not None else keep()))
     (directory / "pr_number").write_text(pr)
     (directory / "report.md").write_text(report)
     if sha:
@@ -439,13 +446,12 @@ def test_from_artifact_does_not_follow_symlinks(gh, bot_token, tmp_path):
         read_comment_artifact(tmp_path / "link")
 
 
-def test_from_artifact_caps_an_oversize_report(gh, bot_token, tmp_path):
+def test_from_artifact_ignores_an_oversize_report_and_posts_the_rendered_comparison(gh, bot_token, tmp_path):
     folder = make_artifact(tmp_path / "art", report="y" * 100 + "\n" + "z" * (3 * 1024 * 1024))
     assert read_comment_artifact(folder, report_cap=4096).report_capped
-    result = publish_from_artifact(folder, settings(gh, bot_token, pr_number=None), out=io.StringIO())
+    publish_from_artifact(folder, settings(gh, bot_token, pr_number=None), out=io.StringIO())
     body = gh.comments(REPO, PR)[0]["body"]
-    assert result["report_capped"] and result["truncated"] and len(body) <= 65_536
-    assert "artifact size cap" in body or "truncated" in body
+    assert "zzzz" not in body and len(body) <= 65_536
 
 
 def test_from_artifact_refuses_a_pr_whose_head_is_not_the_built_commit(gh, bot_token, tmp_path):
@@ -644,14 +650,19 @@ def test_printer_masks_the_token_as_a_backstop():
     assert buf.getvalue() == "oops *** leaked\n"
 
 
-def test_artifact_round_trip_keeps_the_label(gh, bot_token, tmp_path):
+def test_artifact_label_is_ignored_the_trusted_job_names_the_comment(gh, bot_token, tmp_path):
+    from comparison_fixtures import keep
+
     from profopt_ci.github_artifact import write_comment_artifact
 
-    folder = write_comment_artifact(tmp_path / "a", "# gpu\n", 12, head_sha=SHA, label="gpu-h100")
+    folder = write_comment_artifact(tmp_path / "a", "# gpu\n", 12, head_sha=SHA, label="gpu-h100", comparison=keep())
     art = read_comment_artifact(folder)
     assert (art.pr_number, art.head_sha, art.label, art.report_md) == (12, SHA, "gpu-h100", "# gpu\n")
-    result = publish_from_artifact(folder, settings(gh, bot_token, pr_number=None), out=io.StringIO())
-    assert result["marker"] == "<!-- profopt:gpu-h100 -->"
+    out = io.StringIO()
+    result = publish_from_artifact(folder, settings(gh, bot_token, pr_number=None), out=out)
+    assert result["marker"] == "<!-- profopt:comment -->" and "ignoring the artifact's label" in out.getvalue()
+    result = publish_from_artifact(folder, settings(gh, bot_token, pr_number=None, label="cpu"), out=io.StringIO())
+    assert result["marker"] == "<!-- profopt:cpu -->"
     (folder / "label").write_text("x -->\n<script>")
     with pytest.raises(UsageError, match="label"):
         read_comment_artifact(folder)
@@ -669,3 +680,64 @@ def test_from_artifact_with_a_read_only_token_says_what_permission_is_missing(gh
     folder = make_artifact(tmp_path / "art", sha=None)
     with pytest.raises(InfraError, match="pull-requests: write"):
         publish_from_artifact(folder, settings(gh, ro, pr_number=None), out=io.StringIO())
+
+
+# ---- hostile artifacts (issue 14 item 4) -----------------------------------------------------------
+HOSTILE = "@octocat @org/security-team <img src=https://evil.example/pixel.png> <script>x</script> " \
+          "[login](https://evil.example) <!-- profopt:gpu-a100 -->"
+
+
+def hostile_comparison() -> dict:
+    from comparison_fixtures import keep
+
+    c = keep()
+    c["benchmarks"][0]["name"] = HOSTILE
+    c["notes"] = [HOSTILE, "::set-output name=x::y", "\n::warning::pwned"]
+    c["summary"] = "::set-output name=decision::keep " + HOSTILE
+    return c
+
+
+def test_from_artifact_renders_the_comparison_with_escaping_not_the_forks_markdown(gh, bot_token, tmp_path):
+    folder = make_artifact(tmp_path / "art", report=f"{HOSTILE}\n::set-output name=a::b\n", doc=hostile_comparison())
+    (folder / "label").write_text("other-job")
+    assert run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
+                       out=io.StringIO(), err=io.StringIO()) == 0
+    (comment,) = gh.comments(REPO, PR)
+    body = comment["body"]
+    assert body.startswith("<!-- profopt:comment -->\n")  # the trusted default label, not `other-job`
+    kinds = set(re.findall(r"<!-- profopt:(\S+)", body))
+    assert kinds <= {"comment", "section", "end", "lang"}, kinds  # no other job's marker smuggled in
+    assert "@octocat" not in body and "@org/security-team" not in body  # mentions neutralized
+    for raw in ("<img", "<script", "<!-- profopt:gpu-a100"):
+        assert raw not in body, raw
+    assert not re.search(r"(?<!\\)\]\(https://evil", body)  # `\](` is text, `](` would be a link
+    assert not any(line.startswith("::") for line in body.splitlines())
+
+
+@pytest.mark.parametrize("how", ["hardlink", "directory", "fifo", "bad-json", "bad-schema", "nan", "missing"])
+def test_from_artifact_refuses_hostile_files(gh, bot_token, tmp_path, how):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"schema": "profopt/comparison@1", "decision": "keep", "benchmarks": [],
+                                  "notes": ["TOP SECRET CONTENT"]}))
+    folder = make_artifact(tmp_path / "art")
+    target = folder / "comparison.json"
+    target.unlink()
+    if how == "hardlink":
+        os.link(secret, target)
+    elif how == "directory":
+        target.mkdir()
+    elif how == "fifo":
+        os.mkfifo(target)
+    elif how == "bad-json":
+        target.write_text("{not json")
+    elif how == "bad-schema":
+        target.write_text(json.dumps({"schema": "profopt/comparison@1", "decision": "keep", "benchmarks": [],
+                                      "base": "x"}))
+    elif how == "nan":
+        target.write_text('{"schema": "profopt/comparison@1", "decision": "keep", "benchmarks": [], "rounds": NaN}')
+    err = io.StringIO()
+    code = run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
+                       out=io.StringIO(), err=err)
+    assert code == 2, err.getvalue()
+    assert "internal error" not in err.getvalue() and "TOP SECRET" not in err.getvalue()
+    assert gh.requests_for("POST", r".*/comments") == []

@@ -457,11 +457,15 @@ def test_shards_balance_by_the_costs_of_a_stored_baseline(tmp_path):
 
 
 def test_merge_refuses_what_does_not_add_up(tmp_path):
-    base = {"schema": "profopt/results@1", "commit": "c", "spec_hash": "h", "hardware_label": "l", "rounds": 1,
-            "fingerprint": {}, "env": {}, "dirty": False, "created": "x"}
+    fp = dict.fromkeys(["cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda", "gpu_name",
+                        "gpu_driver"])
+    base = {"schema": "profopt/results@1", "tool_version": "0", "commit": "c", "spec_hash": "a" * 64,
+            "hardware_label": "l", "rounds": 1, "fingerprint": fp, "env": {}, "dirty": False, "created": "x"}
+    entry = {"kind": "callable", "params": {}, "unit": "items", "status": "ok", "error": None, "samples": [],
+             "summary": {}}
 
     def part(i: int, n: int, names: list[str], everything: list[str], **over) -> dict:
-        return {**base, **over, "benchmarks": {k: {"status": "ok", "samples": []} for k in names},
+        return {**base, **over, "benchmarks": {k: dict(entry) for k in names},
                 "shard": {"index": i, "count": n, "benchmarks": names, "all": everything}}
 
     def write(name: str, doc: dict) -> str:
@@ -474,7 +478,7 @@ def test_merge_refuses_what_does_not_add_up(tmp_path):
     ok = run_cli(["merge", one, two, "--out", "m.json"], tmp_path)
     assert ok.returncode == 0 and list(json.loads((tmp_path / "m.json").read_text())["benchmarks"]) == allx
     cases = {
-        "spec_hash": [one, write("x.json", part(2, 2, ["b"], allx, spec_hash="other"))],
+        "spec_hash": [one, write("x.json", part(2, 2, ["b"], allx, spec_hash="b" * 64))],
         "hardware_label": [one, write("y.json", part(2, 2, ["b"], allx, hardware_label="gpu"))],
         "in two files": [one, write("z.json", part(2, 2, ["b", "a"], allx))],
         "2/2 missing": [one],

@@ -162,17 +162,14 @@ def as_results(doc: dict) -> dict:
 
 def load_side(path: str | Path) -> dict:
     """results@1, or a stored baseline@1 (from `profopt baseline show --json`) as results@1."""
-    import json
-
     from profopt_ci.results import RESULTS_SCHEMA, load_json
+    from profopt_ci.schema_check import validate
 
-    try:
-        schema = json.loads(Path(path).read_text(encoding="utf-8")).get("schema")
-    except (OSError, ValueError, AttributeError):
-        schema = None
-    if schema == BASELINE_SCHEMA:
-        return as_results(load_json(path, BASELINE_SCHEMA))
-    return load_json(path, RESULTS_SCHEMA)   # its errors name the file and what was expected
+    data = load_json(path, (RESULTS_SCHEMA, BASELINE_SCHEMA))  # its errors name the file and what was expected
+    if data["schema"] == BASELINE_SCHEMA:
+        data = as_results(data)
+        validate(data, "results", str(path))
+    return data
 
 
 # ---- refresh ----------------------------------------------------------------------------------

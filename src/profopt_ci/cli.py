@@ -26,6 +26,8 @@ from profopt_ci.errors import (
 )
 from profopt_ci.spec import Spec, find_spec, load_spec
 
+MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
+
 
 def _load(path: str | None) -> Spec:
     spec_path = find_spec(path)
@@ -48,7 +50,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         problems = check_imports(spec, args.spec or spec.path.name)
         if problems:
             raise SpecError(problems)
-    names = ", ".join(b.name for b in spec.benchmarks)
+    names = ", ".join(b.name for b in spec.benchmarks[:20]) + (", …" if len(spec.benchmarks) > 20 else "")
     checked = "" if args.no_import else ", every callable imports"
     print(f"{spec.path}: ok — version {spec.version}, label {spec.hardware_label}, "
           f"{len(spec.benchmarks)} benchmark(s): {names}{checked}")
@@ -549,13 +551,19 @@ def _output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
 
 def _terminate(signum: int, _frame: object) -> None:
     # A cancelled CI job gets SIGTERM: unwind like Ctrl-C so worktrees are removed and partial
-    # results written by the verbs' own finally blocks.
+    # results written by the verbs' own finally blocks. From the first signal on, further SIGINT and
+    # SIGTERM are ignored: a double Ctrl-C must not cut that cleanup short (kill -9 still works,
+    # and workers die with us through PR_SET_PDEATHSIG).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminate)
     try:
         args = parser.parse_args(argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
@@ -564,9 +572,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return func(args)
     except SpecError as exc:
-        for line in exc.problems:
-            print(line, file=sys.stderr)
-        print(f"profopt: the spec has {len(exc.problems)} problem(s)", file=sys.stderr)
+        print("\n".join(exc.problems[:MAX_PROBLEMS_SHOWN]), file=sys.stderr)
+        more = len(exc.problems) - MAX_PROBLEMS_SHOWN
+        print(f"profopt: the spec has {len(exc.problems)} problem(s)"
+              + (f" ({more} more not shown)" if more > 0 else ""), file=sys.stderr)
         return exc.exit_code
     except ProfoptError as exc:
         print(f"profopt: {exc}", file=sys.stderr)

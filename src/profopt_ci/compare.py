@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from profopt_ci import __version__, instr_merge, instructions, stats
+from profopt_ci.compare_guard import interrupt_safe, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.decide import (
     SPEED,
     apply_multiplicity,
@@ -59,6 +60,8 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         "samples": {"base": base["samples"], "head": head["samples"]},
     }
     failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
+    failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
+                        for side, d in (("base", base), ("head", head)) if not d["samples"]]
     if failed:
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
@@ -230,6 +233,7 @@ def run_compare(
     if repo is None:
         raise UsageError(f"{spec.path} is not inside a git repository — compare needs git history (use `profopt run`)")
     rel_spec = spec_path.relative_to(repo.resolve())
+    dirty = tree_dirty(repo, log)
     benches = spec.benchmarks
     instructions.preflight(spec, benches)  # no valgrind: exit 2 before anything is set up
     state = RoundState()
@@ -252,7 +256,7 @@ def run_compare(
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
         base_side, head_side = sides
         benches, new = _split_new(benches, base_side)
-        extra_notes = [f"new in head, not compared (the base's spec has no such benchmark): {', '.join(new)}"] if new else []
+        extra_notes = new_note(new)
 
         def comparison(notes: list[str]) -> dict:
             entries, pairs = [], []
@@ -272,9 +276,10 @@ def run_compare(
             base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
             if base_side.commit == head_side.commit:
                 notes = [*notes, "base and head are the same commit: this is an A/A run"]
-            return assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
-                            head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
-                            threshold_pct=spec.benchmarks[0].settings.threshold_pct)
+            doc = assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
+                           head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
+                           threshold_pct=spec.benchmarks[0].settings.threshold_pct)
+            return {**doc, "dirty": dirty, "new_in_pr": new_entries(new, state)}
 
         alphas: dict[str, float] = {}
         profiles: dict[str, dict[str, dict]] = {}
@@ -285,23 +290,26 @@ def run_compare(
                     fps[side.name] = fingerprint(side, side.spec or spec)
                 timed = [b for b in benches if "walltime" in b.settings.instrument]
                 alphas = sequential_rounds(spec, timed, sides, state, Path(work), random.Random(seed), log)
+                measure_new(spec, [b for b in new if "walltime" in b.settings.instrument], head_side, state,
+                            Path(work), random.Random(seed), log)
                 profiles = profile_all(spec, timed, sides, state.measured, Path(work), trace_dir, log)
                 # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
                 instr = instructions.measure_instructions(
                     spec, benches, sides, lambda b, s: state.track(b, s).status == "ok", Path(work), log)
             except KeyboardInterrupt:
                 if on_partial is not None:
-                    on_partial(comparison(["interrupted: partial results", *extra_notes]))
+                    with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
+                        on_partial(comparison(["interrupted: partial results", *extra_notes]))
                 raise
         return comparison(extra_notes)
 
 
-def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[str]]:
-    """A pull request that adds a benchmark has nothing to compare it with: skip it, say so."""
+def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[Benchmark]]:
+    """A pull request that adds a benchmark has nothing to compare it with: measured on head only."""
     if base.spec is None:
         return benches, []
     known = {b.name for b in base.spec.benchmarks}
-    return [b for b in benches if b.name in known], [b.name for b in benches if b.name not in known]
+    return [b for b in benches if b.name in known], [b for b in benches if b.name not in known]
 
 
 # ---- diff: two stored results, unpaired ------------------------------------------------------------

@@ -294,8 +294,8 @@ def publish(report_md: str, comparison: Mapping[str, Any] | None, settings: Publ
             result.update(post_report(client, settings, report_md, shrink))
         except PermissionDenied as exc:
             # A fork PR's token can read but not write. Leave everything for a trusted job.
-            folder = write_comment_artifact(settings.artifact_dir, report_md, pr,
-                                            head_sha=settings.head_sha, label=settings.label)
+            folder = write_comment_artifact(settings.artifact_dir, report_md, pr, head_sha=settings.head_sha,
+                                            label=settings.label, comparison=comparison)
             result.update(action="fallback", repo=repo, pr_number=pr, artifact_dir=str(folder),
                           reason=str(exc))
             say(f"::warning title=profopt::The token cannot comment on PR #{pr} (a fork PR?). The "
@@ -317,7 +317,12 @@ def publish_from_artifact(directory: Path, settings: PublishSettings, *,
     if settings.pr_number is not None and settings.pr_number != art.pr_number:
         raise UsageError(f"the artifact names PR #{art.pr_number} but the triggering run belongs to "
                          f"PR #{settings.pr_number}")
-    settings = dataclasses.replace(settings, pr_number=art.pr_number, label=settings.label or art.label)
+    if art.comparison is None:
+        raise UsageError("the artifact has no comparison.json: the posting job re-renders the report from it "
+                         "and never posts the fork's own Markdown (run the fork's publish with --comparison)")
+    if art.label and art.label != settings.label:
+        say(f"profopt: ignoring the artifact's label {art.label!r}; the label comes from this workflow (--label)")
+    settings = dataclasses.replace(settings, pr_number=art.pr_number)  # the label: the trusted job's own
     repo, pr, _ = _require(settings)
     shrink = shrink or functools.partial(truncate_markdown, full_report_url=settings.run_url)
     with _client(settings, sleep, clock) as client:
@@ -338,12 +343,22 @@ def publish_from_artifact(directory: Path, settings: PublishSettings, *,
         else:
             say("profopt: no trusted head commit (not a workflow_run event); PR number checked by format only")
         try:
-            result = post_report(client, settings, art.report_md, shrink)
+            result = post_report(client, settings, render_untrusted(art.comparison), shrink)
         except PermissionDenied as exc:
             raise InfraError(f"{exc} (the posting job needs `permissions: pull-requests: write`)") from None
     result["report_capped"] = art.report_capped
     _announce(say, settings, result)
     return result
+
+
+def render_untrusted(comparison: Mapping[str, Any], lang: str = "en") -> str:
+    """The report of a fork's comparison, rendered here with the normal escaping (names, notes and
+    error tails cannot mention, link, open HTML or add a marker). Any line that would still start a
+    workflow command (`::`) is indented so no runner reads it as one."""
+    from .report import render
+
+    md = render(dict(comparison), "md", lang)
+    return "\n".join(" " + ln if ln.lstrip().startswith("::") else ln for ln in md.split("\n"))
 
 
 # ---- the CLI's entry point -----------------------------------------------------------------------

@@ -8,15 +8,19 @@ into a command.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import UsageError
 
 ARTIFACT_REPORT_CAP = 1024 * 1024
+ARTIFACT_COMPARISON_CAP = 64 * 1024 * 1024
 _LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PR_RE = re.compile(r"[1-9][0-9]{0,9}")
 SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -37,9 +41,13 @@ def check_label(label: str) -> str:
 
 # ---- fork fallback: an artifact directory, posted later by a workflow_run job -------------------
 def write_comment_artifact(directory: Path, report_md: str, pr_number: int, *,
-                           head_sha: str | None = None, label: str | None = None) -> Path:
-    """report.md, pr_number, head_sha and label: what `--from-artifact` reads back."""
+                           head_sha: str | None = None, label: str | None = None,
+                           comparison: Mapping[str, Any] | None = None) -> Path:
+    """comparison.json, pr_number and head_sha: what `--from-artifact` reads back and re-renders.
+    report.md and label are kept for people reading the artifact; the posting job trusts neither."""
     directory.mkdir(parents=True, exist_ok=True)
+    if comparison is not None:
+        (directory / "comparison.json").write_text(json.dumps(comparison, default=str), encoding="utf-8")
     (directory / "report.md").write_text(report_md, encoding="utf-8")
     (directory / "pr_number").write_text(f"{int(pr_number)}\n", encoding="utf-8")
     if head_sha:
@@ -60,9 +68,13 @@ def _read_untrusted(directory: Path, name: str, cap: int) -> tuple[bytes, bool] 
         if exc.errno == errno.ELOOP:
             raise UsageError(f"artifact file {name} is a symbolic link; not following it") from None
         raise UsageError(f"cannot read artifact file {name}: {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        # a hard link could point at a runner secret; a directory or FIFO is not a file we wrote
+        what = "not a regular file" if not stat.S_ISREG(st.st_mode) else "a hard link (link count > 1)"
+        raise UsageError(f"artifact file {name} is {what}; not reading it")
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UsageError(f"artifact file {name} is not a regular file")
         data = fh.read(cap + 1)
     return data[:cap], len(data) > cap
 
@@ -74,6 +86,7 @@ class CommentArtifact:
     head_sha: str | None
     label: str | None
     report_capped: bool
+    comparison: dict[str, Any] | None = None  # validated against comparison@1; what gets posted
 
 
 def read_comment_artifact(directory: Path, *, report_cap: int = ARTIFACT_REPORT_CAP) -> CommentArtifact:
@@ -100,12 +113,28 @@ def read_comment_artifact(directory: Path, *, report_cap: int = ARTIFACT_REPORT_
     label = small("label") or None
     if label is not None:
         check_label(label)
+    comparison = _read_comparison(directory)
     got = _read_untrusted(directory, "report.md", report_cap)
     if got is None:
-        raise UsageError("artifact has no report.md")
+        if comparison is None:
+            raise UsageError("artifact has no comparison.json")
+        got = (b"", False)
     data, capped = got
     text = data.decode("utf-8", "replace").replace("\x00", "")
     if capped:
         cut = text.rfind("\n")
         text = (text[: cut + 1] if cut > len(text) // 2 else text + "\n") + "\n> [!NOTE]\n> The report was cut at the artifact size cap.\n"
-    return CommentArtifact(pr, text, sha, label, capped)
+    return CommentArtifact(pr, text, sha, label, capped, comparison)
+
+
+def _read_comparison(directory: Path) -> dict[str, Any] | None:
+    """The fork's comparison.json, capped, parsed strictly and validated against its schema."""
+    from .results import COMPARISON_SCHEMA, parse_document
+
+    got = _read_untrusted(directory, "comparison.json", ARTIFACT_COMPARISON_CAP)
+    if got is None:
+        return None
+    data, capped = got
+    if capped:
+        raise UsageError(f"artifact comparison.json is larger than {ARTIFACT_COMPARISON_CAP // 2**20} MiB")
+    return parse_document(data, "artifact comparison.json", (COMPARISON_SCHEMA,))

@@ -20,6 +20,8 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
         track = state.track(bench.name, side)
         entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
         entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
+        if track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
+            entry.update(status="failed", error=track.error or "no samples were measured")
 
 
 def run_tree(
@@ -70,7 +72,10 @@ def run_tree(
             counted = instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
                                                         Path(work), log)
         finally:
-            checkpoint(-1)
+            from profopt_ci.compare_guard import interrupt_safe
+
+            with interrupt_safe():  # a second Ctrl-C must not cut the results file short
+                checkpoint(-1)
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
     for name, sides in counted.items():
         instr_merge.results_entry(results["benchmarks"][name], sides[side.name])

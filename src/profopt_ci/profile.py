@@ -304,7 +304,7 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
             script.write_text(target[1] if len(target) > 1 else "", encoding="utf-8")
             target = [str(script)]
         full = [*head, "-m", "cProfile", "-o", str(out), *target, *rest]
-        run_env = {**os.environ, **(env or {}), **assigned}
+        run_env = {**(os.environ if env is None else env), **assigned}  # the caller's env is an allowlist
         start = time.perf_counter()
         try:
             proc = subprocess.run(full, cwd=cwd, env=run_env, capture_output=True, text=True,

@@ -24,7 +24,16 @@ def machine_balance() -> dict:
 
 def profile_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
                  machine: dict) -> dict:
-    """The profile summary of one benchmark on one side (docs/data-model.md)."""
+    """The profile summary of one benchmark on one side (docs/data-model.md); never raises for
+    anything the benchmark did: a profile that fails is `{"kind": "none", "reason": …}`."""
+    try:
+        return _profile_side(spec, bench, side, workdir, trace_dir, machine)
+    except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
+        return {"kind": "none", "reason": f"profiled run failed: {type(exc).__name__}: {str(exc)[:500]}"}
+
+
+def _profile_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
+                  machine: dict) -> dict:
     from profopt_ci import profile
 
     mode = bench.settings.profile
@@ -50,8 +59,14 @@ def annotate(entry: dict, profiles: dict[str, dict]) -> None:
     from profopt_ci import analyze
 
     base, head = profiles.get("base"), profiles.get("head")
-    entry["profile"] = {"base": base, "head": head, "hot_diff": analyze.hot_diff(base, head)}
-    entry["bottleneck"] = analyze.bottleneck(head, entry.get("metrics"), base)
+    try:
+        entry["profile"] = {"base": base, "head": head, "hot_diff": analyze.hot_diff(base, head)}
+        entry["bottleneck"] = analyze.bottleneck(head, entry.get("metrics"), base)
+    except Exception as exc:  # a profile answer the step tampered with: drop it, keep the comparison
+        reason = f"profile unusable: {type(exc).__name__}: {str(exc)[:300]}"
+        none = {"kind": "none", "reason": reason}
+        entry["profile"] = {"base": none, "head": none, "hot_diff": []}
+        entry["bottleneck"] = None
 
 
 def profile_all(spec: Spec, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],

@@ -6,8 +6,10 @@ decides anything; `run_spec` is the `profopt run` loop over rounds that writes r
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.errors import InfraError
+from profopt_ci.proctree import kill_tagged, tag_env
 from profopt_ci.spec import Benchmark, Spec
 
 TAIL_LINES = 25
@@ -38,6 +41,7 @@ class ChildResult:
     stdout: str
     stderr: str
     timed_out: bool
+    missing_answer: bool = False  # exited 0, but the worker's answer file was absent or corrupt
 
 
 @dataclass
@@ -77,19 +81,23 @@ def run_child(
     argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float
 ) -> ChildResult:
     """Run one child in its own process group; its own rusage via wait4, killed whole on timeout."""
+    env, tag = tag_env(env)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter_ns()
         try:
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=err,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=die_with_parent(),
             )
         except OSError as exc:
             raise BenchmarkFailed("failed", f"cannot start {argv[0]}: {exc}") from None
         box: dict[str, Any] = {}
 
         def reap() -> None:
+            # Ctrl-C and SIGTERM must reach the main thread: delivered here, they would only restart
+            # wait4, and the main thread would sleep on in join() until the timeout.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             box["wait"] = os.wait4(proc.pid, 0)
             box["end"] = time.perf_counter_ns()
 
@@ -98,13 +106,13 @@ def run_child(
         try:
             reaper.join(timeout_s)
         except BaseException:
-            _kill_group(proc.pid)
+            _kill_all(proc.pid, tag)
             reaper.join()
             proc.returncode = -9
             raise
         timed_out = reaper.is_alive()
         if timed_out:
-            _kill_group(proc.pid)
+            _kill_all(proc.pid, tag)
             reaper.join()
         _, status, usage = box["wait"]
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -121,23 +129,71 @@ def run_child(
         )
 
 
-def _kill_group(pid: int) -> None:
+def _kill_all(pid: int, tag: str) -> None:
+    """The child's group, then every descendant that left it (setsid, double fork) by its tag."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    kill_tagged(tag, root=pid)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A `preexec_fn`: the child gets `sig` when the process that started it dies (even by kill -9).
+
+    Linux only (prctl PR_SET_PDEATHSIG); elsewhere a no-op. The parent pid is taken before the
+    fork, so a parent that died between fork and prctl is noticed and the child exits at once.
+    """
+    parent = os.getpid()
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+# What the PR's code inherits from profopt's own environment: only what a Python process (and a
+# GPU or BLAS library) needs to run. Everything else — GITHUB_TOKEN, GH_TOKEN, ACTIONS_RUNTIME_TOKEN,
+# cloud keys — stays out; the spec's and the benchmark's `env` add what a benchmark needs on purpose.
+PASS_ENV = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG", "LANGUAGE",
+    "TMPDIR", "TEMP", "TMP", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
+    "PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "CONDA_PREFIX", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS", "PROFOPT_IN_CONTAINER",
+    "PROFOPT_HARDWARE_LABEL",
+})
+PASS_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "OMP_", "MKL_", "KMP_", "OPENBLAS_",
+                 "GOMP_", "NCCL_", "XLA_", "TORCH_", "PYTORCH_")
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|_KEY$|^KEY$|AUTH", re.I)
+
+
+def passed_env(environ: dict[str, str] | os._Environ) -> dict[str, str]:
+    """The allowlisted part of an environment (PASS_ENV, PASS_PREFIXES), never a secret-like name."""
+    return {k: v for k, v in environ.items()
+            if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not _SECRET_NAME.search(k)}
 
 
 def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]:
-    """The fixed environment of every run: the caller's, the spec's, the benchmark's, the side's."""
-    env = dict(os.environ)
+    """The environment of every setup, worker and command: the allowlist of profopt's own
+    (`passed_env`), then the spec's `env`, the benchmark's, the side's (its venv), and PYTHONPATH."""
+    env = passed_env(os.environ)
     env.update(spec.env)
     if bench is not None:
         env.update(bench.env)
     env.update(side.env)
     # The checkout first, so `bench.train:make_step` imports the side's code; profopt_ci last, so
     # the worker and `profopt_ci.phase` import even when the side's environment lacks profopt.
-    parts = [str(side.root), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p), _PACKAGE_PARENT]
+    inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    parts = [str(side.root), *(p for p in inherited.split(os.pathsep) if p), _PACKAGE_PARENT]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PROFOPT_GITHUB_TOKEN", None)
@@ -178,6 +234,8 @@ def failure_of(res: ChildResult, timeout_s: float, what: str) -> BenchmarkFailed
         sig = -res.returncode
         hint = " (out of memory?)" if sig == signal.SIGKILL else ""
         return BenchmarkFailed("failed", f"{what} was killed by signal {sig}{hint}\n{tail(res.stderr)}")
+    if res.missing_answer:
+        return BenchmarkFailed("failed", f"{what} exited 0 without a valid answer\n{tail(res.stderr)}")
     return BenchmarkFailed("failed", f"{what} exited {res.returncode}\n{tail(res.stderr)}")
 
 
@@ -199,7 +257,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
         if data is None:
             raise failure_of(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
-        values = data["values_ms"]
+        values = _values_of(data, f"the worker for {bench.name} on {side.name}")
         step = statistics.median(values)
         sample = {
             "round": round_index, "order": order, "step_time_ms": step, "values_ms": values,
@@ -220,6 +278,16 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         "cpu_time_ms": res.cpu_s * 1000.0, "cuda_max_allocated_mb": None, "cuda_max_reserved_mb": None,
         "phases_ms": {}, "quality": parse_metrics(res.stdout),
     }
+
+
+def _values_of(data: dict, what: str) -> list[float]:
+    """The answer's timed values; an answer without finite positive values is a failed sample."""
+    values = data.get("values_ms")
+    ok = isinstance(values, list) and values and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e15 for v in values)
+    if not ok or not isinstance(data.get("loops"), int):
+        raise BenchmarkFailed("failed", f"{what} answered without valid `values_ms`/`loops` ({str(values)[:200]})")
+    return values
 
 
 _LAUNCHER = str(Path(__file__).resolve().parent / "launch.py")
@@ -250,7 +318,30 @@ def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: s
     res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s)
     if res.timed_out or res.returncode != 0:
         return res, None
-    return res, json.loads(out_path.read_text())
+    data, why = read_answer(out_path)
+    if data is None:
+        # exit 0 without an answer (sys.exit(0) or os._exit(0) in the step): a failed sample, with its cause
+        res.returncode = 0
+        res.stderr = f"{res.stderr.rstrip()}\nthe worker exited 0 but {why}".lstrip()
+        res.missing_answer = True
+    return res, data
+
+
+def read_answer(path: Path) -> tuple[dict | None, str]:
+    """The worker's JSON answer, or (None, why not): missing, unreadable, corrupt or not an object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, "wrote no answer (did the step call sys.exit or os._exit?)"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"its answer cannot be read ({exc})"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, f"its answer is not valid JSON ({str(exc)[:200]})"
+    if not isinstance(data, dict):
+        return None, "its answer is not a JSON object"
+    return data, ""
 
 
 def command_argv(command: str | list[str] | None) -> list[str]:

@@ -7,6 +7,7 @@ shallow to find a merge-base is a user error that says what to fetch.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -83,10 +84,13 @@ class Workspace:
     def close(self) -> None:
         if self.keep:
             return
-        for wt in self._worktrees:
-            git(["worktree", "remove", "--force", str(wt)], self.repo, check=False)
-        git(["worktree", "prune"], self.repo, check=False)
-        shutil.rmtree(self.root, ignore_errors=True)
+        from profopt_ci.compare_guard import interrupt_safe
+
+        with interrupt_safe():  # a second Ctrl-C during cleanup would leak the worktrees
+            for wt in self._worktrees:
+                git(["worktree", "remove", "--force", str(wt)], self.repo, check=False)
+            git(["worktree", "prune"], self.repo, check=False)
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def save_state(self) -> None:
         state = [{"name": s.name, "root": str(s.root), "python": s.python, "env": s.env, "ref": s.ref,
@@ -95,11 +99,55 @@ class Workspace:
         (self.root / STATE_FILE).write_text(json.dumps(data, indent=2))
 
 
+OWNER_FILE = "profopt.pid"
+_TEMP_PREFIX = "profopt-compare-"
+
+
 def open_workspace(repo: Path, workdir: Path | None) -> Workspace:
+    prune_stale(repo)
     if workdir is None:
-        return Workspace(repo=repo, root=Path(tempfile.mkdtemp(prefix="profopt-compare-")))
+        root = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX))
+        (root / OWNER_FILE).write_text(str(os.getpid()))  # lets the next compare tell a live run from a dead one
+        return Workspace(repo=repo, root=root)
     workdir.mkdir(parents=True, exist_ok=True)
     return Workspace(repo=repo, root=workdir.resolve(), keep=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def prune_stale(repo: Path) -> list[Path]:
+    """Remove worktrees a killed compare (kill -9, OOM) left in this repository: those in a
+    `profopt-compare-*` directory whose owner process is gone. Live runs and --workdir are kept."""
+    listing = git(["worktree", "list", "--porcelain"], repo, check=False)
+    removed = []
+    for line in listing.splitlines():
+        if not line.startswith("worktree "):
+            continue
+        path = Path(line[len("worktree "):])
+        owner = path.parent / OWNER_FILE
+        if not path.parent.name.startswith(_TEMP_PREFIX) or not owner.is_file():
+            continue
+        try:
+            pid = int(owner.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        git(["worktree", "remove", "--force", str(path)], repo, check=False)
+        shutil.rmtree(path.parent, ignore_errors=True)
+        removed.append(path)
+    if removed:
+        git(["worktree", "prune"], repo, check=False)
+        print(f"profopt: removed {len(removed)} worktree(s) left by a killed compare", file=sys.stderr)
+    return removed
 
 
 def add_worktree(ws: Workspace, name: str, commit: str) -> Path:
@@ -141,7 +189,8 @@ def side_spec(root: Path, rel_spec: Path, fallback: Spec) -> Spec:
     """The side's own version of the spec (params may differ: that is reported); else head's."""
     path = root / rel_spec
     if not path.is_file():
-        return fallback
+        # the PR adds the spec: the base has none of its benchmarks (they are new, measured on head only)
+        return dataclasses.replace(fallback, benchmarks=[])
     try:
         return load_spec(path, display=f"{rel_spec} (at {root.name})")
     except UsageError:

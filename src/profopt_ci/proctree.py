@@ -1,0 +1,82 @@
+"""Find and kill every process a child started, including those that left its process group.
+
+In: an environment dict. Out: the same with a unique `PROFOPT_PROC_TAG`, and `kill_tagged(tag)`,
+which SIGKILLs every process of this user whose environment carries that tag.
+
+Why a tag: killing the child's process group misses a grandchild that called `setsid` (or
+double-forked into a new session), and without cgroups there is no kernel list of "everything this
+child started". An environment variable is inherited through fork and exec, so a scan of
+/proc/*/environ finds those descendants wherever they were reparented. A process that scrubs its
+environment and re-execs escapes the tag; it is still found while it remains a descendant by
+parent pid, which `kill_tagged` also walks. Linux only; elsewhere both are no-ops.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from pathlib import Path
+
+TAG_VAR = "PROFOPT_PROC_TAG"
+_PROC = Path("/proc")
+
+
+def tag_env(env: dict[str, str]) -> tuple[dict[str, str], str]:
+    """A copy of `env` with a fresh tag, and the tag."""
+    tag = secrets.token_hex(8)
+    return {**env, TAG_VAR: tag}, tag
+
+
+def _environ_has(pid: int, needle: bytes) -> bool:
+    try:
+        return needle in (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+
+
+def _parents() -> dict[int, int]:
+    out = {}
+    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the command name may contain spaces and parentheses: fields start after the last ')'
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def tagged(tag: str, root: int | None = None) -> set[int]:
+    """Pids that carry the tag, plus the descendants (by parent pid) of them and of `root`."""
+    me = os.getpid()
+    needle = f"{TAG_VAR}={tag}\0".encode()
+    parents = _parents()
+    found = {pid for pid in parents if pid != me and _environ_has(pid, needle)}
+    if root is not None and root in parents:
+        found.add(root)
+    grew = True
+    while grew:  # descendants of what we found: a child that cleared its environment
+        more = {pid for pid, ppid in parents.items() if ppid in found and pid not in found and pid != me}
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def kill_tagged(tag: str, root: int | None = None, rounds: int = 3) -> int:
+    """SIGKILL every tagged process (a few passes: one may fork while we kill). Returns how many."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        pids = tagged(tag, root) - killed
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed |= pids
+    return len(killed)

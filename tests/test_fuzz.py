@@ -1,0 +1,192 @@
+"""Seeded fuzzing of the two documents users hand us (issue 14): mutated specs and comparisons.
+
+Each case goes through the real CLI entry point (`cli.main`, in-process for speed; a handful as real
+subprocesses) and must exit 0 or 2 — never "internal error", never a hang.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import random
+import signal
+import time
+
+import pytest
+from comparison_fixtures import keep, reject_constraint
+from conftest import run_cli
+
+from profopt_ci import cli
+
+SEED = 1414
+CASES = 320
+SPEC = """\
+version: 1
+hardware_label: cpu-2vcpu
+setup: echo ready
+env: {OMP_NUM_THREADS: "1"}
+defaults: {warmup: 3, min_time_ms: 100, values: 5, rounds: 20, max_rounds: 60, threshold: 3%, timeout_s: 600}
+benchmarks:
+  - name: train-step
+    callable: bench.train:make_step
+    params: {batch_size: 64, seq_len: 128, dtype: float32}
+    items_per_iteration: 64
+    unit: samples
+    goal: {metric: step_time, direction: decrease, target: 10%}
+    constraints:
+      - {metric: loss, rel_tol: 0.01}
+      - {metric: output_digest, equal: true}
+    profile: auto
+  - name: cmd
+    command: [python, -c, "print(1)"]
+"""
+YAML_VALUES = [".nan", "-.inf", ".inf", "-1", "0", "1e308", "9" * 5000, "2024-01-01", "!!binary aGk=", "!!set {a}",
+               "[]", "{}", "null", "true", "'x\\0y'", '"a=b"', "&a [*a]", "*nope", "[[[[[[[[[[[[[[]]]]]]]]]]]]]]",
+               "-3%", "3%%", "\"\\x00\"", "~", "'", "{1: a, 1.0: b}", "0x10", "1_000", "- - -", ": :"]
+JSON_VALUES = [None, True, -1, 0, 1e308, -1e308, float("nan"), float("inf"), 10**50, "x", "", "<script>", [], {},
+               [[[[[]]]]], {"a": {"b": {"c": [1, "2", None]}}}, 2**63, 1.5, ["a", 1]]
+
+
+def _guard(seconds: int):
+    def on_alarm(*_):
+        raise TimeoutError(f"a fuzz case took more than {seconds} s (a hang?)")
+    return signal.signal(signal.SIGALRM, on_alarm)
+
+
+@pytest.fixture
+def cli_in_process(capsys):
+    """Run `cli.main` here; its signal handlers are put back afterwards."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old_alarm = _guard(20)
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        signal.alarm(20)
+        try:
+            code = cli.main(argv)
+        finally:
+            signal.alarm(0)
+        return code, capsys.readouterr().err
+
+    yield run
+    for s, h in saved.items():
+        signal.signal(s, h)
+    signal.signal(signal.SIGALRM, old_alarm)
+
+
+def mutate_spec(rng: random.Random, text: str) -> str:
+    lines = text.splitlines()
+    how = rng.randrange(6)
+    i = rng.randrange(len(lines))
+    if how == 0 and ":" in lines[i]:  # a value replaced
+        key, _, _ = lines[i].partition(":")
+        lines[i] = f"{key}: {rng.choice(YAML_VALUES)}"
+    elif how == 1:  # a line deleted or duplicated
+        if rng.random() < 0.5:
+            del lines[i]
+        else:
+            lines.insert(i, lines[i])
+    elif how == 2:  # a flow value replaced inside braces
+        lines[i] = lines[i].replace(rng.choice(["64", "3%", "100", "1", "true", "float32", "10%", "20"]),
+                                    rng.choice(YAML_VALUES), 1)
+    elif how == 3:  # random bytes
+        pos = rng.randrange(len(lines[i]) + 1)
+        lines[i] = lines[i][:pos] + "".join(rng.choice("{}[]:&*!|>-,'\"#%@`\t ") for _ in range(rng.randint(1, 4))) + lines[i][pos:]
+    elif how == 4:  # truncated
+        return text[: rng.randrange(len(text))]
+    else:  # a new key with a hostile value
+        lines.insert(i, " " * (len(lines[i]) - len(lines[i].lstrip())) + f"{rng.choice(['zz', 'env', 'params', 'rounds'])}: "
+                     + rng.choice(YAML_VALUES))
+    return "\n".join(lines) + "\n"
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, (*prefix, i))
+
+
+def mutate_doc(rng: random.Random, doc: dict) -> dict:
+    doc = copy.deepcopy(doc)
+    paths = [p for p in _paths(doc) if p and p[-1] != "schema"]
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(paths)
+        parent = doc
+        try:
+            for step in path[:-1]:
+                parent = parent[step]
+            if rng.random() < 0.25 and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = copy.deepcopy(rng.choice(JSON_VALUES))
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed the way there
+    return doc
+
+
+def test_fuzzed_specs_exit_0_or_2(tmp_path, cli_in_process):
+    rng = random.Random(SEED)
+    path = tmp_path / "profopt.yml"
+    start, codes = time.monotonic(), {0: 0, 2: 0}
+    for case in range(CASES):
+        text = mutate_spec(rng, SPEC)
+        if rng.random() < 0.3:
+            text = mutate_spec(rng, text)
+        path.write_text(text, encoding="utf-8")
+        code, err = cli_in_process(["validate", "--no-import", "--spec", str(path)])
+        assert code in (0, 2) and "internal error" not in err, f"case {case}:\n{text}\n{err}"
+        codes[code] += 1
+    assert codes[2] > CASES // 3 and codes[0] > 0  # the mutations do reach both outcomes
+    assert time.monotonic() - start < 60
+
+
+def test_fuzzed_comparisons_exit_0_or_2(tmp_path, cli_in_process):
+    rng = random.Random(SEED)
+    path, out = tmp_path / "comparison.json", tmp_path / "report.md"
+    seeds = [keep(), reject_constraint()]
+    start, codes = time.monotonic(), {0: 0, 2: 0}
+    for case in range(CASES):
+        doc = mutate_doc(rng, rng.choice(seeds))
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        fmt = rng.choice(["md", "md", "html"])
+        code, err = cli_in_process(["report", str(path), "--format", fmt, "--out", str(out)])
+        assert code in (0, 2) and "internal error" not in err, f"case {case}: {err}"
+        codes[code] += 1
+    assert codes[2] > CASES // 4 and codes[0] > CASES // 10
+    assert time.monotonic() - start < 60
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_a_few_fuzzed_documents_through_the_real_cli(tmp_path, case):
+    rng = random.Random(SEED + case)
+    (tmp_path / "profopt.yml").write_text(mutate_spec(rng, SPEC))
+    proc = run_cli(["validate"], tmp_path, timeout=60)
+    assert proc.returncode in (0, 2) and "internal error" not in proc.stderr, proc.stderr
+    (tmp_path / "c.json").write_text(json.dumps(mutate_doc(rng, keep())))
+    proc = run_cli(["report", "c.json", "--out", "r.md"], tmp_path, timeout=60)
+    assert proc.returncode in (0, 2) and "internal error" not in proc.stderr, proc.stderr
+
+
+def test_the_fast_schema_checker_never_accepts_what_jsonschema_refuses():
+    from importlib import resources
+
+    import jsonschema
+
+    from profopt_ci.errors import UsageError
+    from profopt_ci.schema_check import validate
+
+    schema = json.loads(resources.files("profopt_ci").joinpath("schema/comparison.schema.json").read_text())
+    reference = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(SEED)
+    accepted = 0
+    for _ in range(200):
+        doc = json.loads(json.dumps(mutate_doc(rng, keep())))  # NaN/inf survive json.dumps; the reader refuses them
+        try:
+            validate(doc, "comparison", "fuzz")
+        except UsageError:
+            continue
+        accepted += 1
+        assert reference.is_valid(doc), list(reference.iter_errors(doc))[:1]
+    assert accepted > 20
