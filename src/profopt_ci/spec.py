@@ -38,8 +38,15 @@ DEFAULTS: dict[str, Any] = {
     "memory_tolerance": "5%",
     "timeout_s": 600.0,
     "profile": "auto",
+    "pairing": "lockstep",
+    "value_ms": 2.0,
+    "round_ms": 1000.0,
 }
 SETTING_KEYS = tuple(DEFAULTS)
+PAIRINGS = ("lockstep", "rounds")
+# Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
+# these apply when the spec does not set rounds / max_rounds itself.
+LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 16, "max_rounds": 48}
 GOAL_METRICS = {
     "step_time": "step_time_ms",
     "step_time_ms": "step_time_ms",
@@ -61,6 +68,9 @@ class Settings:
     memory_tolerance_pct: float
     timeout_s: float
     profile: str
+    pairing: str = "lockstep"  # lockstep | rounds (design.md)
+    value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
+    round_ms: float = 1000.0  # lockstep: pairs per round fill about this long
 
 
 @dataclass
@@ -105,6 +115,7 @@ class Spec:
     seed: int | None
     benchmarks: list[Benchmark]
     raw: dict[str, Any] = field(repr=False)
+    cpuset: str | None = None  # the CPUs lockstep pins both sides to (default: chosen per benchmark)
 
     @property
     def hash(self) -> str:
@@ -352,6 +363,13 @@ def _semantic(data: dict[str, Any]):
     for key in ("threshold", "memory_tolerance"):
         if key in (data.get("defaults") or {}):
             yield from _percent_problem(data["defaults"][key], ["defaults", key])
+    if isinstance(data.get("cpuset"), str):
+        from profopt_ci.cpus import parse_cpuset
+
+        try:
+            parse_cpuset(data["cpuset"])
+        except ValueError as exc:
+            yield ["cpuset"], f"`cpuset`: {exc}"
     d = data.get("defaults") or {}
     if isinstance(d.get("rounds"), int) and isinstance(d.get("max_rounds"), int) and d["max_rounds"] < d["rounds"]:
         yield ["defaults", "max_rounds"], f"`defaults.max_rounds` ({d['max_rounds']}) is below `rounds` ({d['rounds']}) — expected max_rounds ≥ rounds"
@@ -427,8 +445,10 @@ def _check(data: Any, node: yaml.Node, shown: str) -> list[str]:
 
 
 def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
-    merged = {**DEFAULTS, **{k: v for k, v in defaults.items() if k in SETTING_KEYS}}
-    merged.update({k: v for k, v in override.items() if k in SETTING_KEYS})
+    given = {k: v for k, v in defaults.items() if k in SETTING_KEYS}
+    given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
+    pairing = str(given.get("pairing", DEFAULTS["pairing"]))
+    merged = {**DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
     rounds = int(merged["rounds"])
     max_rounds = max(int(merged["max_rounds"]), rounds)
     return Settings(
@@ -441,6 +461,9 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
         memory_tolerance_pct=parse_percent(merged["memory_tolerance"]),
         timeout_s=float(merged["timeout_s"]),
         profile=str(merged["profile"]),
+        pairing=pairing,
+        value_ms=float(merged["value_ms"]),
+        round_ms=float(merged["round_ms"]),
     )
 
 
@@ -490,4 +513,5 @@ def _resolve(data: dict[str, Any], path: Path) -> Spec:
         seed=defaults.get("seed"),
         benchmarks=benchmarks,
         raw=data,
+        cpuset=data.get("cpuset"),
     )
