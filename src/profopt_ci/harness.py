@@ -175,9 +175,10 @@ def measure(
 class Stepper:
     """One value at a time, for a worker the parent drives in lockstep (`profopt_ci.worker --serve`).
 
-    `prepare()` calibrates the inner loop to about `value_ms` (one step when a step is longer) and
-    warms up for `warmup` values and at least `warmup_ms`; then each `value_ns()` is one timed value
-    of `loops` steps, closed by the device sync on a GPU; `finish()` gives phases, quality, peaks.
+    `calibrate()` finds the inner loop of about `value_ms` (one step when a step is longer), `warm(n)`
+    warms up at the loop count the parent chose for both sides, for `warmup` values and at least
+    `warmup_ms`; then each `value_ns()` is one timed value of `loops` steps, closed by the device
+    sync on a GPU; `finish()` gives phases, quality and device peaks.
     """
 
     def __init__(self, step: Callable[[], object], *, value_ms: float, warmup: int, warmup_ms: float = 100.0,
@@ -188,19 +189,23 @@ class Stepper:
         self.loops = 1
         self.values = 0
 
-    def prepare(self) -> tuple[int, int]:
-        """(loops per value, ns of the last warm-up value)."""
+    def calibrate(self) -> int:
+        """The loop count of a ~value_ms value on this side (the parent picks one for both)."""
         _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
         self.loops = calibrate(self.step, self.value_ms, self.sync)
-        spent, n, last = 0, 0, 0
+        return self.loops
+
+    def warm(self, loops: int) -> int:
+        """Warm up at `loops` per value; returns the shortest warm-up value in ns (the round's pacing)."""
+        self.loops = max(1, int(loops))
+        spent, n, best = 0, 0, 0
         while n < self.warmup or spent < self.warmup_ms * 1e6:
-            last = _time_loops(self.step, self.loops, self.sync)
-            spent += last
-            n += 1
+            ns = _time_loops(self.step, self.loops, self.sync)
+            spent, n, best = spent + ns, n + 1, ns if not best else min(best, ns)
         if self.device is not None:
             self.device.reset_peaks()
         _state.recording = True
-        return self.loops, last
+        return best
 
     def value_ns(self) -> int:
         self.values += 1

@@ -195,12 +195,11 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, cpus, round_index)
         for w in workers.values():
             w.expect("built", w.reply())
-        warm = {}
-        for name, w in workers.items():  # one at a time: the calibration sees the CPU to itself
-            loops, _, ns = w.expect("ready", w.request("w")).partition(" ")
-            warm[name] = (int(loops), int(ns or 0))
-        first_side = sides[0].name
-        pairs = pair_count(benches[first_side].settings.round_ms, {n: ns for n, (_, ns) in warm.items()})
+        # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
+        # values of unequal length would meet a competing process's time slices unequally.
+        loops = min(_int(w, w.expect("loops", w.request("c"))) for w in workers.values())
+        warm = {name: _int(w, w.expect("ready", w.request(f"w {loops}"))) for name, w in workers.items()}
+        pairs = pair_count(benches[sides[0].name].settings.round_ms, warm)
         values, first = drive(workers, pairs, rng)
         finals = {}
         for name, w in workers.items():
@@ -211,8 +210,15 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
     finally:
         for w in workers.values():
             w.close()
-    return {side.name: _sample(benches[side.name], round_index, first, side.name, values[side.name],
-                               warm[side.name][0], finals[side.name]) for side in sides}
+    return {side.name: _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
+                               finals[side.name]) for side in sides}
+
+
+def _int(w: WorkerProcess, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise w.lost(f"answered {text[:80]!r} instead of a number") from None
 
 
 def _sig(x: float) -> float:

@@ -5,7 +5,10 @@ checkout first on sys.path. `python -m profopt_ci.worker --serve JOB.json` is th
 (lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the
 job, never stdout, which the user's step may print to) one value at a time:
 
-    worker: `built`            parent: `w` → worker: `ready LOOPS NS` (calibrated, warmed up)
+    worker: `built`
+    parent: `c` → worker: `loops N` (its own calibration to ~value_ms)
+    parent: `w N` → worker: `ready NS` (warmed up at N loops per value, the same N on both sides;
+                                       NS its shortest warm-up value)
     parent: `v` → worker: `NS` (one value of LOOPS steps, in ns) … as often as the parent asks
     parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks}` and exit 0
  Standard library only (plus whatever the factory imports), so the
@@ -92,21 +95,23 @@ def serve_job(job: dict) -> int:
     wr = os.fdopen(int(job["fd_out"]), "w", encoding="utf-8", buffering=1)
     step = build_step(job["callable"], job.get("params") or {})
     wr.write("built\n")
-    stepper = None
+    stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
+                              device=harness.detect_device())
+    warmed = False
     for line in rd:
-        op = line.strip()
-        if op == "w":
-            stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
-                                      device=harness.detect_device())
-            loops, last_ns = stepper.prepare()
-            wr.write(f"ready {loops} {last_ns}\n")
-        elif op == "v" and stepper is not None:
+        op, _, arg = line.strip().partition(" ")
+        if op == "c":
+            wr.write(f"loops {stepper.calibrate()}\n")
+        elif op == "w" and arg.isdigit():
+            wr.write(f"ready {stepper.warm(int(arg))}\n")
+            warmed = True
+        elif op == "v" and warmed:
             wr.write(f"{stepper.value_ns()}\n")
-        elif op == "q" and stepper is not None:
+        elif op == "q" and warmed:
             wr.write("done " + json.dumps({**stepper.finish(), "vm_hwm_kb": _vm_hwm_kb()}) + "\n")
             return 0
         else:
-            print(f"profopt worker: unexpected request {op!r}", file=sys.stderr)
+            print(f"profopt worker: unexpected request {line.strip()!r}", file=sys.stderr)
             return 2
     return 1  # the parent closed the pipe: it is gone or gave up on us
 
