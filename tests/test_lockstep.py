@@ -147,8 +147,8 @@ def test_same_commit_warns_at_once_and_ends_unchanged(tmp_path):
     root, _ = repo(tmp_path, rounds=12)
     # τ 10%: the test VMs run several jobs on two vCPUs (per-round CV up to 4% then); the default
     # τ is measured by bench/verdict_accuracy.py, not asserted here
-    proc = run_cli(["compare", "--base", "HEAD", "--head", "HEAD", "--threshold", "10%", "--report", "report.md"],
-                   root)
+    proc = run_cli(["compare", "--base", "HEAD", "--head", "HEAD", "--threshold", "10%", "--rounds", "10",
+                    "--max-rounds", "30", "--report", "report.md"], root)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     warn = next(i for i, ln in enumerate(lines) if "A/A: this measures noise only" in ln)
@@ -285,3 +285,26 @@ def _children_serving(where: Path) -> list[int]:
         if b"--serve" in cmd and any(str(where).encode() in c for c in cmd) and state != "Z":
             out.append(int(proc.name))
     return out
+
+
+def _results(step_ms: list[float]) -> dict:
+    samples = [{"round": i, "order": 0, "step_time_ms": v, "values_ms": [v], "loops": 1, "throughput": None,
+                "peak_memory_mb": 50.0, "cpu_time_ms": None, "phases_ms": {}, "quality": {}}
+               for i, v in enumerate(step_ms)]
+    return {"schema": "profopt/results@1", "commit": "a" * 40, "hardware_label": "test-cpu", "spec_hash": "x",
+            "fingerprint": {}, "env": {}, "rounds": len(step_ms),
+            "benchmarks": {"busy": {"kind": "callable", "params": {}, "unit": "items", "items_per_iteration": None,
+                                    "status": "ok", "error": None, "samples": samples, "summary": {}}}}
+
+
+def test_diff_ten_times_slower_with_outliers_is_regressed_and_fails_the_policy(tmp_path):
+    base = [1.00, 1.02, 0.99, 1.01, 1.00, 0.98, 1.03, 1.01, 3.0, 4.0]  # two spikes on the base side
+    head = [10.1, 9.9, 10.0, 10.2, 9.8, 10.0, 10.1, 30.0, 10.0, 100.0]  # and two on the head side
+    (tmp_path / "base.json").write_text(json.dumps(_results(base)))
+    (tmp_path / "head.json").write_text(json.dumps(_results(head)))
+    proc = run_cli(["diff", "base.json", "head.json", "--fail-on", "regression"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    c = load(tmp_path)
+    st = c["benchmarks"][0]["metrics"]["step_time_ms"]
+    assert st["p_value"] < 0.01 and st["outliers"] >= 3 and st["verdict"] == "regressed"
+    assert c["policy"]["failing"] == ["busy"] and any("outliers" in n for n in c["notes"])

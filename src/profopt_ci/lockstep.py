@@ -91,7 +91,7 @@ class WorkerProcess:
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "fd_in": to_r, "fd_out": from_w}
+               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w}
         path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
         path.write_text(json.dumps(job))
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()

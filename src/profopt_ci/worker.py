@@ -95,8 +95,10 @@ def serve_job(job: dict) -> int:
     wr = os.fdopen(int(job["fd_out"]), "w", encoding="utf-8", buffering=1)
     step = build_step(job["callable"], job.get("params") or {})
     wr.write("built\n")
+    # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
+    warm_ms = min(100.0, float(job.get("round_ms", 1000.0)) / 10)
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
-                              device=harness.detect_device())
+                              warmup_ms=warm_ms, device=harness.detect_device())
     warmed = False
     for line in rd:
         op, _, arg = line.strip().partition(" ")
