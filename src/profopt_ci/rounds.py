@@ -107,7 +107,8 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
                 track.warmed = True
         samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, cpus=plan.cpus(bench))
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
-        side = getattr(exc, "side", None) or next(s.name for s in sides if not state.track(bench.name, s.name).warmed)
+        side = getattr(exc, "side", None) or next(
+            (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)
         track = state.track(bench.name, side)
         track.status, track.error = exc.status, f"round {r + 1} failed: {exc.message}"
         log(progress_line(bench.name, side, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
