@@ -119,8 +119,11 @@ def report(pairing: str, real: dict[str, list[dict]], resample: int, rng: random
     runs = [run for case in real.values() for run in case]
     print(f"\n== pairing: {pairing} — rounds {settings.rounds} → {settings.max_rounds} in looks "
           f"{stats.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+    robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
+    q = statistics.quantiles(ratios, n=20)
     print(f"A/A per-round head/base ratio: CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "
-          f"comparisons (median ratio {math.exp(center):.4f})")
+          f"comparisons (median ratio {math.exp(center):.4f}; robust CV 1.4826·MAD {robust * 100:.2f}%; "
+          f"5–95% of rounds within {q[0]:.3f}–{q[-1]:.3f})")
     print(f"per real comparison: median {statistics.median(r['rounds'] for r in runs):g} rounds, median wall "
           f"{statistics.median(r['wall'] for r in runs):.1f} s (min {min(r['wall'] for r in runs):.1f}, "
           f"max {max(r['wall'] for r in runs):.1f}) over {len(runs)} comparisons")
