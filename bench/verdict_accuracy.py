@@ -1,19 +1,24 @@
-"""How often does compare's verdict lie? False alarms on A/A, and slowdowns caught.
+"""How often does compare's verdict lie, per pairing? False alarms on A/A, and slowdowns caught.
 
-A CPU-bound workload whose slowdown is a parameter runs as base and head through the real
-compare machinery (fresh worker processes, RMIT rounds in a seeded random order, the sequential
-looks of the default 20 → 60 rounds, the paired statistics). Then:
+A CPU-bound callable (~1 ms a step) whose extra work is a parameter runs as base and head through
+the real compare machinery — the plan, the rounds of the chosen pairing, the sequential looks, the
+paired statistics — once with `pairing: lockstep` and once with `pairing: rounds`, at each pairing's
+default rounds, in one run on the same machine:
 
-- `--real-aa` A/A comparisons and `--real-slow` comparisons at each slowdown run for real;
-- the per-round log-ratios they measured are resampled (whole rounds, with replacement; the A/A
-  residuals shifted by ln(1 + slowdown)) into `--resample` more comparisons per case, each decided
-  by the same sequential procedure, so the rates rest on ≥ 100 comparisons without hours of runs.
+- lockstep: `--comparisons` real comparisons at each case: A/A, +5% and +10% at the default τ, and
+  +2% at τ = 1%;
+- rounds (the old fresh-process pairing, 3–5× slower per comparison): `--rounds-comparisons` real
+  A/A comparisons only; its effects are resampled (below) and said to be;
+- then, per pairing, the measured A/A per-round log-ratios are resampled (whole rounds, with
+  replacement, the residuals shifted by ln(1 + effect)) into `--resample` more comparisons per case,
+  each decided by the same sequential procedure, so every rate rests on ≥ 100 comparisons.
 
-Prints the false "regressed" rate (goal ≤ 1%), the share of 5% and 10% slowdowns caught (goals ≥ 95%
-and ≥ 99%), the measured A/A CV, and the wall time per comparison.
+Prints per pairing: the A/A per-round CV, false `regressed` and `unchanged` shares over the A/A
+comparisons, the share caught at each effect, and the median rounds and wall time per comparison.
 
-    python bench/verdict_accuracy.py                       # the defaults quoted in docs/accuracy.md
-    python bench/verdict_accuracy.py --real-aa 3 --real-slow 3 --resample 50   # a quick look
+    python bench/verdict_accuracy.py                              # full size (about an hour on 2 vCPUs)
+    python bench/verdict_accuracy.py --comparisons 10 --rounds-comparisons 4   # about 20 minutes
+    python bench/verdict_accuracy.py --comparisons 2 --rounds-comparisons 1 --resample 50  # a smoke run
 """
 from __future__ import annotations
 
@@ -30,12 +35,13 @@ from pathlib import Path
 from profopt_ci import stats
 from profopt_ci.compare import ALPHA, _track_dict, sequential_rounds
 from profopt_ci.decide import compare_metrics
+from profopt_ci.plan import make_plan, overrides
 from profopt_ci.rounds import RoundState
 from profopt_ci.runner import Side
 from profopt_ci.spec import parse_spec
 
 WORKLOAD = '''\
-def make_step(n=20000, slowdown=1.0):
+def make_step(n=40000, slowdown=1.0):
     count = int(n * slowdown)
     def step():
         x = 0
@@ -47,134 +53,122 @@ def make_step(n=20000, slowdown=1.0):
 
 SPEC = """\
 version: 1
-defaults: {{warmup: {warmup}, min_time_ms: {min_time_ms}, values: {values}, rounds: 20, max_rounds: 60, seed: {seed}}}
+defaults: {{seed: {seed}, profile: "off", pairing: {pairing}}}
 benchmarks:
   - name: work
     callable: accuracy_workload:make_step
-    params: {{n: 20000, slowdown: {slowdown}}}
+    params: {{n: 40000, slowdown: {slowdown}}}
 """
+# (label, extra work, threshold override); None: the default τ
+CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+5%", 0.05, None), ("+10%", 0.10, None)]
 
 
-def spec_for(root: Path, slowdown: float, seed: int, args: argparse.Namespace):
-    text = SPEC.format(slowdown=slowdown, seed=seed, warmup=args.warmup, min_time_ms=args.min_time_ms, values=args.values)
-    return parse_spec(text, str(root / "profopt.yml"), path=root / "profopt.yml")
-
-
-def real_comparison(root: Path, slowdown: float, seed: int, args) -> tuple[str, list[float], float]:
-    """One compare on real processes; returns (verdict, per-round log-ratios, wall seconds)."""
-    base_spec = spec_for(root, 1.0, seed, args)
-    head_spec = spec_for(root, slowdown, seed, args)
-    sides = [Side(name="base", root=root, spec=base_spec), Side(name="head", root=root, spec=head_spec)]
+def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | None, seed: int) -> dict:
+    """One compare on real processes: verdict, per-round log-ratios, rounds, wall seconds."""
+    specs = {side: parse_spec(SPEC.format(seed=seed, pairing=pairing, slowdown=1.0 + extra),
+                              str(root / "profopt.yml"), path=root / "profopt.yml")
+             for side, extra in (("base", 0.0), ("head", slowdown))}
+    plan = make_plan(specs["head"], overrides(threshold=threshold, environ={}))
+    for side, spec in specs.items():
+        plan.attach(side, spec)
+    sides = [Side(name="base", root=root), Side(name="head", root=root)]
     state = RoundState()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
-        alphas = sequential_rounds(head_spec, head_spec.benchmarks, sides, state, Path(work), random.Random(seed),
+        alphas = sequential_rounds(plan, plan.spec.benchmarks, sides, state, Path(work), random.Random(seed),
                                    log=lambda _line: None)
     wall = time.perf_counter() - start
-    bench = head_spec.benchmarks[0]
+    bench = plan.judged("work")
     base, head = _track_dict(state, bench, "base"), _track_dict(state, bench, "head")
+    if base["status"] != "ok" or head["status"] != "ok":
+        raise SystemExit(f"a side failed: {base['error'] or head['error']}")
     metrics = compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alphas["work"])
     b = {s["round"]: s["step_time_ms"] for s in base["samples"]}
     h = {s["round"]: s["step_time_ms"] for s in head["samples"]}
     ratios = [math.log(h[r] / b[r]) for r in sorted(b.keys() & h.keys())]
-    return metrics["step_time_ms"]["verdict"], ratios, wall
+    return {"verdict": metrics["step_time_ms"]["verdict"], "ratios": ratios, "rounds": len(ratios), "wall": wall}
 
 
-def sequential_verdict(draw, rounds: int = 20, max_rounds: int = 60, threshold: float = 3.0) -> str:
-    """The compare procedure over log-ratios drawn one round at a time."""
-    plan = stats.plan_looks(rounds, max_rounds)
+def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
+    """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used)."""
+    looks = stats.plan_looks(rounds, max_rounds)
     d: list[float] = []
     verdict = "inconclusive"
-    for k, n in enumerate(plan):
+    for k, n in enumerate(looks):
         while len(d) < n:
             d.append(draw())
-        alpha = stats.spent_alpha(k + 1, len(plan), ALPHA)
-        res = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold, alpha=alpha)
-        verdict = res["verdict"]
-        if verdict != "inconclusive":
+        alpha = stats.spent_alpha(k + 1, len(looks), ALPHA)
+        verdict = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold,
+                                      alpha=alpha)["verdict"]
+        if verdict not in ("inconclusive", "unstable"):
             break
-    return verdict
+    return verdict, len(d)
 
 
-def synthetic(noise_cv: float, slowdowns: list[float], count: int, rng: random.Random) -> int:
-    """The same sequential procedure on lognormal per-round noise: a projection, not a measurement."""
-    sigma = math.sqrt(math.log1p(noise_cv**2))
-    print(f"SYNTHETIC: per-round log-ratio noise lognormal, CV {noise_cv * 100:g}% (no processes run)")
-    for slowdown in [0.0, *slowdowns]:
-        shift = math.log1p(slowdown)
-        verdicts = [sequential_verdict(lambda s=shift: s + rng.gauss(0, sigma)) for _ in range(count)]
+def share(verdicts: list[str], word: str) -> str:
+    return f"{sum(v == word for v in verdicts) / len(verdicts) * 100:.1f}%" if verdicts else "—"
+
+
+def report(pairing: str, real: dict[str, list[dict]], resample: int, rng: random.Random) -> None:
+    settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0), "x.yml").benchmarks[0].settings
+    aa = [x for run in real["A/A"] for x in run["ratios"]]
+    center = statistics.median(aa)
+    residuals = [x - center for x in aa]
+    ratios = [math.exp(x) for x in aa]
+    cv = statistics.stdev(ratios) / statistics.mean(ratios)
+    runs = [run for case in real.values() for run in case]
+    print(f"\n== pairing: {pairing} — rounds {settings.rounds} → {settings.max_rounds} in looks "
+          f"{stats.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+    robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
+    q = statistics.quantiles(ratios, n=20)
+    print(f"A/A per-round head/base ratio: CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "
+          f"comparisons (median ratio {math.exp(center):.4f}; robust CV 1.4826·MAD {robust * 100:.2f}%; "
+          f"5–95% of rounds within {q[0]:.3f}–{q[-1]:.3f})")
+    print(f"per real comparison: median {statistics.median(r['rounds'] for r in runs):g} rounds, median wall "
+          f"{statistics.median(r['wall'] for r in runs):.1f} s (min {min(r['wall'] for r in runs):.1f}, "
+          f"max {max(r['wall'] for r in runs):.1f}) over {len(runs)} comparisons")
+    for label, extra, tau in CASES:
+        threshold = float(tau.rstrip("%")) if tau else settings.threshold_pct
+        shift = math.log1p(extra)
+        drawn = [sequential_verdict(lambda s=shift: s + rng.choice(residuals), settings.rounds, settings.max_rounds,
+                                    threshold) for _ in range(resample)]
+        measured = [r["verdict"] for r in real.get(label, [])]
+        allv = measured + [v for v, _ in drawn]
         word = "regressed"
-        label = "A/A false 'regressed'" if slowdown == 0 else f"{slowdown:.0%} slowdown caught"
-        print(f"  {label}: {rate(verdicts, word) * 100:.1f}% of {count}; "
-              f"inconclusive {rate(verdicts, 'inconclusive') * 100:.1f}%, unchanged {rate(verdicts, 'unchanged') * 100:.1f}%")
-    return 0
-
-
-def rate(verdicts: list[str], word: str) -> float:
-    return sum(v == word for v in verdicts) / len(verdicts) if verdicts else float("nan")
+        head = "false 'regressed'" if extra == 0 else "caught (regressed)"
+        real_txt = (f"real {sum(v == word for v in measured)}/{len(measured)} regressed"
+                    + (f", {sum(v == 'unchanged' for v in measured)}/{len(measured)} unchanged" if extra == 0 else "")
+                    if measured else "no real runs: resampled from the A/A rounds only")
+        print(f"{label:<12} {head} {share(allv, word)} of {len(allv)} ({real_txt}; + {resample} resampled, "
+              f"median {statistics.median(n for _, n in drawn):g} rounds), unchanged {share(allv, 'unchanged')}, "
+              f"inconclusive {share(allv, 'inconclusive')}, unstable {share(allv, 'unstable')}")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--real-aa", type=int, default=20)
-    p.add_argument("--real-slow", type=int, default=20, help="real comparisons at each slowdown")
-    p.add_argument("--slowdowns", default="0.05,0.10")
-    p.add_argument("--resample", type=int, default=200, help="resampled comparisons per case")
-    p.add_argument("--min-time-ms", type=float, default=20.0)
-    p.add_argument("--values", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--comparisons", type=int, default=30, help="real lockstep comparisons per case (default 30)")
+    p.add_argument("--rounds-comparisons", type=int, default=10,
+                   help="real A/A comparisons of pairing: rounds (default 10; its effects are resampled)")
+    p.add_argument("--resample", type=int, default=200, help="resampled comparisons per case and pairing")
     p.add_argument("--seed", type=int, default=12345)
-    p.add_argument("--synthetic-cv", type=float, default=None,
-                   help="no real runs: per-round noise drawn lognormal with this CV (e.g. 0.05), to project "
-                        "the procedure onto a quieter runner")
     args = p.parse_args()
-    slowdowns = [float(x) for x in args.slowdowns.split(",")]
     rng = random.Random(args.seed)
-    if args.synthetic_cv is not None:
-        return synthetic(args.synthetic_cv, slowdowns, args.resample, rng)
-
+    real: dict[str, dict[str, list[dict]]] = {"lockstep": {}, "rounds": {}}
+    plan = [("lockstep", case, args.comparisons) for case in CASES] + [("rounds", CASES[0], args.rounds_comparisons)]
     with tempfile.TemporaryDirectory(prefix="profopt-accuracy-") as tmp:
         root = Path(tmp)
         (root / "accuracy_workload.py").write_text(textwrap.dedent(WORKLOAD))
-        results: dict[float, list[tuple[str, list[float], float]]] = {}
-        plan = [(0.0, args.real_aa)] + [(s, args.real_slow if s == slowdowns[0] else max(args.real_slow // 2, 1))
-                                         for s in slowdowns]
-        for slowdown, count in plan:
-            results[slowdown] = []
-            for i in range(count):
-                res = real_comparison(root, 1.0 + slowdown, rng.randrange(2**31), args)
-                results[slowdown].append(res)
-                print(f"real {slowdown:+.0%} #{i + 1}: {res[0]}, {len(res[1])} rounds, {res[2]:.1f} s",
-                      file=sys.stderr, flush=True)
-
-    aa_ratios = [x for _, ratios, _ in results[0.0] for x in ratios]
-    center = statistics.median(aa_ratios)
-    residuals = [x - center for x in aa_ratios]
-    walls = [w for runs in results.values() for _, _, w in runs]
-    rounds_run = [len(r) for runs in results.values() for _, r, _ in runs]
-
-    print(f"machine: {args.min_time_ms:g} ms per value × {args.values} values, warm-up {args.warmup}; "
-          f"rounds 20 → 60 in looks {stats.plan_looks(20, 60)}, α = {ALPHA}, τ = 3%")
-    aa_cv = statistics.stdev([math.exp(x) for x in aa_ratios]) / statistics.mean([math.exp(x) for x in aa_ratios])
-    print(f"A/A per-round head/base ratio: CV {aa_cv * 100:.2f}% over {len(aa_ratios)} rounds "
-          f"(median ratio {math.exp(center):.4f})")
-    print(f"wall time per comparison: median {statistics.median(walls):.1f} s "
-          f"(min {min(walls):.1f}, max {max(walls):.1f}); rounds run: median {statistics.median(rounds_run):g}")
-    for slowdown in [0.0, *slowdowns]:
-        real = [v for v, _, _ in results[slowdown]]
-        shift = math.log1p(slowdown)
-        synth = [sequential_verdict(lambda s=shift: s + rng.choice(residuals)) for _ in range(args.resample)]
-        allv = real + synth
-        if slowdown == 0.0:
-            print(f"A/A: false 'regressed' {rate(allv, 'regressed') * 100:.2f}% of {len(allv)} "
-                  f"(real: {sum(v == 'regressed' for v in real)}/{len(real)}; goal ≤ 1%); "
-                  f"false 'improved' {rate(allv, 'improved') * 100:.2f}%; "
-                  f"unchanged {rate(allv, 'unchanged') * 100:.1f}%, inconclusive {rate(allv, 'inconclusive') * 100:.1f}%")
-        else:
-            goal = "≥ 95%" if slowdown < 0.075 else "≥ 99%"
-            print(f"{slowdown:.0%} slowdown: caught (regressed) {rate(allv, 'regressed') * 100:.1f}% of {len(allv)} "
-                  f"(real: {sum(v == 'regressed' for v in real)}/{len(real)}; goal {goal}); "
-                  f"inconclusive {rate(allv, 'inconclusive') * 100:.1f}%, unchanged {rate(allv, 'unchanged') * 100:.1f}%")
+        # interleave the cases so a change in the machine's load lands on all of them alike
+        todo = [(pairing, case) for pairing, case, n in plan for _ in range(n)]
+        rng.shuffle(todo)
+        for i, (pairing, (label, extra, tau)) in enumerate(todo, 1):
+            res = real_comparison(root, pairing, extra, tau, rng.randrange(2**31))
+            real[pairing].setdefault(label, []).append(res)
+            print(f"[{i}/{len(todo)}] {pairing} {label}: {res['verdict']}, {res['rounds']} rounds, {res['wall']:.1f} s",
+                  file=sys.stderr, flush=True)
+    for pairing in ("lockstep", "rounds"):
+        if real[pairing].get("A/A"):
+            report(pairing, real[pairing], args.resample, rng)
     return 0
 
 

@@ -51,7 +51,7 @@ SPEC = '''\
 version: 1
 hardware_label: cpu-e2e
 setup: python3 -c "print('setup ran')"
-defaults: {{warmup: 1, min_time_ms: 20, values: 3, rounds: {rounds}, max_rounds: {rounds}, threshold: 5%, profile: "off", timeout_s: 120}}
+defaults: {{warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 150, rounds: {rounds}, max_rounds: {rounds}, threshold: 5%, profile: "off", timeout_s: 120}}
 benchmarks:
   - name: sum
     callable: bench:make_step

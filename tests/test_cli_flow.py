@@ -21,7 +21,7 @@ def make_step(n=20000):
 SPEC = """\
 version: 1
 hardware_label: cpu-test
-defaults: {warmup: 1, min_time_ms: 20, values: 3, rounds: 12, max_rounds: 12, seed: 3}
+defaults: {warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 150, rounds: 12, max_rounds: 12, seed: 3}
 benchmarks:
   - name: loop
     callable: bench.work:make_step

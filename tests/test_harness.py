@@ -134,3 +134,18 @@ def test_format_optimization_report_zh_and_en():
 def test_public_names_importable():
     for name in ("benchmark_fn", "summarize_optimization_result", "format_optimization_report", "phase", "record"):
         assert callable(getattr(profopt_ci, name))
+
+
+def test_lockstep_stepper_closes_every_value_with_a_device_sync():
+    """The lockstep worker's path on a GPU (stand-in device: no GPU here): sync at both ends of a value."""
+    dev = CountingDevice()
+    steps = []
+    stepper = harness.Stepper(lambda: steps.append(1), value_ms=0.001, warmup=2, warmup_ms=0.0, device=dev)
+    loops = stepper.calibrate()
+    stepper.warm(loops)
+    before, warm_steps = dev.syncs, len(steps)
+    values = [stepper.value_ns() for _ in range(5)]
+    assert all(v > 0 for v in values) and dev.syncs - before == 2 * 5 and dev.resets == 1
+    assert len(steps) - warm_steps == 5 * loops
+    out = stepper.finish()
+    assert out["loops"] == loops and out["cuda_max_allocated_mb"] == 10.0 and out["cuda_max_reserved_mb"] == 12.0

@@ -19,7 +19,7 @@ def make_step():
 """
 SPEC = """\
 version: 1
-defaults: {warmup: 0, min_time_ms: 5, values: 2, rounds: 400, max_rounds: 400}
+defaults: {warmup: 0, min_time_ms: 5, values: 2, value_ms: 1, round_ms: 100, rounds: 400, max_rounds: 400}
 benchmarks:
   - name: slow
     callable: bench.work:make_step

@@ -319,8 +319,29 @@ def test_unpaired_outliers_make_it_unstable():
     head[2] *= 2
     res = unpaired_change(base, head)
     assert res["outliers"] == 4 and 4 <= 0.10 * 40  # 10% of 40: not yet unstable
+    assert res["outlier_note"] is None
     head[3] *= 2
-    assert unpaired_change(base, head)["verdict"] == "unstable"
+    res = unpaired_change(base, head)
+    # more than 10%, but the CI lies within ±3%: it decides, the share becomes a note
+    assert res["verdict"] == "unchanged" and "5 of 40 samples are outliers" in res["outlier_note"]
+    head[4] *= 2
+    head[5] *= 2
+    res = unpaired_change(base, head, threshold_pct=1.0)
+    assert res["verdict"] == "unstable" and "too noisy" in res["reason"]
+
+
+def test_outliers_never_overturn_a_ci_beyond_the_threshold():
+    rng = np.random.default_rng(21)
+    base, head = _rounds(rng, 16, ratio=0.70, noise_cv=0.02)
+    for i in (1, 5, 11):  # 3 of 16 rounds spiked on one side
+        head[i] *= 1.6
+    res = paired_change(base, head)
+    assert res["outliers"] == 3 and res["ci_high_pct"] < -3
+    assert res["verdict"] == "improved" and "3 of 16 rounds are outliers" in res["outlier_note"]
+    b = list(rng.lognormal(math.log(1.0), _sigma(0.05), 10)) + [9.0, 12.0]
+    h = list(rng.lognormal(math.log(10.0), _sigma(0.05), 10)) + [0.9, 100.0]
+    res = unpaired_change(b, h)
+    assert res["p_value"] < 0.01 and res["verdict"] == "regressed" and res["outlier_note"]
 
 
 def test_few_rounds_are_inconclusive():

@@ -372,7 +372,7 @@ def test_shard_assignment_is_deterministic_and_balanced():
 SHARD_SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {{warmup: 1, min_time_ms: 5, values: 3, rounds: 6, max_rounds: 6, seed: 7, profile: "off"}}
+defaults: {{warmup: 1, min_time_ms: 5, values: 3, value_ms: 1, round_ms: 150, rounds: 6, max_rounds: 6, seed: 7, profile: "off"}}
 benchmarks:
   - name: small
     callable: bench.work:make_step

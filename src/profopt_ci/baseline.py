@@ -26,6 +26,7 @@ from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
 from profopt_ci.fingerprint import MATERIAL
 from profopt_ci.gitutil import commit_info, git, toplevel
+from profopt_ci.plan import Plan
 from profopt_ci.results import now_iso
 from profopt_ci.rounds import stderr_log
 from profopt_ci.runner import METRICS
@@ -180,12 +181,14 @@ def _branch(root: Path) -> str | None:
     return None if not name or name == "HEAD" else name
 
 
-def refresh(spec: Spec, *, store: str | None, only: list[str] | None = None, rounds: int | None = None,
+def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
             out: Path | None = None, allow_dirty: bool = False, push: bool = True,
             log: Callable[[str], None] = stderr_log) -> tuple[int, str]:
-    """Run the spec on the current tree and store its summary. Returns (exit code, stored path)."""
+    """Run the plan on the current tree and store its summary (under the plan's hardware label).
+    Returns (exit code, stored path)."""
     from profopt_ci.measure import run_tree
 
+    spec = plan.spec
     root = spec.path.resolve().parent
     commit, dirty = commit_info(root)
     if commit is None:
@@ -198,7 +201,7 @@ def refresh(spec: Spec, *, store: str | None, only: list[str] | None = None, rou
     if isinstance(target, GitStore):
         target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
     with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
-        code, results = run_tree(spec, root, only=only, rounds=rounds, out=out or Path(tmp) / "results.json", log=log)
+        code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
     doc = from_results(results, ref=_branch(root))
     if not doc["benchmarks"]:
         raise InfraError("every benchmark failed: nothing was stored")
@@ -315,13 +318,14 @@ def _age_text(doc: dict) -> str:
     return f"{age * 24:.0f} hours old" if age < 2 else f"{age:.0f} days old"
 
 
-def _measure_head(spec: Spec, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
+def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
                   allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[str]]:
     """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
     from profopt_ci.measure import run_tree
     from profopt_ci.runner import Side, fingerprint
     from profopt_ci.sides import add_worktree, make_venv, open_workspace, side_spec
 
+    spec = plan.spec
     root = spec.path.resolve().parent
     head_label, head_commit = refs["head"]
     current, dirty = commit_info(root)
@@ -344,21 +348,22 @@ def _measure_head(spec: Spec, repo: Path, refs: dict, head_given: bool, workdir:
             fp = check(fingerprint(Side(name="tree", root=root), spec))
             if dirty:
                 notes.append("head is the working tree with uncommitted changes")
-            _, results = run_tree(spec, root, out=Path(tmp) / "head.json", log=log, fp=fp)
+            _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
             return results, notes
         rel_spec = spec.path.resolve().relative_to(repo.resolve())
         with open_workspace(repo, workdir) as ws:
             tree = add_worktree(ws, "head", head_commit)
             side_root = tree / rel_spec.parent
-            own = side_spec(side_root, Path(rel_spec.name), spec)
+            own, problem = side_spec(side_root, Path(rel_spec.name))
+            own = plan.attach("head", own, problem)
             python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
             side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
             fp = check(fingerprint(side, own))
-            _, results = run_tree(own, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
+            _, results = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
             return results, notes
 
 
-def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_ref: str | None,
+def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
                    allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
@@ -371,6 +376,7 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
         resolve_refs,
     )
 
+    spec = plan.spec
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
         raise UsageError(f"{spec.path} is not inside a git repository — a stored baseline is found by commit")
@@ -387,7 +393,7 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
     entry, doc, dist = runs[0]
     log(f"profopt: stored baseline {entry.id} — commit {doc['commit'][:SHORT]}, {_age_text(doc)}, "
         f"{dist} commit(s) before {base_commit[:SHORT]}")
-    results, notes = _measure_head(spec, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
+    results, notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
                                    doc.get("fingerprint") or {}, log)
     entries_, pairs, missing = [], [], []
     for name, head_entry in results["benchmarks"].items():
@@ -415,6 +421,7 @@ def compare_stored(spec: Spec, *, store: str | None, base_ref: str | None, head_
         notes.append(instructions.WHAT_IT_IS)
     if doc.get("spec_hash") != spec.hash:
         notes.append("the spec changed since the stored baseline was measured")
+    notes = [*plan.notes, *notes]
     if missing:
         notes.append(f"not in the stored baseline (not compared): {', '.join(missing)}")
     base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],

@@ -61,13 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from profopt_ci.measure import run_tree
 
     spec = _load(args.spec)
-    _apply_instrument(spec, args)
     out = Path(args.out)
     if getattr(args, "shard", None):
         return _run_shard(spec, args, out)
     if getattr(args, "store", None):
         raise UsageError("run --store only balances --shard I/N; without --shard there is nothing to balance")
-    code, _ = run_tree(spec, spec.path.resolve().parent, only=args.only, rounds=args.rounds, out=out)
+    code, _ = run_tree(_plan(spec, args), spec.path.resolve().parent, only=args.only, out=out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
 
@@ -143,37 +142,26 @@ def _verdict_exit(comparison: dict, fail_on: str) -> int:
     return EXIT_POLICY if failing else EXIT_OK
 
 
-def _apply_overrides(spec: Spec, args: argparse.Namespace) -> None:
-    from profopt_ci.spec import parse_percent
+def _plan(spec: Spec, args: argparse.Namespace):
+    """The spec and this command line's overrides, resolved once (plan.py); every stage reads it."""
+    from profopt_ci.plan import make_plan, overrides
 
-    threshold = None
-    if getattr(args, "threshold", None):
-        try:
-            threshold = parse_percent(args.threshold)
-        except ValueError as exc:
-            raise UsageError(f"--threshold: {exc}") from None
-    for b in spec.benchmarks:
-        if threshold is not None:
-            b.settings.threshold_pct = threshold
-        if getattr(args, "max_rounds", None):
-            b.settings.max_rounds = max(args.max_rounds, b.settings.rounds)
-        if getattr(args, "rounds", None):
-            b.settings.rounds = args.rounds
-            b.settings.max_rounds = max(b.settings.max_rounds, args.rounds)
+    ov = overrides(threshold=getattr(args, "threshold", None) or None, rounds=getattr(args, "rounds", None),
+                   max_rounds=getattr(args, "max_rounds", None), pairing=getattr(args, "pairing", None),
+                   cpus=getattr(args, "cpuset", None) or None, instrument=_instrument(args))
+    return make_plan(spec, ov)
 
 
-def _apply_instrument(spec: Spec, args: argparse.Namespace) -> None:
-    """`--instrument walltime|instructions|walltime,instructions` overrides the spec's `instrument`."""
+def _instrument(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """`--instrument walltime|instructions|walltime,instructions`, over the spec's `instrument`."""
     if not getattr(args, "instrument", None):
-        return
+        return None
     from profopt_ci.spec import parse_instrument
 
     try:
-        chosen = parse_instrument([p.strip() for p in args.instrument.split(",") if p.strip()])
+        return parse_instrument([p.strip() for p in args.instrument.split(",") if p.strip()])
     except ValueError as exc:
         raise UsageError(f"--instrument: {exc}") from None
-    for b in spec.benchmarks:
-        b.settings.instrument = chosen
 
 
 def _instrument_flag(p: argparse.ArgumentParser) -> None:
@@ -184,12 +172,10 @@ def _instrument_flag(p: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     from profopt_ci.compare import run_compare
 
-    spec = _load(args.spec)
-    _apply_overrides(spec, args)
-    _apply_instrument(spec, args)
+    plan = _plan(_load(args.spec), args)
     workdir = Path(args.workdir) if args.workdir else None
     if getattr(args, "baseline", "rerun") == "stored":
-        return _compare_stored(spec, args, workdir)
+        return _compare_stored(plan, args, workdir)
 
     def partial(comparison: dict) -> None:
         _verdict_exit(comparison, args.fail_on)
@@ -198,7 +184,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = _output_paths(args)[0]
     trace_dir = Path(args.profile_dir) if args.profile_dir else (
         out.resolve().parent / "profopt-profiles" if args.out else _output_dir().resolve() / "profiles")
-    comparison = run_compare(spec, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
+    comparison = run_compare(plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
                              on_partial=partial, trace_dir=trace_dir)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
@@ -206,7 +192,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if getattr(args, "baseline", "rerun") == "both":
         from profopt_ci.baseline import attach_history
 
-        attach_history(comparison, spec, store=args.store, allow_env_mismatch=args.allow_env_mismatch,
+        attach_history(comparison, plan.spec, store=args.store, allow_env_mismatch=args.allow_env_mismatch,
                        history_n=args.history)
     code = _verdict_exit(comparison, args.fail_on)
     _write_outputs(comparison, args)
@@ -260,12 +246,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---- stored baselines, shards ---------------------------------------------------------------------
 
 
-def _compare_stored(spec: Spec, args: argparse.Namespace, workdir: Path | None) -> int:
+def _compare_stored(plan, args: argparse.Namespace, workdir: Path | None) -> int:
     from profopt_ci.baseline import compare_stored
 
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
-    comparison = compare_stored(spec, store=args.store, base_ref=args.base, head_ref=args.head,
+    comparison = compare_stored(plan, store=args.store, base_ref=args.base, head_ref=args.head,
                                 allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir)
     code = _verdict_exit(comparison, args.fail_on)
     _write_outputs(comparison, args)
@@ -280,20 +266,21 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     from profopt_ci.shard import parse_shard, shard_info
 
     index, count = parse_shard(args.shard)
+    plan = _plan(spec, args)
     names = [b.name for b in spec.select(args.only)]
     costs, cost_commit = ({}, None)
     if args.store:
         from profopt_ci.baseline import costs as recorded_costs
 
-        costs, cost_commit = recorded_costs(spec, args.store)
+        costs, cost_commit = recorded_costs(plan.spec, args.store)
     info = shard_info(names, index, count, costs, cost_commit)
     how = f"by recorded cost (baseline {cost_commit[:12]})" if info["balance"] == "cost" else "by name"
     print(f"profopt: shard {index}/{count} ({how}): {', '.join(info['benchmarks']) or 'no benchmarks'}", file=sys.stderr)
     root = spec.path.resolve().parent
     if info["benchmarks"]:
-        code, results = run_tree(spec, root, only=info["benchmarks"], rounds=args.rounds, out=out)
+        code, results = run_tree(plan, root, only=info["benchmarks"], out=out)
     else:
-        code, results = EXIT_OK, _empty_results(spec, root)
+        code, results = EXIT_OK, _empty_results(plan.spec, root)
     results["shard"] = info
     save_json(results, out)
     print(f"profopt: results written to {out}", file=sys.stderr)
@@ -330,9 +317,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from profopt_ci.store import open_store
 
     if args.action == "refresh":
-        spec = _load(args.spec)
-        _apply_instrument(spec, args)
-        code, _ = baseline.refresh(spec, store=args.store, only=args.only, rounds=args.rounds,
+        plan = _plan(_load(args.spec), args)
+        code, _ = baseline.refresh(plan, store=args.store, only=args.only,
                                    out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
                                    push=not args.no_push)
         return code
@@ -345,7 +331,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     label = args.label
     if label is None and args.action == "show" and not args.id:
         try:
-            label = _load(args.spec).hardware_label
+            label = _plan(_load(args.spec), args).hardware_label
         except UsageError:
             label = None
     if args.action == "list":
@@ -428,6 +414,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rounds", type=_positive, help="rounds before the first look (default: the spec's)")
     c.add_argument("--max-rounds", type=_positive, help="extend up to this many rounds while inconclusive")
     c.add_argument("--threshold", help="smallest change that counts, e.g. 3%%")
+    c.add_argument("--pairing", choices=("lockstep", "rounds"),
+                   help="lockstep (default): both sides' workers live, pinned to one CPU set, value by value; "
+                        "rounds: one fresh process per side per round")
+    c.add_argument("--cpuset", metavar="CPUS", help="lockstep: pin both sides to these CPUs, e.g. 3 or 2-3 "
+                                                    "(default: the spec's cpuset, else one CPU per thread)")
     c.add_argument("--workdir", help="keep worktrees and venvs here (default: a temporary directory, removed)")
     c.add_argument("--profile-dir",
                    help="where profiler traces go (default: .profopt/profiles, or profopt-profiles/ beside --out)")

@@ -1,7 +1,8 @@
 """`profopt compare` and `profopt diff`: base vs head, to a `profopt/comparison@1`.
 
-compare: both checkouts prepared and set up before any measurement; then RMIT rounds (base and head
-once each per round, fresh processes, seeded random order); a benchmark whose step time is still
+compare: both checkouts prepared and set up before any measurement; then paired rounds — lockstep
+(both workers live, pinned to one CPU set, value by value) or RMIT (base and head once each per
+round, fresh processes, seeded random order), per the plan; a benchmark whose step time is still
 inconclusive (or unstable) gets more rounds, look by look up to `max_rounds`, with α spent across the looks so
 looking again cannot manufacture significance. diff: the same analysis over two stored results
 files, unpaired, and said to be weaker.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from profopt_ci import __version__, instr_merge, instructions, stats
 from profopt_ci.compare_guard import interrupt_safe, measure_new, new_entries, new_note, tree_dirty
+from profopt_ci.cpus import format_cpuset
 from profopt_ci.decide import (
     SPEED,
     apply_multiplicity,
@@ -30,6 +32,7 @@ from profopt_ci.decide import (
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.fingerprint import MATERIAL
 from profopt_ci.gitutil import toplevel
+from profopt_ci.plan import Plan
 from profopt_ci.profiling import annotate, profile_all
 from profopt_ci.results import COMPARISON_SCHEMA, now_iso
 from profopt_ci.rounds import RoundState, run_rounds, stderr_log
@@ -138,8 +141,8 @@ def assemble(*, mode: str, hardware_label: str, entries: list[dict], base: dict,
 # ---- compare: two checkouts, interleaved rounds ---------------------------------------------------
 
 
-def _side_meta(side: Side, fp: dict | None) -> dict:
-    env = dict(side.spec.env) if side.spec else {}
+def _side_meta(side: Side, fp: dict | None, plan: Plan) -> dict:
+    env = dict(plan.side_spec(side.name).env)
     return {"ref": side.ref, "commit": side.commit, "fingerprint": fp or {}, "env": env}
 
 
@@ -154,12 +157,12 @@ def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None) -> dict
     return {"base": base, "head": (head_label, head)}
 
 
-def _setup_sides(sides: list[Side], spec: Spec, log) -> dict[str, str]:
+def _setup_sides(sides: list[Side], plan: Plan, log) -> dict[str, str]:
     """Run each side's setup; returns {side: error} for the sides whose setup failed."""
     failures = {}
     for side in sides:
         try:
-            run_setup(side.spec or spec, side, log)
+            run_setup(plan.side_spec(side.name), side, log)
         except InfraError as exc:
             log(f"profopt: {exc}")
             failures[side.name] = str(exc)
@@ -173,7 +176,7 @@ def _mark_failed(state: RoundState, benches: list[Benchmark], failures: dict[str
             t.status, t.error = "failed", error
 
 
-def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
+def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
                       rng: random.Random, log) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look."""
     plans = {b.name: stats.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
@@ -189,24 +192,25 @@ def sequential_rounds(spec: Spec, benches: list[Benchmark], sides: list[Side], s
             for b in benches:
                 alone = [s for s in live if state.track(b.name, s.name).status == "ok"]
                 if len(alone) == 1 and not state.track(b.name, alone[0].name).samples:
-                    run_rounds(spec, [b], alone, state, work, start=0, stop=b.settings.rounds,
+                    run_rounds(plan, [b], alone, state, work, start=0, stop=b.settings.rounds,
                                total=b.settings.rounds, rng=rng, log=log)
             return final_alpha
         for b in active:
-            run_rounds(spec, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
+            run_rounds(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
         r += 1
         for b in active:
-            plan, k = plans[b.name], look[b.name]
-            if r < plan[k] or not state.ok(b.name, live):
+            looks, k = plans[b.name], look[b.name]
+            if r < looks[k] or not state.ok(b.name, live):
                 continue
-            alpha = stats.spent_alpha(k + 1, len(plan), ALPHA)
+            alpha = stats.spent_alpha(k + 1, len(looks), ALPHA)
             final_alpha[b.name] = alpha
-            entry = build_entry(b, _track_dict(state, b, "base"), _track_dict(state, b, "head"), paired=True, alpha=alpha)
+            entry = build_entry(plan.judged(b.name), _track_dict(state, b, "base"), _track_dict(state, b, "head"),
+                                paired=True, alpha=alpha)
             verdict = entry["metrics"].get(SPEED, {}).get("verdict")
             # unstable too: outlier rounds are diluted by more rounds, and the estimate is robust to them
-            if verdict in ("inconclusive", "unstable") and k + 1 < len(plan):
+            if verdict in ("inconclusive", "unstable") and k + 1 < len(looks):
                 look[b.name] = k + 1
-                log(f"profopt: {b.name}: {verdict} after {r} rounds — extending to {plan[k + 1]}")
+                log(f"profopt: {b.name}: {verdict} after {r} rounds — extending to {looks[k + 1]}")
             else:
                 done.add(b.name)
 
@@ -217,7 +221,7 @@ def _track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
 
 
 def run_compare(
-    spec: Spec,
+    plan: Plan,
     *,
     base_ref: str | None,
     head_ref: str | None,
@@ -228,6 +232,7 @@ def run_compare(
     trace_dir: Path | None = None,
 ) -> dict | None:
     """Measure base and head; returns the comparison (None after `--phase setup`)."""
+    spec = plan.spec
     spec_path = spec.path.resolve()
     repo = toplevel(spec_path.parent)
     if repo is None:
@@ -244,7 +249,13 @@ def run_compare(
             refs = resolve_refs(repo, base_ref, head_ref)
             log(f"profopt: base {refs['base'][0]} = {refs['base'][1][:12]}, head {refs['head'][0]} = {refs['head'][1][:12]}")
             sides = prepare_sides(ws, spec, rel_spec, refs)
-            ws.setup_failures = _setup_sides(sides, spec, log)
+        for side in sides:
+            plan.attach(side.name, side.spec, side.spec_note)
+        base_side, head_side = sides
+        if base_side.commit == head_side.commit:
+            log(f"profopt: {AA_NOTE} — base and head are the same commit {head_side.commit[:12]}")
+        if phase != "measure":
+            ws.setup_failures = _setup_sides(sides, plan, log)
             if phase == "setup":
                 ws.save_state()  # failures included: the measure phase reports them as failed sides
                 if ws.setup_failures:
@@ -254,32 +265,36 @@ def run_compare(
         _mark_failed(state, benches, ws.setup_failures)
         fps: dict[str, dict] = {}
         seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
-        base_side, head_side = sides
-        benches, new = _split_new(benches, base_side)
+        benches, new = _split_new(benches, plan, base_side)
         extra_notes = new_note(new)
+        extra_notes += _pairing_notes(plan, benches, log)
 
         def comparison(notes: list[str]) -> dict:
             entries, pairs = [], []
             for b in benches:
-                bb, hb = base_side.bench(b), head_side.bench(b)
-                pairs.append((bb, hb))
-                entries.append(build_entry(hb, _track_dict(state, b, "base"), _track_dict(state, b, "head"),
-                                           paired=True, alpha=alphas.get(b.name, ALPHA)))
-                instr_merge.merge(entries[-1], hb, instr.get(b.name))  # instrument: instructions
-            finish(entries, {b.name: head_side.bench(b) for b in benches})
+                pairs.append((plan.bench("base", b.name), plan.bench("head", b.name)))
+                judged = plan.judged(b.name)
+                entries.append(build_entry(judged, _track_dict(state, b, "base"),
+                                           _track_dict(state, b, "head"), paired=True, alpha=alphas.get(b.name, ALPHA)))
+                _pairing_of(entries[-1], plan, b)
+                instr_merge.merge(entries[-1], judged, instr.get(b.name))  # instrument: instructions
+            finish(entries, {b.name: plan.judged(b.name) for b in benches})
             instr_merge.mark_failures(entries)
             if instructions.wanted(benches):
                 notes = [*notes, instructions.WHAT_IT_IS]
             for entry in entries:
                 if entry["name"] in profiles and entry["decision"] != "failed":
                     annotate(entry, profiles[entry["name"]])
-            base_meta, head_meta = _side_meta(base_side, fps.get("base")), _side_meta(head_side, fps.get("head"))
+            base_meta, head_meta = (_side_meta(base_side, fps.get("base"), plan),
+                                    _side_meta(head_side, fps.get("head"), plan))
             if base_side.commit == head_side.commit:
-                notes = [*notes, "base and head are the same commit: this is an A/A run"]
-            doc = assemble(mode="paired", hardware_label=spec.hardware_label, entries=entries, base=base_meta,
-                           head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=seed, notes=notes,
+                notes = [f"{AA_NOTE} (base and head are the same commit)", *notes]
+            out = assemble(mode="paired", hardware_label=plan.hardware_label, entries=entries, base=base_meta,
+                           head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
+                           seed=seed, notes=[*plan.notes, *notes, *outlier_notes(entries)],
                            threshold_pct=spec.benchmarks[0].settings.threshold_pct)
-            return {**doc, "dirty": dirty, "new_in_pr": new_entries(new, state)}
+            out["pairing"] = _overall_pairing(entries)
+            return {**out, "dirty": dirty, "new_in_pr": new_entries(new, state)}
 
         alphas: dict[str, float] = {}
         profiles: dict[str, dict[str, dict]] = {}
@@ -287,12 +302,12 @@ def run_compare(
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 for side in sides:
-                    fps[side.name] = fingerprint(side, side.spec or spec)
+                    fps[side.name] = fingerprint(side, plan.side_spec(side.name))
                 timed = [b for b in benches if "walltime" in b.settings.instrument]
-                alphas = sequential_rounds(spec, timed, sides, state, Path(work), random.Random(seed), log)
-                measure_new(spec, [b for b in new if "walltime" in b.settings.instrument], head_side, state,
+                alphas = sequential_rounds(plan, timed, sides, state, Path(work), random.Random(seed), log)
+                measure_new(plan, [b for b in new if "walltime" in b.settings.instrument], head_side, state,
                             Path(work), random.Random(seed), log)
-                profiles = profile_all(spec, timed, sides, state.measured, Path(work), trace_dir, log)
+                profiles = profile_all(plan, timed, sides, state.measured, Path(work), trace_dir, log)
                 # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
                 instr = instructions.measure_instructions(
                     spec, benches, sides, lambda b, s: state.track(b, s).status == "ok", Path(work), log)
@@ -304,11 +319,54 @@ def run_compare(
         return comparison(extra_notes)
 
 
-def _split_new(benches: list[Benchmark], base: Side) -> tuple[list[Benchmark], list[Benchmark]]:
-    """A pull request that adds a benchmark has nothing to compare it with: measured on head only."""
-    if base.spec is None:
-        return benches, []
-    known = {b.name for b in base.spec.benchmarks}
+AA_NOTE = "A/A: this measures noise only"
+
+
+def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[str]:
+    """Which pairing runs, said on the terminal now and in the report."""
+    notes = []
+    for b in benches:
+        s = b.settings
+        if s.pairing == "lockstep":
+            cpus = format_cpuset(plan.cpus(b))
+            how = ("whole processes alternated base/head, 3 pairs a round" if b.command is not None else
+                   f"live workers driven value by value (~{s.value_ms:g} ms values, ~{s.round_ms:g} ms of pairs a round)")
+            line = f"{b.name}: pairing lockstep — base and head pinned to CPU {cpus}, {how}"
+        else:
+            line = (f"{b.name}: pairing rounds — one fresh process per side per round, {s.values} values of "
+                    f"≥ {s.min_time_ms:g} ms each")
+        log(f"profopt: {line}")
+        notes.append(line)
+    return notes
+
+
+def _pairing_of(entry: dict, plan: Plan, bench: Benchmark) -> None:
+    entry["pairing"] = bench.settings.pairing
+    entry["cpuset"] = format_cpuset(plan.cpus(bench)) if bench.settings.pairing == "lockstep" else None
+
+
+def _overall_pairing(entries: list[dict]) -> dict:
+    kinds = sorted({e["pairing"] for e in entries})
+    sets = sorted({e["cpuset"] for e in entries if e.get("cpuset")})
+    return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "cpuset": sets[0] if len(sets) == 1 else (sets or None)}
+
+
+def outlier_notes(entries: list[dict]) -> list[str]:
+    """The outlier share of a step time whose CI decided anyway: a note, not a verdict."""
+    out = []
+    for e in entries:
+        note = (e.get("metrics") or {}).get(SPEED, {}).get("outlier_note")
+        if note:
+            out.append(f"{e['name']}: {note}")
+    return out
+
+
+def _split_new(benches: list[Benchmark], plan: Plan, base: Side) -> tuple[list[Benchmark], list[Benchmark]]:
+    """A pull request that adds a benchmark (or the spec itself) has nothing to compare it with: those
+    are measured on head only (`new_in_pr`)."""
+    if base.spec is None and base.spec_missing:
+        return [], list(benches)
+    known = {b.name for b in plan.side_spec("base").benchmarks}
     return [b for b in benches if b.name in known], [b for b in benches if b.name not in known]
 
 
@@ -336,6 +394,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
         notes.append(f"hardware labels differ: {base.get('hardware_label')} vs {head.get('hardware_label')}")
     if base.get("spec_hash") != head.get("spec_hash"):
         notes.append("the specs differ between the two results")
+    notes += outlier_notes(entries)
     metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
               "env": r.get("env") or {}} for r in (base, head)]
     threshold = pairs[0][1].settings.threshold_pct if pairs else None

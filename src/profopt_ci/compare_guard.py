@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from profopt_ci.gitutil import git
+from profopt_ci.plan import Plan
 from profopt_ci.rounds import RoundState, run_rounds
 from profopt_ci.runner import Side, summarize
-from profopt_ci.spec import Benchmark, Spec
+from profopt_ci.spec import Benchmark
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:
@@ -33,14 +34,14 @@ def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:
     return dirty
 
 
-def measure_new(spec: Spec, new: list[Benchmark], head: Side, state: RoundState, work: Path,
+def measure_new(plan: Plan, new: list[Benchmark], head: Side, state: RoundState, work: Path,
                 rng: random.Random, log: Callable[[str], None]) -> list[dict]:
     """Rounds of the PR's new benchmarks on head only; their figures for `new_in_pr`."""
     if not new:
         return []
     log(f"profopt: new in this PR: measured on head only: {', '.join(b.name for b in new)}")
     for b in new:
-        run_rounds(spec, [b], [head], state, work, start=0, stop=b.settings.rounds, total=b.settings.rounds,
+        run_rounds(plan, [b], [head], state, work, start=0, stop=b.settings.rounds, total=b.settings.rounds,
                    rng=rng, log=log)
     return new_entries(new, state)
 

@@ -71,6 +71,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
              log: Callable[[str], None]) -> tuple[dict, str]:
     """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
     from profopt_ci.compare import run_compare
+    from profopt_ci.plan import make_plan
     from profopt_ci.report import render
     from profopt_ci.results import save_json
     from profopt_ci.spec import load_spec
@@ -80,7 +81,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
         repo = build_repo(example, work)
         log(f"profopt demo: {repo} — baseline and tuned commits of examples/{example}")
         spec = load_spec(repo / "profopt.yml", display=f"examples/{example}/profopt.yml")
-        comparison = run_compare(spec, base_ref="HEAD~1", head_ref="HEAD", log=log)
+        comparison = run_compare(make_plan(spec), base_ref="HEAD~1", head_ref="HEAD", log=log)
         if comparison is None:  # only a setup-only phase returns nothing
             raise UsageError("demo: compare returned no comparison")
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -170,3 +170,53 @@ def measure(
     finally:
         _state.recording = False
         _state.sync = None
+
+
+class Stepper:
+    """One value at a time, for a worker the parent drives in lockstep (`profopt_ci.worker --serve`).
+
+    `calibrate()` finds the inner loop of about `value_ms` (one step when a step is longer), `warm(n)`
+    warms up at the loop count the parent chose for both sides, for `warmup` values and at least
+    `warmup_ms`; then each `value_ns()` is one timed value of `loops` steps, closed by the device
+    sync on a GPU; `finish()` gives phases, quality and device peaks.
+    """
+
+    def __init__(self, step: Callable[[], object], *, value_ms: float, warmup: int, warmup_ms: float = 100.0,
+                 device: CudaDevice | None = None) -> None:
+        self.step, self.device = step, device
+        self.value_ms, self.warmup, self.warmup_ms = value_ms, warmup, warmup_ms
+        self.sync = device.synchronize if device is not None else None
+        self.loops = 1
+        self.values = 0
+
+    def calibrate(self) -> int:
+        """The loop count of a ~value_ms value on this side (the parent picks one for both)."""
+        _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
+        self.loops = calibrate(self.step, self.value_ms, self.sync)
+        return self.loops
+
+    def warm(self, loops: int) -> int:
+        """Warm up at `loops` per value; returns the shortest warm-up value in ns (the round's pacing)."""
+        self.loops = max(1, int(loops))
+        spent, n, best = 0, 0, 0
+        while n < self.warmup or spent < self.warmup_ms * 1e6:
+            ns = _time_loops(self.step, self.loops, self.sync)
+            spent, n, best = spent + ns, n + 1, ns if not best else min(best, ns)
+        if self.device is not None:
+            self.device.reset_peaks()
+        _state.recording = True
+        return best
+
+    def value_ns(self) -> int:
+        self.values += 1
+        return _time_loops(self.step, self.loops, self.sync)
+
+    def finish(self) -> dict:
+        _state.recording, _state.sync = False, None
+        steps = max(self.loops * self.values, 1)
+        return {
+            "loops": self.loops,
+            "phases_ms": {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()},
+            "quality": dict(_state.quality),
+            **(self.device.peaks_mb() if self.device is not None else {}),
+        }

@@ -1,4 +1,4 @@
-"""Run one command and report its own wall time and rusage as JSON: `python -I launch.py OUT -- ARGV…`.
+"""Run one command and report its own wall time and rusage as JSON: `python -I launch.py OUT [--cpus 0,1] -- ARGV…`.
 
 Why a launcher: Linux carries a process's resident set at exec into the child's `ru_maxrss`, so a
 command forked straight from profopt (tens of MB) would report profopt's memory, not its own. This
@@ -13,6 +13,9 @@ import time
 
 def main() -> int:
     out_path, sep, *argv = sys.argv[1:]
+    if sep == "--cpus" and len(argv) > 1:  # lockstep: pinned before the fork, so the command inherits it
+        os.sched_setaffinity(0, [int(c) for c in argv[0].split(",")])
+        sep, argv = argv[1], argv[2:]
     if sep != "--" or not argv:
         print("usage: launch.py OUT -- ARGV...", file=sys.stderr)
         return 2

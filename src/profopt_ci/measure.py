@@ -9,10 +9,11 @@ from pathlib import Path
 from profopt_ci import instr_merge, instructions
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
 from profopt_ci.gitutil import commit_info
+from profopt_ci.plan import Plan
 from profopt_ci.results import new_entry, new_results, save_json
 from profopt_ci.rounds import RoundState, run_rounds, stderr_log
 from profopt_ci.runner import Side, fingerprint, run_setup, summarize
-from profopt_ci.spec import Benchmark, Spec
+from profopt_ci.spec import Benchmark
 
 
 def fill_results(results: dict, benches: list[Benchmark], state: RoundState, side: str) -> None:
@@ -25,11 +26,10 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
 
 
 def run_tree(
-    spec: Spec,
+    plan: Plan,
     root: Path,
     *,
     only: list[str] | None = None,
-    rounds: int | None = None,
     out: Path,
     log: Callable[[str], None] = stderr_log,
     side: Side | None = None,
@@ -37,13 +37,15 @@ def run_tree(
 ) -> tuple[int, dict]:
     """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results).
 
-    `side` runs the tree with another interpreter (a worktree's own venv); default this one.
+    `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
+    plan gives the spec that side runs (`--rounds` and the hardware label already in it).
     `fp` is the side's fingerprint when the caller already took it (it costs a process).
     """
+    side = side or Side(name="tree", root=root)
+    spec = plan.side_spec(side.name)
     benches = spec.select(only)
     instructions.preflight(spec, benches)
-    n = rounds if rounds is not None else max(b.settings.rounds for b in benches)
-    side = side or Side(name="tree", root=root)
+    n = max(b.settings.rounds for b in benches)
     commit, dirty = commit_info(root)
     results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
@@ -67,7 +69,7 @@ def run_tree(
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
             timed = [b for b in benches if "walltime" in b.settings.instrument]
-            run_rounds(spec, timed, [side], state, Path(work), start=0, stop=n, total=n,
+            run_rounds(plan, timed, [side], state, Path(work), start=0, stop=n, total=n,
                        rng=random.Random(seed), log=log, after_round=checkpoint)
             counted = instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
                                                         Path(work), log)

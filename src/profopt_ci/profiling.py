@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from profopt_ci.plan import Plan
 from profopt_ci.runner import Side, child_env, failure_of, run_worker
 from profopt_ci.spec import Benchmark, Spec
 
@@ -69,7 +70,7 @@ def annotate(entry: dict, profiles: dict[str, dict]) -> None:
         entry["bottleneck"] = None
 
 
-def profile_all(spec: Spec, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
+def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
                 workdir: Path, trace_dir: Path | None, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
     """{benchmark: {side: profile}} for every benchmark and side that finished its rounds."""
     wanted = [b for b in benches if b.settings.profile != "off"]
@@ -82,6 +83,6 @@ def profile_all(spec: Spec, benches: list[Benchmark], sides: list[Side], ok: Cal
             if not ok(bench.name, side.name):
                 continue
             log(f"profopt: profiling {bench.name} [{side.name}]")
-            own_spec, own_bench = side.spec or spec, side.bench(bench)
+            own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
             out.setdefault(bench.name, {})[side.name] = profile_side(own_spec, own_bench, side, workdir, trace_dir, machine)
     return out

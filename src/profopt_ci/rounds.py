@@ -1,8 +1,10 @@
 """Rounds: every benchmark on every side once per round, in fresh processes, in a seeded order.
 
-With one side this is `profopt run`; with base and head it is the RMIT design of compare: the order
-of the sides is drawn anew each round, so neither side always runs first or in the same machine
-state, and each round's pair is close in time.
+With one side this is `profopt run`. With base and head it is compare's round, by the benchmark's
+`pairing`: `lockstep` (lockstep.py: both workers live at once, pinned to one CPU set, driven value
+by value) or `rounds`, the RMIT design — one fresh process per side, the order of the sides drawn
+anew each round, so neither side always runs first or in the same machine state. Every stage reads
+the `Plan` (plan.py) for each side's spec and benchmark.
 """
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profopt_ci.runner import BenchmarkFailed, Side, progress_line, run_sample, warm_command
-from profopt_ci.spec import Benchmark, Spec
+from profopt_ci import lockstep
+from profopt_ci.plan import Plan
+from profopt_ci.runner import BenchmarkFailed, Side, child_env, progress_line, run_sample, warm_command
+from profopt_ci.spec import Benchmark
 
 
 def stderr_log(line: str) -> None:
@@ -47,7 +51,7 @@ class RoundState:
 
 
 def run_rounds(
-    spec: Spec,
+    plan: Plan,
     benches: list[Benchmark],
     sides: list[Side],
     state: RoundState,
@@ -65,13 +69,16 @@ def run_rounds(
         for bench in benches:
             if not state.ok(bench.name, sides):
                 continue
+            if len(sides) == 2 and bench.settings.pairing == "lockstep":
+                lockstep_round(plan, bench, sides, state, workdir, r, total, rng, log)
+                continue
             order = list(sides)
             if len(order) > 1:
                 rng.shuffle(order)
             for pos, side in enumerate(order):
                 track = state.track(bench.name, side.name)
                 label = side.name if len(sides) > 1 else None
-                own_spec, own_bench = side.spec or spec, side.bench(bench)
+                own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
                 try:
                     if not track.warmed:
                         warm_command(own_spec, own_bench, side)
@@ -85,3 +92,27 @@ def run_rounds(
                 log(progress_line(bench.name, label, r, total, sample))
         if after_round is not None:
             after_round(r)
+
+
+def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
+                   total: int, rng: random.Random, log: Callable[[str], None]) -> None:
+    """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay."""
+    own = {s.name: plan.bench(s.name, bench.name) for s in sides}
+    envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
+    try:
+        for side in sides:
+            track = state.track(bench.name, side.name)
+            if not track.warmed:
+                warm_command(plan.side_spec(side.name), own[side.name], side)
+                track.warmed = True
+        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, cpus=plan.cpus(bench))
+    except (lockstep.RoundFailed, BenchmarkFailed) as exc:
+        side = getattr(exc, "side", None) or next(
+            (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)
+        track = state.track(bench.name, side)
+        track.status, track.error = exc.status, f"round {r + 1} failed: {exc.message}"
+        log(progress_line(bench.name, side, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
+        return
+    for side in sides:
+        state.track(bench.name, side.name).samples.append(samples[side.name])
+        log(progress_line(bench.name, side.name, r, total, samples[side.name]))

@@ -55,6 +55,8 @@ class Side:
     ref: str | None = None
     commit: str | None = None
     spec: Spec | None = None  # the side's own version of the spec, when it has one
+    spec_note: str | None = None  # why it has none (missing, invalid): the plan records it
+    spec_missing: bool = False  # no spec file at all in its checkout: the PR adds it (new_in_pr)
 
     def bench(self, fallback: Benchmark) -> Benchmark:
         """This side's definition of a benchmark (its own params), else the given one."""
@@ -293,11 +295,14 @@ def _values_of(data: dict, what: str) -> list[float]:
 _LAUNCHER = str(Path(__file__).resolve().parent / "launch.py")
 
 
-def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, workdir: Path) -> ChildResult:
-    """A command through the launcher, so its wall time, CPU time and peak RSS are its own."""
+def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, workdir: Path,
+                cpus: list[int] | None = None) -> ChildResult:
+    """A command through the launcher, so its wall time, CPU time and peak RSS are its own (on `cpus`)."""
     report = workdir / "launch.json"
     report.unlink(missing_ok=True)
-    res = run_child([sys.executable, "-I", _LAUNCHER, str(report), "--", *argv], cwd=cwd, env=env, timeout_s=timeout_s)
+    pin = ["--cpus", ",".join(map(str, cpus))] if cpus else []
+    res = run_child([sys.executable, "-I", _LAUNCHER, str(report), *pin, "--", *argv], cwd=cwd, env=env,
+                    timeout_s=timeout_s)
     if res.timed_out or not report.exists():
         return res
     own = json.loads(report.read_text())

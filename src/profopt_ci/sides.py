@@ -7,7 +7,6 @@ shallow to find a merge-base is a user error that says what to fetch.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -17,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profopt_ci.errors import UsageError
+from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gitutil import GitError, git
 from profopt_ci.runner import Side
 from profopt_ci.spec import Spec, load_spec
@@ -185,16 +184,17 @@ def _user_paths() -> list[str]:
     return [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
 
 
-def side_spec(root: Path, rel_spec: Path, fallback: Spec) -> Spec:
-    """The side's own version of the spec (params may differ: that is reported); else head's."""
+def side_spec(root: Path, rel_spec: Path) -> tuple[Spec | None, str | None]:
+    """The side's own version of the spec, or None and why (the plan records it and runs the passed spec)."""
     path = root / rel_spec
     if not path.is_file():
-        # the PR adds the spec: the base has none of its benchmarks (they are new, measured on head only)
-        return dataclasses.replace(fallback, benchmarks=[])
+        return None, f"no {rel_spec} in its checkout"
     try:
-        return load_spec(path, display=f"{rel_spec} (at {root.name})")
-    except UsageError:
-        return fallback
+        return load_spec(path, display=f"{rel_spec} (at {root.name})"), None
+    except SpecError as exc:
+        return None, f"its {rel_spec} is invalid: {exc.problems[0] if exc.problems else exc}"
+    except UsageError as exc:
+        return None, f"its {rel_spec} cannot be read: {exc}"
 
 
 def prepare_sides(
@@ -207,10 +207,11 @@ def prepare_sides(
         tree = add_worktree(ws, name, commit)
         root = tree / rel_spec.parent
         python, env = sys.executable, {}
-        own = side_spec(root, Path(rel_spec.name), spec)
-        if own.setup:
+        own, problem = side_spec(root, Path(rel_spec.name))
+        if (own or spec).setup:
             python, env = make_venv(ws.root / f"venv-{name}")
-        side = Side(name=name, root=root, python=python, env=env, ref=label, commit=commit, spec=own)
+        side = Side(name=name, root=root, python=python, env=env, ref=label, commit=commit, spec=own,
+                    spec_note=problem, spec_missing=not (root / rel_spec.name).is_file())
         sides.append(side)
     ws.sides = sides
     return sides
@@ -224,8 +225,10 @@ def load_state(ws: Workspace, spec: Spec, rel_spec: Path) -> list[Side]:
     data = json.loads(path.read_text())
     sides = []
     for s in data["sides"]:
+        own, problem = side_spec(Path(s["root"]), Path(rel_spec.name))
         side = Side(name=s["name"], root=Path(s["root"]), python=s["python"], env=s["env"], ref=s["ref"],
-                    commit=s["commit"], spec=side_spec(Path(s["root"]), Path(rel_spec.name), spec))
+                    commit=s["commit"], spec=own, spec_note=problem,
+                    spec_missing=not (Path(s["root"]) / rel_spec.name).is_file())
         sides.append(side)
         ws._worktrees.append(ws.root / s["name"])
     ws.sides = sides

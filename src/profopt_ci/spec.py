@@ -43,9 +43,16 @@ DEFAULTS: dict[str, Any] = {
     "instrument": "walltime",
     "instructions_threshold": "0.5%",
     "cache_sim": False,
+    "pairing": "lockstep",
+    "value_ms": 2.0,
+    "round_ms": 1000.0,
 }
 INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
+PAIRINGS = ("lockstep", "rounds")
+# Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
+# these apply when the spec does not set rounds / max_rounds itself.
+LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 16, "max_rounds": 48}
 GOAL_METRICS = {
     "step_time": "step_time_ms",
     "step_time_ms": "step_time_ms",
@@ -71,6 +78,9 @@ class Settings:
     instrument: tuple[str, ...] = ("walltime",)  # walltime and/or instructions, in that order
     instructions_threshold_pct: float = 0.5
     cache_sim: bool = False
+    pairing: str = "lockstep"  # lockstep | rounds (design.md)
+    value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
+    round_ms: float = 1000.0  # lockstep: pairs per round fill about this long
 
 
 @dataclass
@@ -115,6 +125,7 @@ class Spec:
     seed: int | None
     benchmarks: list[Benchmark]
     raw: dict[str, Any] = field(repr=False)
+    cpuset: str | None = None  # the CPUs lockstep pins both sides to (default: chosen per benchmark)
 
     @property
     def hash(self) -> str:
@@ -353,6 +364,13 @@ def _semantic(data: dict[str, Any]):
     for key in ("threshold", "memory_tolerance", "instructions_threshold"):
         if key in (data.get("defaults") or {}):
             yield from _percent_problem(data["defaults"][key], ["defaults", key])
+    if isinstance(data.get("cpuset"), str):
+        from profopt_ci.cpus import parse_cpuset
+
+        try:
+            parse_cpuset(data["cpuset"])
+        except ValueError as exc:
+            yield ["cpuset"], f"`cpuset`: {exc}"
     d = data.get("defaults") or {}
     if isinstance(d.get("rounds"), int) and isinstance(d.get("max_rounds"), int) and d["max_rounds"] < d["rounds"]:
         yield ["defaults", "max_rounds"], f"`defaults.max_rounds` ({d['max_rounds']}) is below `rounds` ({d['rounds']}) — expected max_rounds ≥ rounds"
@@ -428,8 +446,10 @@ def _check(data: Any, node: yaml.Node, shown: str) -> list[str]:
 
 
 def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
-    merged = {**DEFAULTS, **{k: v for k, v in defaults.items() if k in SETTING_KEYS}}
-    merged.update({k: v for k, v in override.items() if k in SETTING_KEYS})
+    given = {k: v for k, v in defaults.items() if k in SETTING_KEYS}
+    given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
+    pairing = str(given.get("pairing", DEFAULTS["pairing"]))
+    merged = {**DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
     rounds = int(merged["rounds"])
     max_rounds = max(int(merged["max_rounds"]), rounds)
     return Settings(
@@ -445,6 +465,9 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
         instrument=parse_instrument(merged["instrument"]),
         instructions_threshold_pct=parse_percent(merged["instructions_threshold"]),
         cache_sim=bool(merged["cache_sim"]),
+        pairing=pairing,
+        value_ms=float(merged["value_ms"]),
+        round_ms=float(merged["round_ms"]),
     )
 
 
@@ -503,4 +526,5 @@ def _resolve(data: dict[str, Any], path: Path) -> Spec:
         seed=defaults.get("seed"),
         benchmarks=benchmarks,
         raw=data,
+        cpuset=data.get("cpuset"),
     )

@@ -44,12 +44,15 @@ metric entry in ``profopt/comparison@1`` (docs/data-model.md):
 Verdict rules (timings and throughput), with ``tau = threshold_pct``, checked in this order:
 
 1. fewer than 6 rounds (paired) or 6 values on either side (unpaired) → ``inconclusive``;
-2. more than 10% of the values are outliers → ``unstable`` (the machine was too noisy to judge);
-3. no finite CI at this level → ``inconclusive``;
-4. the CI excludes 0 and ``|delta_pct| >= tau`` → ``regressed`` when the change is in the worse
+2. no finite CI at this level → ``inconclusive``;
+3. the CI excludes 0 and ``|delta_pct| >= tau`` → ``regressed`` when the change is in the worse
    direction for ``better`` (lower: positive delta; higher: negative delta), else ``improved``;
-5. the whole CI lies inside ``[-tau, +tau]`` → ``unchanged`` (even if it excludes 0);
+4. the whole CI lies inside ``[-tau, +tau]`` → ``unchanged`` (even if it excludes 0);
+5. otherwise, more than 10% of the values are outliers → ``unstable`` (too noisy to judge);
 6. otherwise → ``inconclusive``.
+
+Outliers never overturn a CI that decides (rules 3–4): the HL estimate and its rank CI are robust to
+them. When more than 10% are outliers and the CI decided, ``outlier_note`` says so (else None).
 
 Memory (``memory_change``) is near deterministic: medians are compared against a tolerance,
 ``|head - base| <= max(tolerance_pct % of base, abs_tolerance_mb)`` → ``unchanged``, else
@@ -341,13 +344,8 @@ def _decide(
         res["verdict"] = "inconclusive"
         res["reason"] = f"only {units} {unit_word}; {need} are needed for a verdict"
         return res
-    if res["outliers"] > UNSTABLE_SHARE * units:
-        res["verdict"] = "unstable"
-        res["reason"] = (
-            f"{res['outliers']} of {units} {unit_word} are outliers (|modified z| > {OUTLIER_CUTOFF:g}),"
-            f" more than {UNSTABLE_SHARE:.0%}: the measurements are too noisy to judge"
-        )
-        return res
+    many = res["outliers"] > UNSTABLE_SHARE * units
+    share = f"{res['outliers']} of {units} {unit_word} are outliers (|modified z| > {OUTLIER_CUTOFF:g})"
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
         res["reason"] = f"{units} {unit_word} cannot bound a {ci}; more are needed"
@@ -369,6 +367,12 @@ def _decide(
     else:
         res["verdict"] = "inconclusive"
         res["reason"] = f"{delta:+.2f}% ({span}) includes 0 and reaches beyond ±{tau:g}%"
+    if many and res["verdict"] == "inconclusive":
+        res["verdict"] = "unstable"
+        res["reason"] = (f"{share}, more than {UNSTABLE_SHARE:.0%}, and {res['reason']}: "
+                         "the measurements are too noisy to judge")
+    elif many:
+        res["outlier_note"] = f"{share}; the {ci} decides regardless (rank statistics are robust to them)"
     return res
 
 
@@ -386,6 +390,7 @@ def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha
         "n_base": int(base.size),
         "n_head": int(head.size),
         "outliers": 0,
+        "outlier_note": None,
         "reason": "",
         "paired": paired,
         "confidence": None if alpha is None else 1.0 - alpha,

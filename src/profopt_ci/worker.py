@@ -1,7 +1,17 @@
 """A worker process: import the benchmark's factory, build the step, measure or profile it once.
 
 Run by the runner as `python -m profopt_ci.worker JOB.json OUT.json` in a fresh process, with the
-checkout first on sys.path. Standard library only (plus whatever the factory imports), so the
+checkout first on sys.path. `python -m profopt_ci.worker --serve JOB.json` is the lockstep worker
+(lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the
+job, never stdout, which the user's step may print to) one value at a time:
+
+    worker: `built`
+    parent: `c` → worker: `loops N` (its own calibration to ~value_ms)
+    parent: `w N` → worker: `ready NS` (warmed up at N loops per value, the same N on both sides;
+                                       NS its shortest warm-up value)
+    parent: `v` → worker: `NS` (one value of LOOPS steps, in ns) … as often as the parent asks
+    parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks}` and exit 0
+ Standard library only (plus whatever the factory imports), so the
 worker measures the user's code, not ours. A failure is a traceback on stderr and a non-zero exit;
 the runner keeps the tail.
 """
@@ -76,8 +86,43 @@ def profile_job(job: dict) -> dict:
                            name=job["name"], machine=job.get("machine"))
 
 
+def serve_job(job: dict) -> int:
+    """The lockstep protocol above, on the job's `fd_in` / `fd_out`."""
+    from profopt_ci import cpus, harness
+
+    cpus.die_with_parent()  # also set by the parent's preexec; here too for any other launcher
+    rd = os.fdopen(int(job["fd_in"]), "r", encoding="ascii")
+    wr = os.fdopen(int(job["fd_out"]), "w", encoding="utf-8", buffering=1)
+    step = build_step(job["callable"], job.get("params") or {})
+    wr.write("built\n")
+    # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
+    warm_ms = min(100.0, float(job.get("round_ms", 1000.0)) / 10)
+    stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
+                              warmup_ms=warm_ms, device=harness.detect_device())
+    warmed = False
+    for line in rd:
+        op, _, arg = line.strip().partition(" ")
+        if op == "c":
+            wr.write(f"loops {stepper.calibrate()}\n")
+        elif op == "w" and arg.isdigit():
+            wr.write(f"ready {stepper.warm(int(arg))}\n")
+            warmed = True
+        elif op == "v" and warmed:
+            wr.write(f"{stepper.value_ns()}\n")
+        elif op == "q" and warmed:
+            wr.write("done " + json.dumps({**stepper.finish(), "vm_hwm_kb": _vm_hwm_kb()}) + "\n")
+            return 0
+        else:
+            print(f"profopt worker: unexpected request {line.strip()!r}", file=sys.stderr)
+            return 2
+    return 1  # the parent closed the pipe: it is gone or gave up on us
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "--serve":
+        sys.path.insert(0, os.getcwd())
+        return serve_job(json.loads(Path(args[1]).read_text()))
     if len(args) != 2:
         print("usage: python -m profopt_ci.worker JOB.json OUT.json", file=sys.stderr)
         return 2

@@ -1,0 +1,109 @@
+"""CPU sets and child hygiene: which CPUs a measured process runs on, and that it dies with us.
+
+In: a CPU-list text (`"2-3"`, `"0,2"`), a thread count, this process's own affinity. Out: a sorted
+list of CPU numbers, and a `preexec_fn` for `subprocess.Popen` that pins the child to them and asks
+the kernel to SIGKILL it when its parent dies (PR_SET_PDEATHSIG), so a worker never outlives a
+killed `profopt`. Linux only for both; elsewhere they are no-ops, said once by `pinning_supported`.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+from collections.abc import Callable, Iterable
+
+PR_SET_PDEATHSIG = 1
+# Environment variables a step's thread count is read from, most specific first.
+THREAD_VARS = ("PROFOPT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def parse_cpuset(text: str) -> list[int]:
+    """'0,2-3' → [0, 2, 3]; ValueError naming what was expected."""
+    out: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"expected CPU numbers and ranges like 2-3 or 0,2,4, got {text!r}")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a:
+            raise ValueError(f"range {part} runs backwards in {text!r}")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def format_cpuset(cpus: Iterable[int]) -> str:
+    """[0, 2, 3] → '0,2-3' (the form taskset and docker --cpuset-cpus read)."""
+    nums, parts = sorted(set(cpus)), []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def available() -> list[int]:
+    """The CPUs this process may run on (a container's --cpuset-cpus, taskset, cgroups)."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def threads_of(env: dict[str, str]) -> int:
+    """How many threads the step is told to use (1 when nothing says)."""
+    for key in THREAD_VARS:
+        value = str(env.get(key, "")).strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
+
+
+def choose(requested: str | None, threads: int, pool: list[int] | None = None) -> list[int]:
+    """The CPU set both sides share: the requested one (within what we may use), else `threads` CPUs.
+
+    Without a request the last CPUs of the pool are taken: CPU 0 serves more interrupts on most
+    machines. A request outside the pool is a ValueError, not a silent change of CPUs.
+    """
+    pool = pool if pool is not None else available()
+    if requested:
+        want = parse_cpuset(requested)
+        outside = [c for c in want if c not in pool]
+        if outside:
+            raise ValueError(f"CPUs {format_cpuset(outside)} are not available to this process "
+                             f"(it may use {format_cpuset(pool)})")
+        return want
+    n = max(1, min(threads, len(pool)))
+    return pool[-n:]
+
+
+def _prctl() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """Ask for SIGKILL when the parent dies; exit at once if it already has (the race before prctl)."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def child_preexec(cpus: list[int] | None) -> Callable[[], None]:
+    """A Popen `preexec_fn`: die with this process, and run on `cpus` when given."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        die_with_parent(parent)
+        if cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cpus)
+
+    return preexec
