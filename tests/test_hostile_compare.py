@@ -82,7 +82,7 @@ def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     proc.wait(timeout=60)
     reader.join(timeout=10)
     assert proc.returncode == 130, "".join(lines)
-    partial = json.loads((root / "comparison.json").read_text())
+    partial = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert any("interrupted" in n for n in partial["notes"])
     assert len(partial["benchmarks"][0]["samples"]["base"]) >= 1
     assert git(root, "worktree", "list").count("\n") == 0
@@ -95,11 +95,11 @@ def test_a_dirty_tree_is_said_and_recorded(tmp_path):
     proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none"], root)
     assert proc.returncode == 0, proc.stderr
     assert "uncommitted changes" in proc.stderr and "NOT measured" in proc.stderr
-    assert json.loads((root / "comparison.json").read_text())["dirty"] is True
+    assert json.loads((root / ".profopt" / "comparison.json").read_text())["dirty"] is True
     git(root, "checkout", "--", "bench/w.py")
     proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none"], root)
     assert "uncommitted" not in proc.stderr
-    assert json.loads((root / "comparison.json").read_text())["dirty"] is False
+    assert json.loads((root / ".profopt" / "comparison.json").read_text())["dirty"] is False
 
 
 def test_a_spec_added_by_the_pr_is_measured_on_head_only(tmp_path):
@@ -108,7 +108,7 @@ def test_a_spec_added_by_the_pr_is_measured_on_head_only(tmp_path):
     proc = run_cli(["compare", "--base", "HEAD~1", "--report", "report.md"], root)
     assert proc.returncode == 0, proc.stderr
     assert "new in this PR: measured on head only: s" in proc.stderr
-    c = json.loads((root / "comparison.json").read_text())
+    c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["benchmarks"] == []
     (entry,) = c["new_in_pr"]
     assert entry["name"] == "s" and entry["status"] == "ok" and entry["rounds"] == 3

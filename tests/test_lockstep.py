@@ -42,7 +42,7 @@ def repo(tmp_path: Path, head_work: str | None = None, rounds: int = 8, spec: st
 
 
 def load(root: Path) -> dict:
-    return json.loads((root / "comparison.json").read_text())
+    return json.loads((root / ".profopt" / "comparison.json").read_text())
 
 
 # ---- the scheduler, on a fake clock ---------------------------------------------------------------

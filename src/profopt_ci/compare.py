@@ -63,8 +63,10 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         "samples": {"base": base["samples"], "head": head["samples"]},
     }
     failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
-    failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
-                        for side, d in (("base", base), ("head", head)) if not d["samples"]]
+    counted_only = not base["samples"] and not head["samples"] and (base.get("instructions") or head.get("instructions"))
+    if "walltime" in bench.settings.instrument and not counted_only:  # instructions-only: no timed samples
+        failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
+                            for side, d in (("base", base), ("head", head)) if not d["samples"]]
     if failed:
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
@@ -288,7 +290,7 @@ def run_compare(
             base_meta, head_meta = (_side_meta(base_side, fps.get("base"), plan),
                                     _side_meta(head_side, fps.get("head"), plan))
             if base_side.commit == head_side.commit:
-                notes = [f"{AA_NOTE} (base and head are the same commit)", *notes]
+                notes = ["A/A: this measures noise only (base and head are the same commit)", *notes]
             out = assemble(mode="paired", hardware_label=plan.hardware_label, entries=entries, base=base_meta,
                            head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
                            seed=seed, notes=[*plan.notes, *notes, *outlier_notes(entries)],

@@ -112,6 +112,7 @@ ACTIONS: dict[str, str] = {
 # Notes from compare / baseline / history / instructions, and the lockstep work's likely ones.
 NOTES: list[tuple[str, str]] = [
     (r"base and head are the same commit: this is an A/A run(.*)", "基线与新版是同一个提交：这是 A/A 运行，只测量噪声{0}"),
+    (r"A/A: this measures noise only \(base and head are the same commit\)", "A/A：这只测量噪声（基线与新版是同一个提交）"),
     (r"A/A: this measures noise only(.*)", "A/A：这只测量噪声{0}"),
     (r"not only the code differs between base and head: (.*) \(see differences\)", "基线与新版之间不仅代码不同：{0:t}（见差异）"),
     (r"stopped at max_rounds=(\d+) while still inconclusive", "已达到 max_rounds={0}，仍不确定"),

@@ -150,8 +150,17 @@ class WorkerProcess:
 
     def lost(self, why: str | None = None, *, timed_out: bool = False) -> RoundFailed:
         """The round's failure, with the cause and the worker's stderr tail."""
-        self.kill()
-        code = self.proc.wait()
+        code = None
+        if why is None and not timed_out:
+            # EOF on the pipe comes a moment before the exit status: wait for it, or a worker that
+            # exited by itself would be reported as killed by our own SIGKILL
+            try:
+                code = self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                pass
+        if code is None:
+            self.kill()
+            code = self.proc.wait()
         self._err.seek(0)
         err = tail(self._err.read().decode("utf-8", "replace"))
         if timed_out:

@@ -21,7 +21,8 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
         track = state.track(bench.name, side)
         entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
         entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
-        if track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
+        timed = "walltime" in bench.settings.instrument  # instructions-only: no timed samples by design
+        if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
             entry.update(status="failed", error=track.error or "no samples were measured")
 
 
