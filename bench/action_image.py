@@ -19,7 +19,7 @@ from pathlib import Path
 
 import docker
 
-from profopt_ci import container as C
+from profopt_ci.action import run as C
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ import statistics
 import time
 import timeit
 
-from profopt_ci import harness
+from profopt_ci.measure import harness
 
 
 def busy(us: float):

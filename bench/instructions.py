@@ -27,9 +27,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from profopt_ci import callgrind, instructions
-from profopt_ci.runner import Side
-from profopt_ci.spec import parse_spec
+from profopt_ci.measure import callgrind, instructions
+from profopt_ci.measure.processes import Side
+from profopt_ci.spec.load import parse_spec
 
 WORK = """\
 def make_loop(n=20000):
@@ -131,7 +131,7 @@ def compare_wall(tmp: Path, n: int) -> tuple[float, int, str]:
                 ["git", "commit", "-q", "--allow-empty", "-m", "b"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli", "compare", "--base", "HEAD~1",
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "compare", "--base", "HEAD~1",
                            "--instrument", "instructions", "--out", str(tmp / "c.json")], cwd=repo, env=env,
                           capture_output=True, text=True)
     return time.perf_counter() - t, proc.returncode, proc.stderr.strip().splitlines()[-1]

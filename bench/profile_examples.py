@@ -28,7 +28,7 @@ def load(example: str, filename: str, tuned: bool):
 
 
 def show(label: str, summary: dict, seconds: float) -> None:
-    from profopt_ci import analyze
+    from profopt_ci.analyze import bottleneck as analyze
 
     b = analyze.bottleneck(summary)
     c = summary.get("counters") or {}
@@ -47,7 +47,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
     import torch
 
-    from profopt_ci import machine, profile
+    from profopt_ci.profile import capture as profile
+    from profopt_ci.profile import machine
 
     torch.set_num_threads(args.threads)
     balance = machine.probe()

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import comparison_fixtures  # noqa: E402
 
-from profopt_ci.report import render  # noqa: E402
+from profopt_ci.report.render import render  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, int]:

@@ -26,7 +26,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent / "src"), os
 
 def measure(argv: list[str], cwd: Path) -> tuple[float, float, int]:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli", *argv], cwd=cwd, env=ENV,
+    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.main", *argv], cwd=cwd, env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.stderr.close()

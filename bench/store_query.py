@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from profopt_ci import baseline, store  # noqa: E402
+from profopt_ci.store import baseline
+from profopt_ci.store import stores as store
 
 ENV = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@x")
 
@@ -138,12 +139,12 @@ def main() -> None:
 
             sec, lines = timed(listing, args.repeat)
             print(f"{kind} store: baseline list --label gpu-a100 (20 newest): {sec * 1000:.0f} ms")
-        cold = subprocess.run([sys.executable, "-m", "profopt_ci.cli", "baseline", "show", "--store",
+        cold = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "baseline", "show", "--store",
                                f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                               env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                               capture_output=True, text=True)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "profopt_ci.cli", "baseline", "show", "--store",
+        subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "baseline", "show", "--store",
                         f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                        env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                        capture_output=True, text=True, check=True)

@@ -32,13 +32,13 @@ import textwrap
 import time
 from pathlib import Path
 
-from profopt_ci import stats
-from profopt_ci.compare import ALPHA, _track_dict, sequential_rounds
-from profopt_ci.decide import compare_metrics
-from profopt_ci.plan import make_plan, overrides
-from profopt_ci.rounds import RoundState
-from profopt_ci.runner import Side
-from profopt_ci.spec import parse_spec
+from profopt_ci.analyze import stats
+from profopt_ci.analyze.decide import compare_metrics
+from profopt_ci.measure.processes import Side
+from profopt_ci.measure.rounds import RoundState
+from profopt_ci.pipeline.compare import ALPHA, _track_dict, sequential_rounds
+from profopt_ci.spec.load import parse_spec
+from profopt_ci.spec.plan import make_plan, overrides
 
 WORKLOAD = '''\
 def make_step(n=40000, slowdown=1.0):

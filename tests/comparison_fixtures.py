@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import random
 
-from profopt_ci.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
+from profopt_ci.measure.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
                "memory_gb": 24.0, "os": "Linux-6.8.0-x86_64-with-glibc2.39", "python": "3.11.7",

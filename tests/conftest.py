@@ -39,7 +39,7 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def run_cli(args: list[str], cwd: Path, *, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """The real `profopt` entry point in a subprocess: exit code, stdout and stderr as a user sees them."""
     return subprocess.run(
-        [sys.executable, "-m", "profopt_ci.cli", *args], cwd=cwd, env=cli_env(env),
+        [sys.executable, "-m", "profopt_ci.cli.main", *args], cwd=cwd, env=cli_env(env),
         capture_output=True, text=True, timeout=timeout,
     )
 
@@ -93,7 +93,7 @@ def repo_factory(tmp_path):
 @pytest.fixture(autouse=True)
 def fresh_harness_state():
     """Each test starts with no recorded phases or quality values, whatever ran before it."""
-    from profopt_ci import harness
+    from profopt_ci.measure import harness
 
     harness._state = harness._State()
     yield

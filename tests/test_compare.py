@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
-from profopt_ci import stats
+from profopt_ci.analyze import stats
 
 BUSY = CPU_STEP
 

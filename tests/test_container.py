@@ -23,7 +23,7 @@ from actionkit import (
 )
 from conftest import ROOT
 
-from profopt_ci import container as C
+from profopt_ci.action import run as C
 from profopt_ci.errors import InfraError, UsageError
 
 
@@ -171,7 +171,7 @@ def test_the_real_context_hashes_the_repositorys_dockerfile():
     tag, _ = C.image_tag(ROOT)
     assert tag.startswith("profopt-runner:")
     names = {p.relative_to(ROOT).as_posix() for p in C._source_files(ROOT, "Dockerfile")}
-    assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/container.py"} <= names
+    assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/action/run.py"} <= names
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
 
 

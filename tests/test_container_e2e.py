@@ -31,7 +31,7 @@ from actionkit import (
 )
 from conftest import ROOT
 
-from profopt_ci import container as C
+from profopt_ci.action import run as C
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

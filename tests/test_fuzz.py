@@ -15,7 +15,7 @@ import pytest
 from comparison_fixtures import keep, reject_constraint
 from conftest import run_cli
 
-from profopt_ci import cli
+from profopt_ci.cli import main as cli
 
 SEED = 1414
 CASES = 320
@@ -174,8 +174,8 @@ def test_the_fast_schema_checker_never_accepts_what_jsonschema_refuses():
 
     import jsonschema
 
+    from profopt_ci.documents.check import validate
     from profopt_ci.errors import UsageError
-    from profopt_ci.schema_check import validate
 
     schema = json.loads(resources.files("profopt_ci").joinpath("schema/comparison.schema.json").read_text())
     reference = jsonschema.Draft202012Validator(schema)

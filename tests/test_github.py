@@ -13,7 +13,7 @@ import pytest
 from ghserver import BOT_LOGIN, FakeGitHub
 
 from profopt_ci.errors import InfraError, UsageError
-from profopt_ci.github import (
+from profopt_ci.publish.comment import (
     PublishSettings,
     marker_for,
     publish,
@@ -22,8 +22,8 @@ from profopt_ci.github import (
     run_publish,
     settings_from_env,
 )
-from profopt_ci.github_api import GitHubClient
-from profopt_ci.github_outputs import annotations, append_summary, truncate_markdown, write_outputs
+from profopt_ci.publish.outputs import annotations, append_summary, truncate_markdown, write_outputs
+from profopt_ci.publish.rest import GitHubClient
 
 REPO = "octo/widgets"
 PR = 12
@@ -643,7 +643,7 @@ def test_a_server_message_echoing_the_token_is_redacted(gh, bot_token, tmp_path)
 
 
 def test_printer_masks_the_token_as_a_backstop():
-    from profopt_ci.github import _Printer
+    from profopt_ci.publish.comment import _Printer
 
     buf = io.StringIO()
     _Printer(buf, "ghs_" + "k" * 36)("oops ghs_" + "k" * 36 + " leaked")
@@ -653,7 +653,7 @@ def test_printer_masks_the_token_as_a_backstop():
 def test_artifact_label_is_ignored_the_trusted_job_names_the_comment(gh, bot_token, tmp_path):
     from comparison_fixtures import keep
 
-    from profopt_ci.github_artifact import write_comment_artifact
+    from profopt_ci.publish.artifact import write_comment_artifact
 
     folder = write_comment_artifact(tmp_path / "a", "# gpu\n", 12, head_sha=SHA, label="gpu-h100", comparison=keep())
     art = read_comment_artifact(folder)

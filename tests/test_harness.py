@@ -6,8 +6,8 @@ import time
 import pytest
 
 import profopt_ci
-from profopt_ci import harness
-from profopt_ci.template import benchmark_fn, format_optimization_report, summarize_optimization_result
+from profopt_ci.measure import harness
+from profopt_ci.tutorial import benchmark_fn, format_optimization_report, summarize_optimization_result
 
 
 def busy(us: float):

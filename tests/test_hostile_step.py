@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import cli_env, make_repo, run_cli, write_files
 
-from profopt_ci.runner import Side, child_env, die_with_parent, run_child
-from profopt_ci.spec import parse_spec
+from profopt_ci.measure.processes import Side, child_env, die_with_parent, run_child
+from profopt_ci.spec.load import parse_spec
 
 SECRETS = {"GITHUB_TOKEN": "ghs_secret1", "GH_TOKEN": "ghs_secret2", "ACTIONS_RUNTIME_TOKEN": "secret3",
            "PROFOPT_GITHUB_TOKEN": "secret4", "AWS_SECRET_ACCESS_KEY": "secret5", "SOME_RANDOM_VAR": "secret6"}
@@ -170,7 +170,7 @@ def test_workers_die_with_their_parent(tmp_path):
     pidfile = tmp_path / "child.pid"
     parent_code = (
         "import subprocess, sys, time\n"
-        "from profopt_ci.runner import die_with_parent\n"
+        "from profopt_ci.measure.processes import die_with_parent\n"
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], preexec_fn=die_with_parent(),"
         " start_new_session=True)\n"
         f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"

@@ -18,9 +18,10 @@ import comparison_fixtures as fx
 import pytest
 from test_report_snapshots import ZH_ALLOWED
 
-from profopt_ci import analyze, i18n, i18n_zh
-from profopt_ci.report import render
-from profopt_ci.rules import RULES, Facts
+from profopt_ci.analyze import bottleneck as analyze
+from profopt_ci.analyze.rules import RULES, Facts
+from profopt_ci.report import i18n, i18n_zh
+from profopt_ci.report.render import render
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
@@ -122,7 +123,8 @@ def test_every_next_action_is_translated():
 
 # ---- notes, collected from the producers' source ----------------------------------------------------
 
-PRODUCERS = ("compare", "baseline", "history", "instructions", "instr_merge", "measure", "container", "store")
+PRODUCERS = ("pipeline.compare", "pipeline.guards", "store.baseline", "analyze.changepoints", "measure.instructions",
+             "analyze.instructions", "pipeline.run", "action.run", "store.stores")
 SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
 
 
@@ -190,7 +192,7 @@ def test_every_note_template_is_translated(module, template):
 
 
 def test_note_parts_from_real_helpers_are_translated():
-    from profopt_ci.baseline import _age_text, _mismatch_text
+    from profopt_ci.store.baseline import _age_text, _mismatch_text
 
     for doc in ({"created": None}, {"created": "2000-01-01T00:00:00Z"}):
         assert not english(i18n_zh._age(_age_text(doc)))

@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 from conftest import SRC, make_repo, run_cli
 
-from profopt_ci import callgrind_out
-from profopt_ci.instructions import NOISE_FLOOR_PCT, instruction_change
-from profopt_ci.spec import parse_spec
+from profopt_ci.measure.instructions import NOISE_FLOOR_PCT, instruction_change
+from profopt_ci.profile import callgrind_out
+from profopt_ci.spec.load import parse_spec
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 
@@ -24,7 +24,7 @@ DATA = bytes(range(256)) * 1024
 
 def make_step(n=5000, crc_kb=1, abort_under_valgrind=False):
     if abort_under_valgrind:
-        from profopt_ci import vgreq
+        from profopt_ci.measure import vgreq
         if vgreq.running_on_valgrind():
             os.abort()
     chunk = DATA[: crc_kb * 1024]
@@ -197,7 +197,7 @@ totals: 50 3
 
 
 def test_the_action_input_instrument_reaches_compare_and_refresh(tmp_path):
-    from profopt_ci import container as C
+    from profopt_ci.action import run as C
     from profopt_ci.errors import UsageError
 
     s = C.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "instructions, walltime"})

@@ -10,10 +10,10 @@ import pytest
 from conftest import git, make_repo, run_cli
 from test_instructions import WORK, needs_valgrind
 
-from profopt_ci import callgrind
-from profopt_ci.callgrind_out import Dump
-from profopt_ci.instructions import NOISE_FLOOR_PCT, instruction_change
-from profopt_ci.report import render
+from profopt_ci.measure import callgrind
+from profopt_ci.measure.instructions import NOISE_FLOOR_PCT, instruction_change
+from profopt_ci.profile.callgrind_out import Dump
+from profopt_ci.report.render import render
 
 CALLABLE_SPEC = """\
 version: 1

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from profopt_ci import kineto, opcats
+from profopt_ci.profile import kineto, opcats
 
 
 def X(name, ts, dur, cat="cpu_op", tid=1, **args):

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from profopt_ci import action_inputs
-from profopt_ci import container as C
+from profopt_ci.action import inputs as action_inputs
+from profopt_ci.action import run as C
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted((ROOT / "examples" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"

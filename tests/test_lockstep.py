@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
-from profopt_ci import cpus, lockstep
-from profopt_ci.plan import make_plan, overrides
-from profopt_ci.spec import parse_spec
+from profopt_ci.measure import cpus, lockstep
+from profopt_ci.spec.load import parse_spec
+from profopt_ci.spec.plan import make_plan, overrides
 
 SPEC = """\
 version: 1
@@ -247,9 +247,9 @@ def test_workers_die_with_the_parent(tmp_path):
     driver = f"""
 import random, sys
 from pathlib import Path
-from profopt_ci import lockstep
-from profopt_ci.runner import Side, child_env
-from profopt_ci.spec import parse_spec
+from profopt_ci.measure import lockstep
+from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.spec.load import parse_spec
 spec = parse_spec("version: 1\\nbenchmarks:\\n  - {{name: s, callable: 'slow:make_step'}}\\n", "x.yml")
 b = spec.benchmarks[0]
 sides = [Side("base", Path({str(tmp_path)!r})), Side("head", Path({str(tmp_path)!r}))]

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from profopt_ci import analyze, machine, profile
+from profopt_ci.analyze import bottleneck as analyze
+from profopt_ci.profile import capture as profile
+from profopt_ci.profile import machine
 
 torch = pytest.importorskip("torch")
 
@@ -112,7 +114,7 @@ def test_llm_infer_phases_kv_growth_and_same_output(tmp_path, machine_balance):
 
 
 def _digest_of(step) -> str:
-    from profopt_ci import harness
+    from profopt_ci.measure import harness
 
     m = harness.measure(step, warmup=0, values=1, loops=1)
     return m.quality["output_digest"]

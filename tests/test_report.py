@@ -10,10 +10,10 @@ from html.parser import HTMLParser
 import comparison_fixtures as fx
 import pytest
 
-from profopt_ci import i18n
 from profopt_ci.errors import UsageError
-from profopt_ci.report import headline, load_comparison, render, shrink
-from profopt_ci.report_format import md_inline, num, pct
+from profopt_ci.report import i18n
+from profopt_ci.report.format import md_inline, num, pct
+from profopt_ci.report.render import headline, load_comparison, render, shrink
 
 LIMIT = 65000
 HINT = "the job summary and the `profopt-report` artifact"
@@ -448,8 +448,8 @@ def test_catalogs_have_the_same_keys():
 
 
 def test_every_bottleneck_class_has_a_name_in_both_languages():
-    from profopt_ci import i18n
-    from profopt_ci.rules import CLASSES
+    from profopt_ci.analyze.rules import CLASSES
+    from profopt_ci.report import i18n
 
     for cls in CLASSES:
         key = cls.replace("-", "_").replace(" ", "_").replace("/", "_")

@@ -14,11 +14,11 @@ from pathlib import Path
 import comparison_fixtures as fx
 import pytest
 
-from profopt_ci.decide import summary_sentence
-from profopt_ci.report import render
-from profopt_ci.report_headline import ordered_metrics
-from profopt_ci.report_svg import ticks
-from profopt_ci.report_text import width
+from profopt_ci.analyze.decide import summary_sentence
+from profopt_ci.report.headline import ordered_metrics
+from profopt_ci.report.render import render
+from profopt_ci.report.svg import ticks
+from profopt_ci.report.text import width
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("PROFOPT_UPDATE_SNAPSHOTS") == "1"

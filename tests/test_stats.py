@@ -1,4 +1,4 @@
-"""Tests for profopt_ci.stats: literal hand-computed cases, published tables, and seeded simulations.
+"""Tests for profopt_ci.analyze.stats: literal hand-computed cases, published tables, and seeded simulations.
 
 Hand computations are written out next to each literal expectation so a reader can re-check them.
 """
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from profopt_ci import stats as S
-from profopt_ci.stats import (
+from profopt_ci.analyze import stats as S
+from profopt_ci.analyze.stats import (
     benjamini_hochberg,
     bh_adjusted,
     cv,

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
 
-from profopt_ci import baseline, history, shard, store
+from profopt_ci.analyze import changepoints as history
 from profopt_ci.errors import UsageError
+from profopt_ci.measure import shard
+from profopt_ci.store import baseline
+from profopt_ci.store import stores as store
 
 BUSY = CPU_STEP
 
@@ -114,7 +117,7 @@ def test_dirty_tree_is_refused_and_missing_remote_is_explained(tmp_path):
 RACER = textwrap.dedent("""\
     import json, sys, time
     from pathlib import Path
-    from profopt_ci import store
+    from profopt_ci.store import stores as store
 
     repo, barrier, me, doc_path = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 
@@ -160,7 +163,7 @@ def test_two_concurrent_refresh_processes_both_land(tmp_path):
     for name in ("n1", "n2"):
         git(tmp_path, "clone", "-q", str(origin), name)
         clones.append(tmp_path / name)
-    cmd = [sys.executable, "-m", "profopt_ci.cli", "baseline", "refresh", "--rounds", "3"]
+    cmd = [sys.executable, "-m", "profopt_ci.cli.main", "baseline", "refresh", "--rounds", "3"]
     procs = [subprocess.Popen(cmd, cwd=c, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for c in clones]
     outs = [p.communicate(timeout=180) for p in procs]
@@ -189,7 +192,7 @@ def test_no_push_keeps_the_run_locally_until_baseline_push(tmp_path):
 def test_stored_baseline_from_another_cpu_is_refused_then_allowed(tmp_path):
     root = tmp_path / "repo"
     shas = make_repo(root, [FILES, {"README": "docs only\n"}])
-    from profopt_ci.fingerprint import collect
+    from profopt_ci.measure.fingerprint import collect
 
     doc = fake_doc(shas[0], 0.3)
     doc["fingerprint"] = {**collect(), "cpu_model": "Some Other CPU @ 9.9GHz"}
@@ -245,7 +248,7 @@ def test_both_reports_drift_of_the_fresh_base(tmp_path):
     root = tmp_path / "repo"
     shas = make_repo(root, [FILES] + [{f"f{i}": str(i)} for i in range(6)])
     target = store.DirStore(tmp_path / "s")
-    from profopt_ci.fingerprint import collect
+    from profopt_ci.measure.fingerprint import collect
 
     fp = collect()
     for i, sha in enumerate(shas[:-1]):
@@ -425,7 +428,7 @@ def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
         (root / f"cut{i}.json").write_text(json.dumps(cut))
     rejoined_results, warnings = shard.merge([root / "cut2.json", root / "cut1.json"])
     assert warnings == []
-    from profopt_ci.compare import run_diff
+    from profopt_ci.pipeline.compare import run_diff
 
     plain, rejoined, real = (run_diff(None, base, head) for head in (a, rejoined_results, m))
     # 5× faster: keep, unless this busy machine made a run unstable (then inconclusive, on both sides alike)
@@ -447,7 +450,7 @@ def test_shards_balance_by_the_costs_of_a_stored_baseline(tmp_path):
     costs = {"small": 5.0, "medium": 200.0, "large": 190.0}
     doc["benchmarks"] = {name: {**doc["benchmarks"]["busy"], "round_cost_ms": ms} for name, ms in costs.items()}
     store.save(target, doc)
-    spec = __import__("profopt_ci.spec", fromlist=["load_spec"]).load_spec(root / "profopt.yml")
+    spec = __import__("profopt_ci.spec.load", fromlist=["load_spec"]).load_spec(root / "profopt.yml")
     got, commit = baseline.costs(spec, f"dir:{target.root}")
     assert commit == shas[0] and got == {name: ms * 6 for name, ms in costs.items()}
     info = shard.shard_info([b.name for b in spec.benchmarks], 1, 2, got, commit)
@@ -496,7 +499,7 @@ def test_merge_refuses_what_does_not_add_up(tmp_path):
 def test_history_renders_as_a_collapsible_trend_that_goes_first_when_the_comment_shrinks():
     from comparison_fixtures import keep
 
-    from profopt_ci.report import render, shrink
+    from profopt_ci.report.render import render, shrink
 
     c = keep()
     name = c["benchmarks"][0]["name"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from profopt_ci.harness import phase, record
-from profopt_ci.template import benchmark_fn, format_optimization_report, summarize_optimization_result
+from profopt_ci.measure.harness import phase, record
+from profopt_ci.tutorial import benchmark_fn, format_optimization_report, summarize_optimization_result
 
 __all__ = [
     "__version__",

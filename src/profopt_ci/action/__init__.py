@@ -1,0 +1,1 @@
+"""action: see the package README in docs/layout.md."""

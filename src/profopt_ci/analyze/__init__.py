@@ -1,0 +1,1 @@
+"""analyze: see the package README in docs/layout.md."""

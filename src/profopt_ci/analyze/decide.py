@@ -1,0 +1,272 @@
+"""From two sides' samples to verdicts and a decision. Pure: samples and settings in, dicts out.
+
+Per benchmark: every metric compared (paired rounds, or unpaired for `profopt diff`), the
+constraints checked on the recorded quality values, then one decision:
+
+- failed        a side did not finish (setup, crash, timeout);
+- reject        a constraint broke, or something regressed and nothing improved;
+- trade-off     one metric better, another worse (both named);
+- keep          the goal metric (or, without a goal, any speed/memory metric) improved, nothing
+                regressed, the constraints hold;
+- inconclusive  the speed metric could not be told apart from noise at the rounds run;
+- no-change     everything unchanged within its threshold.
+
+Across benchmarks: Benjamini–Hochberg decides what stays flagged as changed (the report), Holm what
+may fail the build (`policy_failures`). The overall decision is the worst benchmark's, in the order
+failed > reject > trade-off > keep > inconclusive > no-change.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from profopt_ci.analyze import stats
+from profopt_ci.figures import is_measurement as _usable
+from profopt_ci.spec.load import Benchmark, Constraint
+
+SPEED = "step_time_ms"
+MEMORY_METRICS = ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
+DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
+METRIC_NAMES = {
+    "step_time_ms": "step time",
+    "throughput": "throughput",
+    "peak_memory_mb": "peak memory",
+    "cuda_max_allocated_mb": "CUDA memory allocated",
+    "cuda_max_reserved_mb": "CUDA memory reserved",
+    "instructions": "instructions",
+    "est_cycles": "estimated cycles",
+}
+
+
+def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float], list[float]]:
+    """Values of rounds both sides completed, matched by round index."""
+    b = {s["round"]: s.get(metric) for s in base}
+    h = {s["round"]: s.get(metric) for s in head}
+    rounds = sorted(r for r in b.keys() & h.keys() if _usable(b[r]) and _usable(h[r]))
+    return [b[r] for r in rounds], [h[r] for r in rounds]
+
+
+def _values(samples: list[dict], metric: str) -> list[float]:
+    return [s[metric] for s in samples if _usable(s.get(metric))]
+
+
+def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, paired: bool, alpha: float | None = None) -> dict[str, dict]:
+    s = bench.settings
+    out: dict[str, dict] = {}
+    for metric, better in ((SPEED, "lower"), ("throughput", "higher")):
+        if paired:
+            b, h = _pairs(base, head, metric)
+            if not b:
+                continue
+            res = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha)
+        else:
+            b, h = _values(base, metric), _values(head, metric)
+            if not b or not h:
+                continue
+            res = stats.unpaired_change(b, h, threshold_pct=s.threshold_pct, better=better)
+        out[metric] = res
+    for metric in MEMORY_METRICS:
+        b, h = _values(base, metric), _values(head, metric)
+        if b and h:
+            out[metric] = stats.memory_change(b, h, tolerance_pct=s.memory_tolerance_pct)
+    return out
+
+
+def _quality(samples: list[dict], metric: str) -> list[Any]:
+    return [s["quality"][metric] for s in samples if metric in (s.get("quality") or {})]
+
+
+def _center(values: list[Any]) -> Any:
+    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if nums and len(nums) == len(values):
+        return statistics.median(nums)
+    return values[-1]
+
+
+def check_constraint(c: Constraint, base: list[dict], head: list[dict]) -> dict:
+    bv, hv = _quality(base, c.metric), _quality(head, c.metric)
+    entry = {"metric": c.metric, "rule": c.rule, "limit": c.limit, "base": None, "head": None, "ok": False}
+    missing = [side for side, vals in (("base", bv), ("head", hv)) if not vals]
+    if missing:
+        entry["detail"] = f"`{c.metric}` was not recorded on {' and '.join(missing)}"
+        return entry
+    b, h = _center(bv), _center(hv)
+    entry.update(base=b, head=h)
+    if c.rule == "equal":
+        distinct = {repr(v) for v in bv + hv}
+        entry["ok"] = len(distinct) == 1
+        entry["detail"] = "identical on both sides" if entry["ok"] else (
+            f"differs: base {_short(bv)} vs head {_short(hv)}")
+        return entry
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (b, h)):
+        entry["detail"] = f"`{c.metric}` is not a number ({b!r}, {h!r}) — use `equal: true` for such values"
+        return entry
+    diff = abs(h - b)
+    if c.rule == "abs_tol":
+        entry["ok"] = diff <= float(c.limit)
+        entry["detail"] = f"|Δ| {diff:.4g} {'≤' if entry['ok'] else '>'} {float(c.limit):g}"
+    else:
+        rel = diff / abs(b) if b else (0.0 if diff == 0 else math.inf)
+        entry["ok"] = rel <= float(c.limit)
+        entry["detail"] = f"|Δ| {rel * 100:.2f}% {'≤' if entry['ok'] else '>'} {float(c.limit) * 100:g}%"
+    return entry
+
+
+def _short(values: list[Any]) -> str:
+    shown = sorted({str(v)[:16] for v in values})
+    return ", ".join(shown[:3]) + ("…" if len(shown) > 3 else "")
+
+
+def _goal_metric(bench: Benchmark) -> str | None:
+    return bench.goal.metric if bench.goal else None
+
+
+def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
+    """(decision, reason) for one benchmark whose sides both finished."""
+    broken = [c for c in constraints if not c["ok"]]
+    if SPEED not in metrics and "instructions" not in metrics and not broken:
+        return "inconclusive", "no paired rounds were measured"
+    # throughput mirrors step time (same rounds, inverted): decide on step time, name both in the report
+    judged = {m: r for m, r in metrics.items() if m != "throughput"}
+    improved = [m for m, r in judged.items() if r["verdict"] == "improved"]
+    regressed = [m for m, r in judged.items() if r["verdict"] == "regressed"]
+    names = lambda ms: ", ".join(METRIC_NAMES.get(m, m) for m in ms)  # noqa: E731
+    if broken:
+        return "reject", "constraint broken: " + "; ".join(f"{c['metric']} ({c['detail']})" for c in broken)
+    if regressed and improved:
+        return "trade-off", f"{names(improved)} improved but {names(regressed)} regressed"
+    if regressed:
+        return "reject", f"{names(regressed)} regressed"
+    goal = _goal_metric(bench)
+    if goal == "throughput":
+        goal = SPEED
+    if improved and (goal is None or goal in improved):
+        return "keep", f"{names(improved)} improved; nothing regressed; constraints hold"
+    speed = metrics.get(SPEED, {}).get("verdict")
+    if speed in ("inconclusive", "unstable"):
+        why = "the machine was too noisy" if speed == "unstable" else "the change is within the noise at these rounds"
+        return "inconclusive", f"step time {speed}: {why}"
+    if improved:
+        return "no-change", f"goal metric {METRIC_NAMES.get(goal, goal)} unchanged ({names(improved)} improved)"
+    return "no-change", "every metric unchanged within its threshold"
+
+
+def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:
+    if bench.goal is None:
+        return None
+    m = metrics.get(bench.goal.metric)
+    achieved = None
+    if m is not None and m.get("delta_pct") is not None:
+        achieved = -m["delta_pct"] if bench.goal.direction == "decrease" else m["delta_pct"]
+    met = None
+    if achieved is not None and bench.goal.target_pct is not None:
+        met = achieved >= bench.goal.target_pct and m["verdict"] == "improved"
+    return {"metric": bench.goal.metric, "direction": bench.goal.direction, "target_pct": bench.goal.target_pct,
+            "achieved_pct": achieved, "met": met}
+
+
+def apply_multiplicity(entries: list[dict], q: float = 0.01) -> None:
+    """BH over the speed p-values: a change BH does not flag is reported inconclusive."""
+    rows = [(e, e["metrics"][SPEED]) for e in entries if SPEED in e.get("metrics", {})]
+    pvals = [m.get("p_value") for _, m in rows]
+    bh = stats.bh_adjusted(pvals)
+    holm = stats.holm_adjusted(pvals)
+    for (e, m), p_bh, p_holm in zip(rows, bh, holm, strict=True):
+        m["p_adjusted"] = p_bh
+        m["p_holm"] = p_holm
+        level = 1 - m.get("confidence", 1 - q)
+        if m["verdict"] in ("improved", "regressed") and p_bh is not None and p_bh > max(level, q) and len(rows) > 1:
+            m["verdict"] = "inconclusive"
+            m["reason"] = f"p {m['p_value']:.2g} does not survive Benjamini–Hochberg across {len(rows)} benchmarks (adjusted {p_bh:.2g})"
+            if "throughput" in e["metrics"]:
+                e["metrics"]["throughput"]["verdict"] = "inconclusive"
+
+
+def policy_failures(entries: list[dict], fail_on: str, alpha: float = 0.01) -> list[str]:
+    """Names of benchmarks that fail the build under --fail-on (Holm-confirmed regressions)."""
+    if fail_on == "none":
+        return []
+    out = []
+    for e in entries:
+        broken = any(not c["ok"] for c in e.get("constraints", []))
+        if broken:
+            out.append(e["name"])
+            continue
+        if fail_on != "regression":
+            continue
+        for metric, m in e.get("metrics", {}).items():
+            if m.get("verdict") != "regressed":
+                continue
+            p = m.get("p_holm")
+            if metric in MEMORY_METRICS or p is None or p <= max(alpha, 1 - m.get("confidence", 1 - alpha)):
+                out.append(e["name"])
+                break
+    return out
+
+
+def overall(entries: list[dict]) -> str:
+    if not entries:
+        return "no-change"
+    return min((e["decision"] for e in entries), key=DECISION_ORDER.index)
+
+
+def counts(entries: list[dict]) -> dict[str, int]:
+    def any_verdict(e: dict, v: str) -> bool:
+        return any(m.get("verdict") == v for k, m in e.get("metrics", {}).items() if k != "throughput")
+
+    return {
+        "benchmarks": len(entries),
+        "regressed": sum(any_verdict(e, "regressed") for e in entries),
+        "improved": sum(any_verdict(e, "improved") for e in entries),
+        "constraint_failures": sum(any(not c["ok"] for c in e.get("constraints", [])) for e in entries),
+        "failed": sum(e["decision"] == "failed" for e in entries),
+        "inconclusive": sum(e["decision"] == "inconclusive" for e in entries),
+    }
+
+
+def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
+    """The ten-second sentence: the decisive benchmark and its figures.
+
+    The CI is labelled with the nominal `confidence` (the report's "99% CI"); the level each
+    interval really used after sequential looks is the metric's own `confidence` in the JSON.
+    Only an improved or regressed step time is worded as faster/slower.
+    """
+    if not entries:
+        return "no benchmarks"
+    top = min(entries, key=lambda e: DECISION_ORDER.index(e["decision"]))
+    m = top.get("metrics", {}).get(SPEED)
+    parts = [top["name"]]
+    if top["decision"] == "failed":
+        err = top.get("error") or {}
+        lines = [ln.strip() for ln in (err.get("message") or "").splitlines() if ln.strip()]
+        return f"{top['name']} failed on {err.get('side', 'a side')}: {(lines[-1] if lines else '')[:160]}"
+    if m and m.get("delta_pct") is not None:
+        parts.append(_speed_phrase(m, f"{confidence * 100:g}% CI"))
+    ins = top.get("metrics", {}).get("instructions")
+    if ins and ins.get("delta_pct") is not None:
+        parts.append(f"instructions {ins['verdict']} ({ins['delta_pct']:+.2f}%)")
+    mem = top.get("metrics", {}).get("peak_memory_mb")
+    if mem:
+        if mem["verdict"] == "unchanged":
+            parts.append("memory unchanged")
+        elif mem.get("delta_pct") is not None:
+            parts.append(f"memory {mem['verdict']} ({mem['delta_pct']:+.1f}%)")
+        else:
+            parts.append(f"memory {mem['verdict']}")
+    for c in top.get("constraints", []):
+        parts.append(f"{c['metric']} {'ok' if c['ok'] else 'BROKEN'}")
+    others = len(entries) - 1
+    tail = f"; {others} more benchmark(s)" if others else ""
+    return parts[0] + " " + ", ".join(parts[1:]) + tail
+
+
+def _speed_phrase(m: dict, ci_label: str) -> str:
+    delta, lo, hi = m["delta_pct"], m.get("ci_low_pct"), m.get("ci_high_pct")
+    if m["verdict"] == "unchanged":
+        return f"step time unchanged ({delta:+.1f}%)"
+    if m["verdict"] in ("improved", "regressed") and lo is not None and hi is not None:
+        a, b = sorted((abs(lo), abs(hi)))
+        return f"{abs(delta):.1f}% {'faster' if delta < 0 else 'slower'} ({ci_label} {a:.1f}–{b:.1f}%)"
+    ci = f", {ci_label} {lo:+.1f}…{hi:+.1f}%" if lo is not None and hi is not None else ""
+    return f"step time {m['verdict']} ({delta:+.1f}%{ci})"

@@ -1,0 +1,116 @@
+"""Instruction counts into the outputs: a comparison entry, the per-function Ir diff, results@1.
+
+In: side results of `instructions.measure_side` ({"status", "runs", "functions", …}). Out, on a
+comparison entry (docs/data-model.md): metrics `instructions` (and `est_cycles`), an
+`instructions` block {"base", "head", "function_diff", "notes"}, and — when valgrind failed on a
+side — decision `failed` with the valgrind tail in `error`, the walltime metrics kept.
+
+The function diff is callgrind's self Ir per step of each function (per C function: see
+instructions.FUNCTIONS_NOTE), base vs head, the largest absolute changes first.
+"""
+from __future__ import annotations
+
+from profopt_ci.analyze.decide import check_constraint
+from profopt_ci.measure.callgrind import TOP_FUNCTIONS
+from profopt_ci.measure.instructions import FUNCTIONS_NOTE, side_metrics
+from profopt_ci.spec.load import Benchmark
+
+DIFF_ROWS = 10
+MIN_SHARE = 0.001  # a function row must move at least 0.1% of the base's Ir per step
+
+
+def _summary(side: dict | None) -> dict | None:
+    if side is None:
+        return None
+    keep = ("status", "error", "n", "runs", "est_cycles_runs", "instructions", "est_cycles", "functions", "objects")
+    return {k: side.get(k) for k in keep if k in side}
+
+
+def function_diff(base: dict, head: dict, top: int = DIFF_ROWS) -> list[dict]:
+    """Rows {name, object, base_ir, head_ir, delta_ir, delta_pct}, biggest |delta_ir| first."""
+    bf, hf = base.get("functions") or {}, head.get("functions") or {}
+    # A name missing from a cut list is at most that list's smallest entry: assume that, so a
+    # change is never overstated; from a complete list it is 0.
+    b_floor = min(bf.values()) if len(bf) >= TOP_FUNCTIONS else 0.0
+    h_floor = min(hf.values()) if len(hf) >= TOP_FUNCTIONS else 0.0
+    objects = {**(base.get("objects") or {}), **(head.get("objects") or {})}
+    total = base.get("instructions") or sum(bf.values()) or 1.0
+    rows = []
+    for name in bf.keys() | hf.keys():
+        b, h = bf.get(name, b_floor), hf.get(name, h_floor)
+        if abs(h - b) < MIN_SHARE * total:
+            continue
+        listed = name in bf and name in hf  # else one side's value is the assumed bound, not a count
+        rows.append({"name": name, "object": objects.get(name, ""), "base_ir": round(b, 1), "head_ir": round(h, 1),
+                     "delta_ir": round(h - b, 1),
+                     "delta_pct": round((h / b - 1) * 100, 2) if listed and b > 0 else None,
+                     "only_in": None if listed else ("head" if name in hf else "base")})
+    rows.sort(key=lambda r: (-abs(r["delta_ir"]), r["name"]))
+    return rows[:top]
+
+
+def _count(x: float) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= size:
+            return f"{x / size:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+def diff_lines(rows: list[dict]) -> list[str]:
+    """"list_sort (libpython3.11.so): Ir +12.3% (1.2M → 1.35M per step)"; plain text (the view escapes)."""
+    out = []
+    for r in rows:
+        where = f" ({r['object']})" if r.get("object") else ""
+        if r.get("delta_pct") is not None:
+            figures = f"Ir {r['delta_pct']:+.1f}% ({_count(r['base_ir'])} → {_count(r['head_ir'])} per step)"
+        elif r.get("only_in") == "head":
+            figures = f"Ir new in head: {_count(r['head_ir'])} per step (base below its top {TOP_FUNCTIONS})"
+        else:
+            figures = f"Ir gone in head: {_count(r['base_ir'])} per step in base"
+        out.append(f"{r['name']}{where}: {figures}")
+    return out
+
+
+def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> None:
+    """Put one benchmark's instruction results into its comparison entry (before `finish`)."""
+    if not sides:
+        return
+    base, head = sides.get("base"), sides.get("head")
+    block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [FUNCTIONS_NOTE]}
+    entry["instructions"] = block
+    if entry.get("decision") == "failed" or not _ok(base) or not _ok(head):
+        return
+    entry["metrics"].update(side_metrics(bench, base, head))
+    block["function_diff"] = function_diff(base, head)
+    if not entry["samples"]["base"] and not entry["samples"]["head"]:
+        # instructions only: the quality values the constraints need come from the counted runs
+        b, h = [{"quality": base.get("quality") or {}}], [{"quality": head.get("quality") or {}}]
+        entry["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
+
+
+def _ok(side: dict | None) -> bool:
+    return side is not None and side.get("status") == "ok"
+
+
+def mark_failures(entries: list[dict]) -> None:
+    """After `finish`: a side whose valgrind run failed fails the benchmark (exit 3), metrics kept."""
+    for e in entries:
+        block = e.get("instructions") or {}
+        for side in ("base", "head"):
+            s = block.get(side)
+            if s is None or s.get("status") == "ok" or e.get("decision") == "failed":
+                continue
+            first = (s.get("error") or s["status"]).splitlines()[0]
+            e["decision"] = "failed"
+            e["reason"] = f"instructions {s['status']} on {side}: {first}"
+            e["error"] = {"side": side, "status": s["status"], "message": s.get("error") or s["status"],
+                          "instrument": "instructions"}
+
+
+def results_entry(entry: dict, side: dict) -> None:
+    """results@1: the side result under `instructions`, its medians in `summary`."""
+    entry["instructions"] = _summary(side)
+    if side.get("status") == "ok":
+        entry.setdefault("summary", {})["instructions"] = side["instructions"]
+        if side.get("est_cycles") is not None:
+            entry["summary"]["est_cycles"] = side["est_cycles"]

@@ -1,0 +1,1 @@
+"""cli: see the package README in docs/layout.md."""

@@ -1,0 +1,1 @@
+"""documents: see the package README in docs/layout.md."""

@@ -1,0 +1,1 @@
+"""measure: see the package README in docs/layout.md."""

@@ -1,0 +1,236 @@
+"""Base and head as two checkouts: refs resolved, a git worktree each, a virtual environment each.
+
+In: the repository, the spec's path inside it, two refs. Out: two `Side`s ready to measure, whose
+checkouts and environments are removed by `Workspace.close()` — also after Ctrl-C or a failure,
+since callers hold the workspace in a `with` block. profopt fetches nothing: history that is too
+shallow to find a merge-base is a user error that says what to fetch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profopt_ci.errors import SpecError, UsageError
+from profopt_ci.gitutil import GitError, git
+from profopt_ci.measure.processes import Side
+from profopt_ci.spec.load import Spec, load_spec
+
+DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+STATE_FILE = "profopt-sides.json"
+
+
+def resolve_commit(repo: Path, ref: str) -> str:
+    try:
+        return git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo)
+    except GitError:
+        hint = _shallow_hint(repo)
+        raise UsageError(f"cannot resolve `{ref}` to a commit in {repo}{hint}") from None
+
+
+def _shallow_hint(repo: Path) -> str:
+    if git(["rev-parse", "--is-shallow-repository"], repo, check=False) == "true":
+        return (" — this clone is shallow: fetch more history (actions/checkout `fetch-depth: 0`, "
+                "or `git fetch --unshallow`) and the base branch")
+    return ""
+
+
+def default_base(repo: Path, head: str) -> tuple[str, str]:
+    """(label, sha): the merge-base of head with the default branch (origin/HEAD, origin/main, …)."""
+    for candidate in DEFAULT_BRANCHES:
+        if git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], repo, check=False):
+            return candidate, merge_base(repo, candidate, head)
+    raise UsageError(
+        f"no default branch to compare with in {repo} (tried {', '.join(DEFAULT_BRANCHES)}) — pass --base REF"
+        + _shallow_hint(repo)
+    )
+
+
+def merge_base(repo: Path, a: str, b: str) -> str:
+    try:
+        return git(["merge-base", a, b], repo)
+    except GitError:
+        if git(["rev-parse", "--is-shallow-repository"], repo, check=False) == "true":
+            raise UsageError(
+                f"no merge-base of {a} and {b}: the clone is too shallow — fetch the history "
+                "(actions/checkout `fetch-depth: 0`, or `git fetch --unshallow origin`)"
+            ) from None
+        raise UsageError(f"{a} and {b} share no history — pass --base REF explicitly") from None
+
+
+@dataclass
+class Workspace:
+    """Worktrees and venvs of base and head under one directory, removed on close unless kept."""
+
+    repo: Path
+    root: Path
+    keep: bool = False
+    sides: list[Side] = field(default_factory=list)
+    setup_failures: dict[str, str] = field(default_factory=dict)  # side name → why its setup failed
+    _worktrees: list[Path] = field(default_factory=list)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.keep:
+            return
+        from profopt_ci.pipeline.guards import interrupt_safe
+
+        with interrupt_safe():  # a second Ctrl-C during cleanup would leak the worktrees
+            for wt in self._worktrees:
+                git(["worktree", "remove", "--force", str(wt)], self.repo, check=False)
+            git(["worktree", "prune"], self.repo, check=False)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def save_state(self) -> None:
+        state = [{"name": s.name, "root": str(s.root), "python": s.python, "env": s.env, "ref": s.ref,
+                  "commit": s.commit} for s in self.sides]
+        data = {"repo": str(self.repo), "sides": state, "setup_failures": self.setup_failures}
+        (self.root / STATE_FILE).write_text(json.dumps(data, indent=2))
+
+
+OWNER_FILE = "profopt.pid"
+_TEMP_PREFIX = "profopt-compare-"
+
+
+def open_workspace(repo: Path, workdir: Path | None) -> Workspace:
+    prune_stale(repo)
+    if workdir is None:
+        root = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX))
+        (root / OWNER_FILE).write_text(str(os.getpid()))  # lets the next compare tell a live run from a dead one
+        return Workspace(repo=repo, root=root)
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Workspace(repo=repo, root=workdir.resolve(), keep=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def prune_stale(repo: Path) -> list[Path]:
+    """Remove worktrees a killed compare (kill -9, OOM) left in this repository: those in a
+    `profopt-compare-*` directory whose owner process is gone. Live runs and --workdir are kept."""
+    listing = git(["worktree", "list", "--porcelain"], repo, check=False)
+    removed = []
+    for line in listing.splitlines():
+        if not line.startswith("worktree "):
+            continue
+        path = Path(line[len("worktree "):])
+        owner = path.parent / OWNER_FILE
+        if not path.parent.name.startswith(_TEMP_PREFIX) or not owner.is_file():
+            continue
+        try:
+            pid = int(owner.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        git(["worktree", "remove", "--force", str(path)], repo, check=False)
+        shutil.rmtree(path.parent, ignore_errors=True)
+        removed.append(path)
+    if removed:
+        git(["worktree", "prune"], repo, check=False)
+        print(f"profopt: removed {len(removed)} worktree(s) left by a killed compare", file=sys.stderr)
+    return removed
+
+
+def add_worktree(ws: Workspace, name: str, commit: str) -> Path:
+    path = ws.root / name
+    if path.exists():
+        git(["worktree", "remove", "--force", str(path)], ws.repo, check=False)
+        shutil.rmtree(path, ignore_errors=True)
+    git(["worktree", "add", "--detach", "--force", str(path), commit], ws.repo)
+    ws._worktrees.append(path)
+    return path
+
+
+def make_venv(path: Path) -> tuple[str, dict[str, str]]:
+    """A venv that sees this interpreter's packages (torch, numpy…) but installs into itself.
+
+    `--without-pip` keeps it fast; a `.pth` file appends our site-packages after its own, so what
+    setup installs (the side's project) shadows ours, and `pip` runs as `python -m pip` there.
+    """
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True, clear=True).create(path)
+    python = path / "bin" / "python"
+    site = next((path / "lib").glob("python*/site-packages"))
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *_user_paths()])
+    (site / "_profopt_parent.pth").write_text("\n".join(ours) + "\n")
+    pip = path / "bin" / "pip"
+    pip.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n')
+    pip.chmod(0o755)
+    (path / "bin" / "pip3").symlink_to("pip")
+    env = {"VIRTUAL_ENV": str(path), "PATH": f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return str(python), env
+
+
+def _user_paths() -> list[str]:
+    return [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+
+
+def side_spec(root: Path, rel_spec: Path) -> tuple[Spec | None, str | None]:
+    """The side's own version of the spec, or None and why (the plan records it and runs the passed spec)."""
+    path = root / rel_spec
+    if not path.is_file():
+        return None, f"no {rel_spec} in its checkout"
+    try:
+        return load_spec(path, display=f"{rel_spec} (at {root.name})"), None
+    except SpecError as exc:
+        return None, f"its {rel_spec} is invalid: {exc.problems[0] if exc.problems else exc}"
+    except UsageError as exc:
+        return None, f"its {rel_spec} cannot be read: {exc}"
+
+
+def prepare_sides(
+    ws: Workspace, spec: Spec, rel_spec: Path, refs: dict[str, tuple[str | None, str]]
+) -> list[Side]:
+    """Worktrees (and venvs when the spec has setup) for base and head; setup is run by the caller."""
+    sides = []
+    for name in ("base", "head"):
+        label, commit = refs[name]
+        tree = add_worktree(ws, name, commit)
+        root = tree / rel_spec.parent
+        python, env = sys.executable, {}
+        own, problem = side_spec(root, Path(rel_spec.name))
+        if (own or spec).setup:
+            python, env = make_venv(ws.root / f"venv-{name}")
+        side = Side(name=name, root=root, python=python, env=env, ref=label, commit=commit, spec=own,
+                    spec_note=problem, spec_missing=not (root / rel_spec.name).is_file())
+        sides.append(side)
+    ws.sides = sides
+    return sides
+
+
+def load_state(ws: Workspace, spec: Spec, rel_spec: Path) -> list[Side]:
+    """Sides prepared by an earlier `--phase setup` in the same workdir (the container flow)."""
+    path = ws.root / STATE_FILE
+    if not path.is_file():
+        raise UsageError(f"{ws.root}: no prepared sides ({STATE_FILE} missing) — run `profopt compare --phase setup` first")
+    data = json.loads(path.read_text())
+    sides = []
+    for s in data["sides"]:
+        own, problem = side_spec(Path(s["root"]), Path(rel_spec.name))
+        side = Side(name=s["name"], root=Path(s["root"]), python=s["python"], env=s["env"], ref=s["ref"],
+                    commit=s["commit"], spec=own, spec_note=problem,
+                    spec_missing=not (Path(s["root"]) / rel_spec.name).is_file())
+        sides.append(side)
+        ws._worktrees.append(ws.root / s["name"])
+    ws.sides = sides
+    ws.setup_failures = dict(data.get("setup_failures") or {})
+    return sides

@@ -1,0 +1,90 @@
+"""The environment a result was measured in: hardware, OS, interpreter, library versions.
+
+Run as `python -m profopt_ci.measure.fingerprint` under the interpreter that runs the benchmarks (a side's
+own virtual environment in compare), so the versions are the ones the workers import.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+
+# Fields whose difference makes two results incomparable (store refuses, compare warns).
+MATERIAL = ("cpu_model", "cpu_count", "gpu_name", "gpu_driver", "torch", "cuda")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gb() -> float | None:
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _gpu() -> tuple[str | None, str | None]:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None, None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout.strip().splitlines()
+    except (subprocess.SubprocessError, OSError):
+        return None, None
+    if not out:
+        return None, None
+    name, _, driver = out[0].partition(",")
+    return name.strip() or None, driver.strip() or None
+
+
+def _cuda_version() -> str | None:
+    if _version("torch") is None:
+        return None
+    try:
+        import torch  # only when installed; fingerprinting runs once per side
+    except (ImportError, OSError, RuntimeError):  # a broken torch install is recorded as "no CUDA"
+        return None
+    return torch.version.cuda
+
+
+def collect() -> dict:
+    gpu_name, gpu_driver = _gpu()
+    return {
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "memory_gb": _memory_gb(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "torch": _version("torch"),
+        "cuda": _cuda_version(),
+        "gpu_name": gpu_name,
+        "gpu_driver": gpu_driver,
+    }
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

@@ -1,0 +1,222 @@
+"""In-process timing: what runs inside a worker process around the user's step function.
+
+Imports only the standard library (torch only when the step already loaded it), so a worker starts
+fast and the code under test sees no extra modules.
+
+Contract: `measure(step, warmup, values, min_time_ms)` calibrates an inner loop so one value takes at
+least `min_time_ms`, runs `warmup` untimed values, then returns `values` per-step times in ms, the
+loop count, mean ms per step of each `phase()` and the last `record()`ed quality values.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+_MAX_LOOPS = 1 << 24
+
+
+@dataclass
+class _State:
+    phases_ns: dict[str, int] = field(default_factory=dict)
+    quality: dict[str, object] = field(default_factory=dict)
+    recording: bool = False
+    sync: Callable[[], None] | None = None
+
+
+_state = _State()
+
+
+@contextlib.contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Time a block inside the step (`with phase("forward"): ...`); shows in profiles too."""
+    marker = _profiler_label(name)
+    # The syncs sit inside the profiler label, so on a GPU the label spans the phase's device work.
+    with marker if marker is not None else contextlib.nullcontext():
+        if _state.sync is not None:
+            _state.sync()
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            if _state.sync is not None:
+                _state.sync()
+            if _state.recording:
+                _state.phases_ns[name] = _state.phases_ns.get(name, 0) + time.perf_counter_ns() - start
+
+
+def record(**values: object) -> None:
+    """Record quality values of the step (loss=…, accuracy=…, output_digest=…); the last one wins."""
+    for key, value in values.items():
+        _state.quality[key] = _plain(value)
+
+
+def _plain(value: object) -> object:
+    # A tensor or numpy scalar must become a JSON number before it leaves the worker.
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    return str(value)
+
+
+def _profiler_label(name: str):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    return torch.profiler.record_function(f"profopt.phase.{name}")
+
+
+class CudaDevice:
+    """Synchronization and peak-memory hooks for a step that runs on CUDA."""
+
+    def __init__(self, torch_module) -> None:
+        self._torch = torch_module
+
+    def synchronize(self) -> None:
+        self._torch.cuda.synchronize()
+
+    def reset_peaks(self) -> None:
+        self._torch.cuda.reset_peak_memory_stats()
+
+    def peaks_mb(self) -> dict[str, float]:
+        mib = 1024 * 1024
+        return {
+            "cuda_max_allocated_mb": self._torch.cuda.max_memory_allocated() / mib,
+            "cuda_max_reserved_mb": self._torch.cuda.max_memory_reserved() / mib,
+        }
+
+
+def detect_device() -> CudaDevice | None:
+    """The CUDA device when the factory loaded torch and initialized CUDA; None for host-only steps."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            return CudaDevice(torch)
+    except RuntimeError:
+        return None
+    return None
+
+
+@dataclass
+class Measurement:
+    values_ms: list[float]
+    loops: int
+    phases_ms: dict[str, float]
+    quality: dict[str, object]
+    device_peaks: dict[str, float]
+
+
+def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:
+    if sync is not None:
+        sync()
+    start = time.perf_counter_ns()
+    for _ in range(loops):
+        step()
+    if sync is not None:
+        sync()
+    return time.perf_counter_ns() - start
+
+
+def calibrate(step: Callable[[], object], min_time_ms: float, sync: Callable[[], None] | None = None) -> int:
+    """The smallest power-of-two loop count whose value takes at least min_time_ms."""
+    min_ns = min_time_ms * 1e6
+    loops = 1
+    while loops < _MAX_LOOPS:
+        elapsed = _time_loops(step, loops, sync)
+        if elapsed >= min_ns:
+            return loops
+        # Jump to the estimate, so a 1 µs step does not take twenty doublings to calibrate.
+        estimate = loops * min_ns / max(elapsed, 1)
+        loops = min(_MAX_LOOPS, max(loops * 2, 1 << (int(estimate) - 1).bit_length()))
+    return _MAX_LOOPS
+
+
+def measure(
+    step: Callable[[], object],
+    *,
+    warmup: int = 3,
+    values: int = 5,
+    min_time_ms: float = 100.0,
+    device: CudaDevice | None = None,
+    loops: int | None = None,
+) -> Measurement:
+    """Calibrate, warm up, then take `values` per-step times in ms."""
+    sync = device.synchronize if device is not None else None
+    _state.sync = sync
+    _state.phases_ns = {}
+    _state.recording = False
+    try:
+        n = loops if loops is not None else calibrate(step, min_time_ms, sync)
+        for _ in range(warmup):
+            _time_loops(step, n, sync)
+        if device is not None:
+            device.reset_peaks()
+        _state.recording = True
+        out = [_time_loops(step, n, sync) / n / 1e6 for _ in range(values)]
+        _state.recording = False
+        steps = n * values
+        phases = {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()}
+        peaks = device.peaks_mb() if device is not None else {}
+        return Measurement(out, n, phases, dict(_state.quality), peaks)
+    finally:
+        _state.recording = False
+        _state.sync = None
+
+
+class Stepper:
+    """One value at a time, for a worker the parent drives in lockstep (`profopt_ci.measure.worker --serve`).
+
+    `calibrate()` finds the inner loop of about `value_ms` (one step when a step is longer), `warm(n)`
+    warms up at the loop count the parent chose for both sides, for `warmup` values and at least
+    `warmup_ms`; then each `value_ns()` is one timed value of `loops` steps, closed by the device
+    sync on a GPU; `finish()` gives phases, quality and device peaks.
+    """
+
+    def __init__(self, step: Callable[[], object], *, value_ms: float, warmup: int, warmup_ms: float = 100.0,
+                 device: CudaDevice | None = None) -> None:
+        self.step, self.device = step, device
+        self.value_ms, self.warmup, self.warmup_ms = value_ms, warmup, warmup_ms
+        self.sync = device.synchronize if device is not None else None
+        self.loops = 1
+        self.values = 0
+
+    def calibrate(self) -> int:
+        """The loop count of a ~value_ms value on this side (the parent picks one for both)."""
+        _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
+        self.loops = calibrate(self.step, self.value_ms, self.sync)
+        return self.loops
+
+    def warm(self, loops: int) -> int:
+        """Warm up at `loops` per value; returns the shortest warm-up value in ns (the round's pacing)."""
+        self.loops = max(1, int(loops))
+        spent, n, best = 0, 0, 0
+        while n < self.warmup or spent < self.warmup_ms * 1e6:
+            ns = _time_loops(self.step, self.loops, self.sync)
+            spent, n, best = spent + ns, n + 1, ns if not best else min(best, ns)
+        if self.device is not None:
+            self.device.reset_peaks()
+        _state.recording = True
+        return best
+
+    def value_ns(self) -> int:
+        self.values += 1
+        return _time_loops(self.step, self.loops, self.sync)
+
+    def finish(self) -> dict:
+        _state.recording, _state.sync = False, None
+        steps = max(self.loops * self.values, 1)
+        return {
+            "loops": self.loops,
+            "phases_ms": {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()},
+            "quality": dict(_state.quality),
+            **(self.device.peaks_mb() if self.device is not None else {}),
+        }

@@ -1,0 +1,398 @@
+"""Processes: setup, one fresh worker per sample, commands measured from outside, timeouts.
+
+In: a resolved spec, a `Side` (a checkout and the interpreter that runs it). Out: sample dicts
+(docs/data-model.md) or a `BenchmarkFailed` carrying the status and the stderr tail. Nothing here
+decides anything; `run_spec` is the `profopt run` loop over rounds that writes results@1.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profopt_ci.errors import InfraError
+from profopt_ci.measure.proctree import kill_tagged, tag_env
+from profopt_ci.spec.load import Benchmark, Spec
+
+TAIL_LINES = 25
+TAIL_CHARS = 3000
+SETUP_TIMEOUT_S = 1800.0
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass
+class ChildResult:
+    returncode: int
+    wall_ns: int
+    cpu_s: float
+    maxrss_kb: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    missing_answer: bool = False  # exited 0, but the worker's answer file was absent or corrupt
+
+
+@dataclass
+class Side:
+    """One checkout and how to run it: `name` is base, head, or tree (profopt run)."""
+
+    name: str
+    root: Path
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=dict)
+    ref: str | None = None
+    commit: str | None = None
+    spec: Spec | None = None  # the side's own version of the spec, when it has one
+    spec_note: str | None = None  # why it has none (missing, invalid): the plan records it
+    spec_missing: bool = False  # no spec file at all in its checkout: the PR adds it (new_in_pr)
+
+    def bench(self, fallback: Benchmark) -> Benchmark:
+        """This side's definition of a benchmark (its own params), else the given one."""
+        if self.spec is not None:
+            for b in self.spec.benchmarks:
+                if b.name == fallback.name:
+                    return b
+        return fallback
+
+
+class BenchmarkFailed(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status  # failed | timeout
+        self.message = message
+
+
+def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    out = "\n".join(text.rstrip().splitlines()[-lines:])
+    return out[-chars:]
+
+
+def run_child(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float
+) -> ChildResult:
+    """Run one child in its own process group; its own rusage via wait4, killed whole on timeout."""
+    env, tag = tag_env(env)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter_ns()
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=err,
+                start_new_session=True, preexec_fn=die_with_parent(),
+            )
+        except OSError as exc:
+            raise BenchmarkFailed("failed", f"cannot start {argv[0]}: {exc}") from None
+        box: dict[str, Any] = {}
+
+        def reap() -> None:
+            # Ctrl-C and SIGTERM must reach the main thread: delivered here, they would only restart
+            # wait4, and the main thread would sleep on in join() until the timeout.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            box["wait"] = os.wait4(proc.pid, 0)
+            box["end"] = time.perf_counter_ns()
+
+        reaper = threading.Thread(target=reap, daemon=True)
+        reaper.start()
+        try:
+            reaper.join(timeout_s)
+        except BaseException:
+            _kill_all(proc.pid, tag)
+            reaper.join()
+            proc.returncode = -9
+            raise
+        timed_out = reaper.is_alive()
+        if timed_out:
+            _kill_all(proc.pid, tag)
+            reaper.join()
+        _, status, usage = box["wait"]
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return ChildResult(
+            returncode=proc.returncode,
+            wall_ns=box["end"] - start,
+            cpu_s=usage.ru_utime + usage.ru_stime,
+            maxrss_kb=usage.ru_maxrss,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+            timed_out=timed_out,
+        )
+
+
+def _kill_all(pid: int, tag: str) -> None:
+    """The child's group, then every descendant that left it (setsid, double fork) by its tag."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    kill_tagged(tag, root=pid)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """A `preexec_fn`: the child gets `sig` when the process that started it dies (even by kill -9).
+
+    Linux only (prctl PR_SET_PDEATHSIG); elsewhere a no-op. The parent pid is taken before the
+    fork, so a parent that died between fork and prctl is noticed and the child exits at once.
+    """
+    parent = os.getpid()
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+# What the PR's code inherits from profopt's own environment: only what a Python process (and a
+# GPU or BLAS library) needs to run. Everything else — GITHUB_TOKEN, GH_TOKEN, ACTIONS_RUNTIME_TOKEN,
+# cloud keys — stays out; the spec's and the benchmark's `env` add what a benchmark needs on purpose.
+PASS_ENV = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG", "LANGUAGE",
+    "TMPDIR", "TEMP", "TMP", "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
+    "PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV", "CONDA_PREFIX", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS", "PROFOPT_IN_CONTAINER",
+    "PROFOPT_HARDWARE_LABEL",
+})
+PASS_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "OMP_", "MKL_", "KMP_", "OPENBLAS_",
+                 "GOMP_", "NCCL_", "XLA_", "TORCH_", "PYTORCH_")
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|_KEY$|^KEY$|AUTH", re.I)
+
+
+def passed_env(environ: dict[str, str] | os._Environ) -> dict[str, str]:
+    """The allowlisted part of an environment (PASS_ENV, PASS_PREFIXES), never a secret-like name."""
+    return {k: v for k, v in environ.items()
+            if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not _SECRET_NAME.search(k)}
+
+
+def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]:
+    """The environment of every setup, worker and command: the allowlist of profopt's own
+    (`passed_env`), then the spec's `env`, the benchmark's, the side's (its venv), and PYTHONPATH."""
+    env = passed_env(os.environ)
+    env.update(spec.env)
+    if bench is not None:
+        env.update(bench.env)
+    env.update(side.env)
+    # The checkout first, so `bench.train:make_step` imports the side's code; profopt_ci last, so
+    # the worker and `profopt_ci.phase` import even when the side's environment lacks profopt.
+    inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    parts = [str(side.root), *(p for p in inherited.split(os.pathsep) if p), _PACKAGE_PARENT]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PROFOPT_GITHUB_TOKEN", None)
+    return env
+
+
+def run_setup(spec: Spec, side: Side, log: Callable[[str], None]) -> None:
+    """Each setup command once, in the side's checkout; a failure is an InfraError naming the side."""
+    env = child_env(spec, None, side)
+    for command in spec.setup:
+        log(f"setup [{side.name}]: {command}")
+        res = run_child(["/bin/sh", "-c", command], cwd=side.root, env=env, timeout_s=SETUP_TIMEOUT_S)
+        if res.timed_out or res.returncode != 0:
+            why = "timed out" if res.timed_out else f"exited {res.returncode}"
+            raise InfraError(f"setup failed on {side.name} ({command!r} {why}):\n{tail(res.stderr + res.stdout)}")
+
+
+def parse_metrics(stdout: str) -> dict[str, Any]:
+    """Quality values a command prints as `PROFOPT_METRIC name=value` lines."""
+    out: dict[str, Any] = {}
+    for line in stdout.splitlines():
+        if not line.startswith("PROFOPT_METRIC "):
+            continue
+        name, sep, value = line[len("PROFOPT_METRIC "):].strip().partition("=")
+        if not sep or not name:
+            continue
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            out[name.strip()] = value.strip()
+    return out
+
+
+def failure_of(res: ChildResult, timeout_s: float, what: str) -> BenchmarkFailed:
+    if res.timed_out:
+        return BenchmarkFailed("timeout", f"{what} passed timeout_s={timeout_s:g} and was killed\n{tail(res.stderr)}")
+    if res.returncode < 0:
+        sig = -res.returncode
+        hint = " (out of memory?)" if sig == signal.SIGKILL else ""
+        return BenchmarkFailed("failed", f"{what} was killed by signal {sig}{hint}\n{tail(res.stderr)}")
+    if res.missing_answer:
+        return BenchmarkFailed("failed", f"{what} exited 0 without a valid answer\n{tail(res.stderr)}")
+    return BenchmarkFailed("failed", f"{what} exited {res.returncode}\n{tail(res.stderr)}")
+
+
+def _throughput(bench: Benchmark, step_ms: float) -> float | None:
+    if not bench.items_per_iteration or step_ms <= 0:
+        return None
+    return bench.items_per_iteration / (step_ms / 1000.0)
+
+
+def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round_index: int = 0, order: int = 0) -> dict:
+    """One sample of one benchmark on one side, in a fresh process."""
+    env = child_env(spec, bench, side)
+    s = bench.settings
+    if bench.callable:
+        job = {
+            "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
+            "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure",
+        }
+        res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
+        if data is None:
+            raise failure_of(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
+        values = _values_of(data, f"the worker for {bench.name} on {side.name}")
+        step = statistics.median(values)
+        sample = {
+            "round": round_index, "order": order, "step_time_ms": step, "values_ms": values,
+            "loops": data["loops"], "throughput": _throughput(bench, step),
+            "peak_memory_mb": (data.get("vm_hwm_kb") or res.maxrss_kb) / 1024.0, "cpu_time_ms": None,
+            "cuda_max_allocated_mb": data.get("cuda_max_allocated_mb"),
+            "cuda_max_reserved_mb": data.get("cuda_max_reserved_mb"),
+            "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},
+        }
+        return sample
+    res = run_command(command_argv(bench.command), cwd=side.root, env=env, timeout_s=s.timeout_s, workdir=workdir)
+    if res.timed_out or res.returncode != 0:
+        raise failure_of(res, s.timeout_s, f"the command of {bench.name} on {side.name}")
+    step = res.wall_ns / 1e6
+    return {
+        "round": round_index, "order": order, "step_time_ms": step, "values_ms": [step], "loops": 1,
+        "throughput": _throughput(bench, step), "peak_memory_mb": res.maxrss_kb / 1024.0,
+        "cpu_time_ms": res.cpu_s * 1000.0, "cuda_max_allocated_mb": None, "cuda_max_reserved_mb": None,
+        "phases_ms": {}, "quality": parse_metrics(res.stdout),
+    }
+
+
+def _values_of(data: dict, what: str) -> list[float]:
+    """The answer's timed values; an answer without finite positive values is a failed sample."""
+    values = data.get("values_ms")
+    ok = isinstance(values, list) and values and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e15 for v in values)
+    if not ok or not isinstance(data.get("loops"), int):
+        raise BenchmarkFailed("failed", f"{what} answered without valid `values_ms`/`loops` ({str(values)[:200]})")
+    return values
+
+
+_LAUNCHER = str(Path(__file__).resolve().parent / "launch.py")
+
+
+def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, workdir: Path,
+                cpus: list[int] | None = None) -> ChildResult:
+    """A command through the launcher, so its wall time, CPU time and peak RSS are its own (on `cpus`)."""
+    report = workdir / "launch.json"
+    report.unlink(missing_ok=True)
+    pin = ["--cpus", ",".join(map(str, cpus))] if cpus else []
+    res = run_child([sys.executable, "-I", _LAUNCHER, str(report), *pin, "--", *argv], cwd=cwd, env=env,
+                    timeout_s=timeout_s)
+    if res.timed_out or not report.exists():
+        return res
+    own = json.loads(report.read_text())
+    res.returncode = own["returncode"]
+    res.wall_ns = own["wall_ns"]
+    res.cpu_s = own["cpu_s"]
+    res.maxrss_kb = own["maxrss_kb"]
+    return res
+
+
+def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: str,
+               timeout_s: float) -> tuple[ChildResult, dict | None]:
+    """One `profopt_ci.measure.worker` process on a job; its JSON answer, or None when it failed."""
+    job_path, out_path = workdir / f"job-{tag}.json", workdir / f"out-{tag}.json"
+    job_path.write_text(json.dumps(job))
+    out_path.unlink(missing_ok=True)
+    argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]
+    res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s)
+    if res.timed_out or res.returncode != 0:
+        return res, None
+    data, why = read_answer(out_path)
+    if data is None:
+        # exit 0 without an answer (sys.exit(0) or os._exit(0) in the step): a failed sample, with its cause
+        res.returncode = 0
+        res.stderr = f"{res.stderr.rstrip()}\nthe worker exited 0 but {why}".lstrip()
+        res.missing_answer = True
+    return res, data
+
+
+def read_answer(path: Path) -> tuple[dict | None, str]:
+    """The worker's JSON answer, or (None, why not): missing, unreadable, corrupt or not an object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, "wrote no answer (did the step call sys.exit or os._exit?)"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"its answer cannot be read ({exc})"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, f"its answer is not valid JSON ({str(exc)[:200]})"
+    if not isinstance(data, dict):
+        return None, "its answer is not a JSON object"
+    return data, ""
+
+
+def command_argv(command: str | list[str] | None) -> list[str]:
+    if isinstance(command, list):
+        return list(command)
+    return ["/bin/sh", "-c", str(command)]
+
+
+def warm_command(spec: Spec, bench: Benchmark, side: Side) -> None:
+    """A command's warm-up runs happen once per side before its first round (caches, page cache)."""
+    if bench.command is None:
+        return
+    env = child_env(spec, bench, side)
+    with tempfile.TemporaryDirectory(prefix="profopt-warm-") as work:
+        for _ in range(bench.settings.warmup):
+            res = run_command(command_argv(bench.command), cwd=side.root, env=env,
+                              timeout_s=bench.settings.timeout_s, workdir=Path(work))
+            if res.timed_out or res.returncode != 0:
+                raise failure_of(res, bench.settings.timeout_s, f"the command of {bench.name} on {side.name} (warm-up)")
+
+
+METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
+
+
+def summarize(samples: list[dict]) -> dict[str, float]:
+    out = {}
+    for metric in METRICS:
+        vals = [s[metric] for s in samples if s.get(metric) is not None]
+        if vals:
+            out[metric] = statistics.median(vals)
+    return out
+
+
+def fingerprint(side: Side, spec: Spec) -> dict:
+    """The hardware and library fingerprint as the side's own interpreter sees it."""
+    env = child_env(spec, None, side)
+    res = run_child([side.python, "-m", "profopt_ci.measure.fingerprint"], cwd=side.root, env=env, timeout_s=120)
+    if res.returncode != 0:
+        raise InfraError(f"cannot fingerprint the {side.name} environment ({side.python}):\n{tail(res.stderr)}")
+    return json.loads(res.stdout)
+
+
+def progress_line(name: str, side: str | None, round_index: int, rounds: int, sample: dict | None, error: str | None = None) -> str:
+    who = f"{name} [{side}]" if side else name
+    if sample is None:
+        return f"profopt: {who} round {round_index + 1}/{rounds}: {error}"
+    mem = sample.get("peak_memory_mb")
+    mem_s = f", rss {mem:.0f} MB" if mem is not None else ""
+    return f"profopt: {who} round {round_index + 1}/{rounds}: {sample['step_time_ms']:.4g} ms{mem_s}"

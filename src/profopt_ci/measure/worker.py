@@ -1,0 +1,144 @@
+"""A worker process: import the benchmark's factory, build the step, measure or profile it once.
+
+Run by the runner as `python -m profopt_ci.measure.worker JOB.json OUT.json` in a fresh process, with the
+checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.json` is the lockstep worker
+(lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the
+job, never stdout, which the user's step may print to) one value at a time:
+
+    worker: `built`
+    parent: `c` → worker: `loops N` (its own calibration to ~value_ms)
+    parent: `w N` → worker: `ready NS` (warmed up at N loops per value, the same N on both sides;
+                                       NS its shortest warm-up value)
+    parent: `v` → worker: `NS` (one value of LOOPS steps, in ns) … as often as the parent asks
+    parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks}` and exit 0
+ Standard library only (plus whatever the factory imports), so the
+worker measures the user's code, not ours. A failure is a traceback on stderr and a non-zero exit;
+the runner keeps the tail.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def load_factory(target: str):
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    obj = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def build_step(target: str, params: dict):
+    factory = load_factory(target)
+    step = factory(**params)
+    if not callable(step):
+        raise TypeError(f"{target}(**params) returned {type(step).__name__}, expected a zero-argument step function")
+    return step
+
+
+def measure_job(job: dict) -> dict:
+    from profopt_ci.measure import harness
+
+    step = build_step(job["callable"], job.get("params") or {})
+    device = harness.detect_device()
+    m = harness.measure(
+        step,
+        warmup=int(job.get("warmup", 3)),
+        values=int(job.get("values", 5)),
+        min_time_ms=float(job.get("min_time_ms", 100.0)),
+        device=device,
+    )
+    return {
+        "values_ms": m.values_ms,
+        "loops": m.loops,
+        "phases_ms": m.phases_ms,
+        "quality": m.quality,
+        "vm_hwm_kb": _vm_hwm_kb(),
+        **m.device_peaks,
+    }
+
+
+def _vm_hwm_kb() -> int | None:
+    """This process's own peak RSS (its mm only; ru_maxrss would include the parent's at exec)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def profile_job(job: dict) -> dict:
+    from profopt_ci.profile import capture as profile
+
+    step = build_step(job["callable"], job.get("params") or {})
+    trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
+    return profile.capture(step, job.get("profile", "auto"), steps=int(job.get("steps", 5)), trace_dir=trace_dir,
+                           name=job["name"], machine=job.get("machine"))
+
+
+def serve_job(job: dict) -> int:
+    """The lockstep protocol above, on the job's `fd_in` / `fd_out`."""
+    from profopt_ci.measure import cpus, harness
+
+    cpus.die_with_parent()  # also set by the parent's preexec; here too for any other launcher
+    rd = os.fdopen(int(job["fd_in"]), "r", encoding="ascii")
+    wr = os.fdopen(int(job["fd_out"]), "w", encoding="utf-8", buffering=1)
+    step = build_step(job["callable"], job.get("params") or {})
+    wr.write("built\n")
+    # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
+    warm_ms = min(100.0, float(job.get("round_ms", 1000.0)) / 10)
+    stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
+                              warmup_ms=warm_ms, device=harness.detect_device())
+    warmed = False
+    for line in rd:
+        op, _, arg = line.strip().partition(" ")
+        if op == "c":
+            wr.write(f"loops {stepper.calibrate()}\n")
+        elif op == "w" and arg.isdigit():
+            wr.write(f"ready {stepper.warm(int(arg))}\n")
+            warmed = True
+        elif op == "v" and warmed:
+            wr.write(f"{stepper.value_ns()}\n")
+        elif op == "q" and warmed:
+            wr.write("done " + json.dumps({**stepper.finish(), "vm_hwm_kb": _vm_hwm_kb()}) + "\n")
+            return 0
+        else:
+            print(f"profopt worker: unexpected request {line.strip()!r}", file=sys.stderr)
+            return 2
+    return 1  # the parent closed the pipe: it is gone or gave up on us
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "--serve":
+        sys.path.insert(0, os.getcwd())
+        return serve_job(json.loads(Path(args[1]).read_text()))
+    if len(args) != 2:
+        print("usage: python -m profopt_ci.measure.worker JOB.json OUT.json", file=sys.stderr)
+        return 2
+    job = json.loads(Path(args[0]).read_text())
+    sys.path.insert(0, os.getcwd())
+    if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
+        from profopt_ci.measure.instr_worker import instructions_job
+
+        result = instructions_job(job, build_step)
+    else:
+        result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
+    tmp = Path(args[1] + ".tmp")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(args[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""pipeline: see the package README in docs/layout.md."""

@@ -1,0 +1,74 @@
+"""What `compare` says about the inputs it did not measure, and the hygiene around its runs.
+
+In: the repository, the sides, the round state. Out: plain values the comparison records.
+
+- `tree_dirty`: uncommitted changes in the working tree are never measured (compare checks out
+  commits into worktrees): say so on the terminal, and record `dirty: true` in the comparison.
+- `measure_new`: a benchmark the base's spec does not have (or the base has no spec at all) is new
+  in the PR; running head's benchmark on base would only fail with ModuleNotFoundError. It is
+  measured on head alone and listed under `new_in_pr` with its figures, not compared.
+- `interrupt_safe`: while the partial comparison is written after Ctrl-C, a second SIGINT/SIGTERM
+  (a double Ctrl-C, a CI cancel after it) is ignored, so the partial file is not lost half-way.
+"""
+from __future__ import annotations
+
+import contextlib
+import random
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from profopt_ci.gitutil import git
+from profopt_ci.measure.processes import Side, summarize
+from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.spec.load import Benchmark
+from profopt_ci.spec.plan import Plan
+
+
+def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:
+    dirty = bool(git(["status", "--porcelain", "--untracked-files=no"], repo, check=False))
+    if dirty:
+        log("profopt: warning: the working tree has uncommitted changes — they are NOT measured "
+            "(compare measures commits); commit them to include them")
+    return dirty
+
+
+def measure_new(plan: Plan, new: list[Benchmark], head: Side, state: RoundState, work: Path,
+                rng: random.Random, log: Callable[[str], None]) -> list[dict]:
+    """Rounds of the PR's new benchmarks on head only; their figures for `new_in_pr`."""
+    if not new:
+        return []
+    log(f"profopt: new in this PR: measured on head only: {', '.join(b.name for b in new)}")
+    for b in new:
+        run_rounds(plan, [b], [head], state, work, start=0, stop=b.settings.rounds, total=b.settings.rounds,
+                   rng=rng, log=log)
+    return new_entries(new, state)
+
+
+def new_entries(new: list[Benchmark], state: RoundState) -> list[dict]:
+    out = []
+    for b in new:
+        t = state.track(b.name, "head")
+        status = "failed" if t.status == "ok" and not t.samples else t.status
+        out.append({"name": b.name, "status": status, "error": t.error, "rounds": len(t.samples),
+                    "head": summarize(t.samples)})
+    return out
+
+
+def new_note(new: list[Benchmark]) -> list[str]:
+    return [f"new in this PR: measured on head only: {', '.join(b.name for b in new)}"] if new else []
+
+
+@contextlib.contextmanager
+def interrupt_safe() -> Iterator[None]:
+    """Ignore SIGINT and SIGTERM inside the block (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)

@@ -1,0 +1,97 @@
+"""`profopt run`: the spec on the current tree — setup once, rounds, results@1 written as it goes."""
+from __future__ import annotations
+
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.documents.results import new_entry, new_results, save_json
+from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
+from profopt_ci.gitutil import commit_info
+from profopt_ci.measure import instructions
+from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
+from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.spec.load import Benchmark
+from profopt_ci.spec.plan import Plan
+
+
+def fill_results(results: dict, benches: list[Benchmark], state: RoundState, side: str) -> None:
+    for bench in benches:
+        track = state.track(bench.name, side)
+        entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
+        entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
+        timed = "walltime" in bench.settings.instrument  # instructions-only: no timed samples by design
+        if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
+            entry.update(status="failed", error=track.error or "no samples were measured")
+
+
+def run_tree(
+    plan: Plan,
+    root: Path,
+    *,
+    only: list[str] | None = None,
+    out: Path,
+    log: Callable[[str], None] = stderr_log,
+    side: Side | None = None,
+    fp: dict | None = None,
+) -> tuple[int, dict]:
+    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results).
+
+    `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
+    plan gives the spec that side runs (`--rounds` and the hardware label already in it).
+    `fp` is the side's fingerprint when the caller already took it (it costs a process).
+    """
+    side = side or Side(name="tree", root=root)
+    spec = plan.side_spec(side.name)
+    benches = spec.select(only)
+    instructions.preflight(spec, benches)
+    n = max(b.settings.rounds for b in benches)
+    commit, dirty = commit_info(root)
+    results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
+    state = RoundState()
+    counted: dict[str, dict[str, dict]] = {}
+    try:
+        run_setup(spec, side, log)
+    except InfraError as exc:
+        for bench in benches:
+            state.track(bench.name, side.name).status = "failed"
+            state.track(bench.name, side.name).error = str(exc)
+        fill_results(results, benches, state, side.name)
+        save_json(results, out)
+        raise
+    seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
+    results["seed"] = seed
+
+    def checkpoint(_: int) -> None:
+        fill_results(results, benches, state, side.name)
+        save_json(results, out)
+
+    with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
+        try:
+            timed = [b for b in benches if "walltime" in b.settings.instrument]
+            run_rounds(plan, timed, [side], state, Path(work), start=0, stop=n, total=n,
+                       rng=random.Random(seed), log=log, after_round=checkpoint)
+            counted = instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
+                                                        Path(work), log)
+        finally:
+            from profopt_ci.pipeline.guards import interrupt_safe
+
+            with interrupt_safe():  # a second Ctrl-C must not cut the results file short
+                checkpoint(-1)
+    failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
+    for name, sides in counted.items():
+        instr_merge.results_entry(results["benchmarks"][name], sides[side.name])
+        if sides[side.name]["status"] != "ok":
+            failed.append(name)
+            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instructions.error` in {out}")
+    if counted:
+        save_json(results, out)
+    for name in failed:
+        track = state.track(name, side.name)
+        # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
+        cause = [ln for ln in str(track.error or "").rstrip().splitlines() if ln.strip()][-6:]
+        log("\n".join([f"profopt: {name} {track.status} (the whole error is in {out}):",
+                        *(f"profopt:   {ln}" for ln in cause)]))
+    return (EXIT_INFRA if failed else EXIT_OK), results

@@ -1,0 +1,1 @@
+"""profile: see the package README in docs/layout.md."""

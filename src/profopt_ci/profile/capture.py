@@ -1,0 +1,324 @@
+"""One profiled run of a benchmark, separate from the timed runs, summarized as docs/data-model.md's
+"profile summary".
+
+- `capture(step, mode, steps=5, trace_dir=…, name=…)`: mode "auto" is "torch" when the factory
+  imported torch, else "cprofile"; "off" takes nothing.
+  torch: torch.profiler over wait=1, warmup=1, active=`steps` steps (fewer for a step longer than
+  TRACE_BUDGET_S / steps, at least 2: the trace of a long step is big) (CPU, plus CUDA when the step
+  initialized it; record_shapes, profile_memory, with_flops); the chrome trace goes to
+  trace_dir/{name}.trace.json and is summarized by `kineto.summarize_trace`. Step time and phases
+  are those of the profiled steps (the profiler's per-op cost included: shares, not absolute
+  times, are what to read).
+  cprofile: one untraced pass of `steps` steps gives the step time and the user's phase() times;
+  then cProfile over `steps` steps gives the hot functions by self time (tottime, per step, cProfile
+  overhead included); pstats go to trace_dir/{name}.pstats. A line counter over one step gives
+  py_lines_per_ms (Python lines executed per ms of step time), which tells an interpreter-bound
+  loop (thousands) from a step whose time goes to C code that cProfile cannot see into (a handful).
+- `capture_command(cmd, …)`: a Python process is re-run under `python -m cProfile -o …` once;
+  any other command gets {"kind": "none", "reason": …}.
+"""
+from __future__ import annotations
+
+import contextlib
+import cProfile
+import json
+import math
+import os
+import pstats
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.figures import sig as _r
+from profopt_ci.profile import machine as machine_mod
+from profopt_ci.profile.kineto import CAPTURE_SYNC, summarize_trace
+
+MODES = ("auto", "torch", "cprofile", "off")
+TRACE_BUDGET_S = 0.25  # unprofiled step time worth of active torch.profiler steps
+LINE_BUDGET = 200_000  # lines counted at most in the line-rate pass (a lower bound past it)
+_PYTHON = re.compile(r"^python[0-9.]*$")
+
+
+def resolve_mode(mode: str) -> str:
+    """auto → torch when torch is loaded in this process, else cprofile."""
+    if mode not in MODES:
+        raise UsageError(f"profile: {mode!r} is not one of {', '.join(MODES)}")
+    if mode == "auto":
+        return "torch" if "torch" in sys.modules else "cprofile"
+    return mode
+
+
+def _none(reason: str) -> dict:
+    return {"kind": "none", "reason": reason}
+
+
+def capture(step: Callable[[], object], mode: str, *, steps: int = 5, trace_dir: Path | None = None,
+            name: str, machine: dict | None = None) -> dict:
+    """Profile `steps` calls of `step` and return the profile summary (kind torch | cprofile | none)."""
+    kind = resolve_mode(mode)
+    if kind == "off":
+        return _none("profile: off")
+    if steps < 1:
+        raise UsageError("profile steps must be at least 1")
+    if kind == "torch" and "torch" not in sys.modules:
+        try:
+            import torch  # noqa: F401  (the user asked for torch explicitly)
+        except ImportError as exc:
+            raise UsageError("profile: torch, but torch is not installed in the benchmark's environment") from exc
+    summary = _capture_torch(step, steps, trace_dir, name) if kind == "torch" \
+        else _capture_cprofile(step, steps, trace_dir, name)
+    if machine is None:
+        machine = machine_mod.probe()
+    elif "device" not in machine and kind == "torch":
+        # The balance came from the parent process, which never sees the step's GPU.
+        device = machine_mod.probe_device()
+        machine = {**machine, "device": device} if device else machine
+    summary["machine"] = machine
+    return summary
+
+
+# ---- torch --------------------------------------------------------------------------------------
+
+def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | None, name: str) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    def sync() -> None:
+        if cuda:  # a step's span must hold its device work, as in the timed runs
+            with torch.profiler.record_function(CAPTURE_SYNC):
+                torch.cuda.synchronize()
+
+    active = _active_steps(step, steps, sync)
+    with profile(activities=activities, schedule=schedule(wait=1, warmup=1, active=active),
+                 record_shapes=True, profile_memory=True, with_flops=True) as prof:
+        for _ in range(active + 2):
+            step()
+            sync()
+            prof.step()
+    with _trace_file(trace_dir, f"{name}.trace.json") as path:
+        prof.export_chrome_trace(str(path))
+        with open(path, encoding="utf-8") as fh:
+            trace = json.load(fh)
+    summary = {"kind": "torch", "reason": None,
+               "trace_path": str(path) if trace_dir is not None else None}
+    summary.update(summarize_trace(trace))
+    return summary
+
+
+def _active_steps(step: Callable[[], object], steps: int, sync: Callable[[], None]) -> int:
+    """`steps`, or fewer for a long step: about TRACE_BUDGET_S of unprofiled step time, at least 2
+    (so one stalled step can be told apart). A 30k-op generation step makes a 10 MB trace."""
+    step()
+    sync()
+    start = time.perf_counter()
+    step()
+    sync()
+    took = time.perf_counter() - start
+    return max(min(steps, 2), min(steps, math.ceil(TRACE_BUDGET_S / max(took, 1e-9))))
+
+
+@contextlib.contextmanager
+def _trace_file(trace_dir: Path | None, filename: str) -> Iterator[Path]:
+    if trace_dir is not None:
+        Path(trace_dir).mkdir(parents=True, exist_ok=True)
+        yield Path(trace_dir) / filename
+        return
+    with tempfile.TemporaryDirectory(prefix="profopt-trace-") as tmp:
+        yield Path(tmp) / filename
+
+
+# ---- cProfile -----------------------------------------------------------------------------------
+
+def _timed_pass(step: Callable[[], object], steps: int) -> tuple[float, dict[str, float]]:
+    """Mean step ms and the user's phase() ms per step, without any profiler attached."""
+    from profopt_ci.measure import harness
+
+    m = harness.measure(step, warmup=1, values=1, loops=steps)
+    return m.values_ms[0], dict(m.phases_ms)
+
+
+def _line_rate(step: Callable[[], object], step_ms: float) -> float | None:
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count >= LINE_BUDGET:
+                return None
+        return local
+
+    def global_(frame, event, arg):
+        return local if count < LINE_BUDGET else None
+
+    old = sys.gettrace()
+    sys.settrace(global_)
+    try:
+        step()
+    finally:
+        sys.settrace(old)
+    return round(count / step_ms, 1) if step_ms > 0 else None
+
+
+def _capture_cprofile(step: Callable[[], object], steps: int, trace_dir: Path | None, name: str) -> dict:
+    step_ms, phases = _timed_pass(step, steps)
+    prof = cProfile.Profile()
+    start = time.perf_counter()
+    prof.enable()
+    for _ in range(steps):
+        step()
+    prof.disable()
+    profiled_ms = (time.perf_counter() - start) * 1000 / steps
+    stats = pstats.Stats(prof)
+    trace_path = None
+    if trace_dir is not None:
+        Path(trace_dir).mkdir(parents=True, exist_ok=True)
+        trace_path = Path(trace_dir) / f"{name}.pstats"
+        stats.dump_stats(str(trace_path))
+    summary = {"kind": "cprofile", "reason": None, "trace_path": str(trace_path) if trace_path else None}
+    summary.update(summarize_pstats(stats, steps=steps, step_ms=step_ms, phases_ms=phases))
+    summary["counters"]["profiled_step_ms"] = round(profiled_ms, 4)
+    summary["counters"]["py_lines_per_ms"] = _line_rate(step, step_ms)
+    return summary
+
+
+def _func_name(key: tuple) -> tuple[str, bool]:
+    """`file.py(func)`, without the line number, so an edit above a function does not rename it in
+    the base/head diff (same-named functions of one file are summed)."""
+    filename, line, func = key
+    if filename == "~" and line == 0:
+        return func, False  # a builtin / C function
+    return f"{Path(filename).name}({func})", True
+
+
+_SKIP = ("<method 'disable' of '_lsprof.Profiler' objects>",)
+
+
+def summarize_pstats(stats: pstats.Stats, *, steps: int, step_ms: float | None,
+                     phases_ms: dict[str, float] | None = None, top: int = 30) -> dict:
+    """Hot functions by self time (tottime) per step, python_share = pure-Python self time share."""
+    by_name: dict[str, list] = {}
+    py_s, all_s, calls = 0.0, 0.0, 0
+    for key, (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        name, is_py = _func_name(key)
+        if name in _SKIP:
+            continue
+        all_s += tt
+        py_s += tt if is_py else 0.0
+        calls += nc
+        acc = by_name.setdefault(name, [0.0, 0.0, 0, is_py])
+        acc[0], acc[1], acc[2] = acc[0] + tt, acc[1] + ct, acc[2] + nc
+    rows = [{"name": name, "self_ms": _r(tt * 1000 / steps), "total_ms": _r(ct * 1000 / steps),
+             "calls": _r(nc / steps), "category": "python" if is_py else "builtin",
+             "self_memory_mb": None, "flops": None}
+            for name, (tt, ct, nc, is_py) in by_name.items()]
+    rows.sort(key=lambda r: -r["self_ms"])
+    phases = {k: _r(v) for k, v in (phases_ms or {}).items()}
+    if step_ms and step_ms > 0:
+        rest = step_ms - sum(phases.values())
+        if phases and rest > 1e-9:
+            phases["other"] = _r(rest)
+        shares = {k: _r(v / step_ms) for k, v in phases.items()}
+    else:
+        shares = {}
+    return {
+        "step_time_ms": _r(step_ms) if step_ms else None,
+        "phases": phases,
+        "phase_shares": shares,
+        "ops": rows[:top],
+        "counters": {"ops_per_step": None, "calls_per_step": _r(calls / steps), "small_ops_share": None,
+                     "sync_ms": None, "python_share": _r(py_s / all_s) if all_s > 0 else None,
+                     "flops_per_step": None, "bytes_per_step": None},
+    }
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+_ARG_FLAGS = {"-W", "-X", "-Q"}  # interpreter options that take a value
+
+
+def _python_argv(argv: list[str]) -> tuple[list[str], list[str], list[str]] | None:
+    """(interpreter + its options, target, rest) when argv starts a Python interpreter, else None."""
+    if not argv or not (_PYTHON.match(Path(argv[0]).name) or argv[0] == sys.executable):
+        return None
+    i, head = 1, [argv[0]]
+    while i < len(argv) and argv[i].startswith("-") and argv[i] not in ("-m", "-c", "-"):
+        head.append(argv[i])
+        if argv[i] in _ARG_FLAGS and i + 1 < len(argv):
+            head.append(argv[i + 1])
+            i += 1
+        i += 1
+    if i >= len(argv) or argv[i] == "-":
+        return None  # an interactive interpreter or a script on stdin: nothing to wrap
+    if argv[i] in ("-m", "-c"):
+        return head, argv[i:i + 2], argv[i + 2:]
+    return head, argv[i:i + 1], argv[i + 1:]
+
+
+_OPERATORS = set("();<>|&")
+
+
+def _split(cmd: str | list[str]) -> list[str] | None:
+    """argv for a simple command; None for a shell line (operators, expansions) we cannot wrap."""
+    if isinstance(cmd, list):
+        return list(cmd)
+    if "$" in cmd or "`" in cmd:
+        return None
+    lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    if any(tok and set(tok) <= _OPERATORS for tok in tokens):
+        return None
+    return tokens
+
+
+def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = None,
+                    env: dict[str, str] | None = None, trace_dir: Path | None = None, name: str,
+                    timeout_s: float = 600.0, machine: dict | None = None) -> dict:
+    """Run a Python command once under cProfile and summarize it; other commands are not profiled."""
+    argv = _split(argv_or_cmd)
+    if argv is None:
+        return _none("a shell command line (pipes, operators or expansions): no profile taken")
+    assigned = {}
+    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):  # `VAR=1 python …`
+        key, _, value = argv.pop(0).partition("=")
+        assigned[key] = value
+    parts = _python_argv(argv)
+    if parts is None:
+        return _none("not a Python process: no profile taken")
+    head, target, rest = parts
+    with _trace_file(trace_dir, f"{name}.pstats") as out, tempfile.TemporaryDirectory() as tmp:
+        if target[0] == "-c":  # cProfile has no -c: run the code from a file instead
+            script = Path(tmp) / "profopt_command.py"
+            script.write_text(target[1] if len(target) > 1 else "", encoding="utf-8")
+            target = [str(script)]
+        full = [*head, "-m", "cProfile", "-o", str(out), *target, *rest]
+        run_env = {**(os.environ if env is None else env), **assigned}  # the caller's env is an allowlist
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(full, cwd=cwd, env=run_env, capture_output=True, text=True,
+                                  timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return _none(f"profiled run timed out after {timeout_s:g} s")
+        except OSError as exc:
+            raise InfraError(f"cannot start the profiled command {full[0]!r}: {exc}") from exc
+        wall_ms = (time.perf_counter() - start) * 1000
+        if proc.returncode != 0 or not out.exists():
+            tail = (proc.stderr or "").strip().splitlines()[-3:]
+            return _none(f"profiled run failed (exit {proc.returncode}): {' | '.join(tail)}")
+        summary = {"kind": "cprofile", "reason": None,
+                   "trace_path": str(out) if trace_dir is not None else None}
+        summary.update(summarize_pstats(pstats.Stats(str(out)), steps=1, step_ms=wall_ms))
+    summary["machine"] = machine if machine is not None else machine_mod.probe()
+    return summary

@@ -1,0 +1,1 @@
+"""publish: see the package README in docs/layout.md."""

@@ -1,0 +1,1 @@
+"""report: see the package README in docs/layout.md."""

@@ -1,0 +1,194 @@
+"""Line one of the report: the decision and one sentence a reviewer reads in ten seconds.
+
+Composed from the comparison's data in the report's language (the comparison's own `summary`
+is English only, so it is used only when there is nothing to compose from). Plain text: the
+Markdown renderer escapes it; step outputs and check titles can use it as it is.
+"""
+from __future__ import annotations
+
+from profopt_ci.report.format import clip, confidence_label, num, pct
+from profopt_ci.report.i18n import EN, t, word
+from profopt_ci.report.instructions import floor_text, is_runs_range, threshold_shown
+
+DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
+                  "inconclusive": "❔", "failed": "💥"}
+VERDICT_SYMBOL = {"regressed": "🔴", "improved": "🟢", "unchanged": "⚪", "inconclusive": "🟡",
+                  "unstable": "🟠"}
+METRIC_ORDER = ("step_time_ms", "throughput", "peak_memory_mb")
+GOAL_METRICS = {"step_time": "step_time_ms", "time": "step_time_ms", "throughput": "throughput",
+                "memory": "peak_memory_mb", "peak_memory": "peak_memory_mb"}
+
+
+def metric_label(lang: str, key: str, unit: str | None = None) -> str:
+    """"step time (ms)", "throughput (samples/s)"; an unknown metric keeps its key."""
+    if f"metric.{key}" in EN:
+        return t(lang, f"metric.{key}", unit=unit or "items")
+    return key
+
+
+def metric_word(lang: str, key: str) -> str:
+    """The label without its unit, for running text."""
+    return metric_label(lang, key).split(" (")[0]
+
+
+def ordered_metrics(metrics: dict) -> list[str]:
+    return [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
+
+
+def main_metric(bench: dict) -> str | None:
+    metrics = bench.get("metrics") or {}
+    goal = (bench.get("goal") or {}).get("metric")
+    key = GOAL_METRICS.get(str(goal), goal)
+    if key in metrics:
+        return key
+    return next(iter(ordered_metrics(metrics)), None)
+
+
+def headline(comparison: dict, lang: str = "en") -> str:
+    """"✅ keep — train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged, loss within 1%"."""
+    decision = str(comparison.get("decision") or "inconclusive")
+    emoji = DECISION_EMOJI.get(decision, "❔")
+    return f"{emoji} {word(lang, 'decision', decision)} — {_sentence(comparison, decision, lang)}"
+
+
+def _sentence(c: dict, decision: str, lang: str) -> str:
+    benches = c.get("benchmarks") or []
+    if not benches:
+        return c.get("summary") or t(lang, "hl.none")
+    if decision == "no-change":
+        return t(lang, "hl.no_change", t=threshold_shown(c), n=len(benches))
+    conf = t(lang, "col.ci", conf=confidence_label(c.get("confidence")))
+    if decision == "failed":
+        pick = [b for b in benches if _failed_side(b)]
+    else:
+        pick = [b for b in benches if b.get("decision") == decision]
+    if not pick:
+        return clip(c.get("summary") or t(lang, "hl.none"), 200)
+    if decision == "keep":
+        pick.sort(key=_gain, reverse=True)
+    phrase = {"failed": _failed, "reject": _reject, "keep": _keep, "trade-off": _tradeoff,
+              "inconclusive": _inconclusive}.get(decision, _inconclusive)(pick[0], lang, conf)
+    if len(pick) > 1:
+        more = len(pick) - 1
+        phrase += t(lang, "sep2") + (t(lang, "hl.more1") if more == 1 else t(lang, "hl.more", n=more))
+    return phrase
+
+
+def _gain(bench: dict) -> float:
+    """How much the main metric moved the good way, to headline the biggest win."""
+    key = main_metric(bench)
+    m = (bench.get("metrics") or {}).get(key) or {}
+    delta = m.get("delta_pct") or 0.0
+    return delta if m.get("better") == "higher" else -delta
+
+
+def _name(bench: dict) -> str:
+    return clip(str(bench.get("name", "?")), 60)
+
+
+def _change(lang: str, conf: str, key: str, m: dict, name: str) -> str:
+    """One metric's change as words: "x 12.4% faster (99% CI 10.1–14.6%)" or "x peak memory +3.0%"."""
+    delta, low, high = m.get("delta_pct"), m.get("ci_low_pct"), m.get("ci_high_pct")
+    if delta is None:
+        return f"{name} {metric_word(lang, key)} {num(m.get('base'))} → {num(m.get('head'))}".strip()
+    if low is not None and high is not None and is_runs_range(key, m):  # not a CI: say what it is
+        return t(lang, "hl.metric_runs", name=name, metric=metric_word(lang, key), pct=pct(delta), lo=pct(low),
+                 hi=pct(high), floor=floor_text(m)).strip()
+    same_sign = low is not None and high is not None and (low < 0) == (high < 0) == (delta < 0)
+    if key == "step_time_ms" and same_sign:
+        lo, hi = sorted((abs(low), abs(high)))
+        phrase = "hl.faster" if delta < 0 else "hl.slower"
+        return t(lang, phrase, name=name, pct=pct(delta, False), ci=conf, lo=f"{lo:.1f}", hi=f"{hi:.1f}").strip()
+    if low is not None and high is not None:
+        return t(lang, "hl.metric", name=name, metric=metric_word(lang, key), pct=pct(delta), ci=conf,
+                 lo=pct(low), hi=pct(high)).strip()
+    return f"{name} {metric_word(lang, key)} {pct(delta)}".strip()
+
+
+def _constraint_phrase(lang: str, con: dict) -> str:
+    metric, rule, limit = con.get("metric", "?"), con.get("rule"), con.get("limit")
+    if rule == "rel_tol" and isinstance(limit, (int, float)):
+        return t(lang, "hl.rel_tol", metric=metric, limit=f"{limit * 100:g}")
+    if rule == "abs_tol" and limit is not None:
+        return t(lang, "hl.abs_tol", metric=metric, limit=f"{limit:g}")
+    if rule == "equal":
+        return t(lang, "hl.equal", metric=metric)
+    return str(con.get("detail") or metric)
+
+
+def _keep(bench: dict, lang: str, conf: str) -> str:
+    metrics = bench.get("metrics") or {}
+    key = main_metric(bench)
+    parts = [_change(lang, conf, key, metrics[key], _name(bench))] if key else [_name(bench)]
+    mem = metrics.get("peak_memory_mb")
+    if mem and key != "peak_memory_mb":
+        unchanged = mem.get("verdict") == "unchanged"
+        parts.append(t(lang, "hl.memory_unchanged") if unchanged else t(lang, "hl.memory", pct=pct(mem.get("delta_pct"))))
+    held = [c for c in bench.get("constraints") or [] if c.get("ok")]
+    parts += [_constraint_phrase(lang, c) for c in held[:2]]
+    return t(lang, "sep").join(parts)
+
+
+def _reject(bench: dict, lang: str, conf: str) -> str:
+    broken = [c for c in bench.get("constraints") or [] if not c.get("ok")]
+    if broken:
+        con = broken[0]
+        return t(lang, "hl.broken", name=_name(bench), metric=con.get("metric", "?"),
+                 detail=clip(str(con.get("detail") or ""), 80))
+    return _by_verdict(bench, lang, conf, "regressed") or _name(bench)
+
+
+def _by_verdict(bench: dict, lang: str, conf: str, verdict: str, name: str | None = None) -> str | None:
+    metrics = bench.get("metrics") or {}
+    for key in ordered_metrics(metrics):
+        if metrics[key].get("verdict") == verdict:
+            return _change(lang, conf, key, metrics[key], _name(bench) if name is None else name)
+    return None
+
+
+def _tradeoff(bench: dict, lang: str, conf: str) -> str:
+    gain = _by_verdict(bench, lang, conf, "improved")
+    loss = _by_verdict(bench, lang, conf, "regressed", name="")
+    if gain and loss:
+        return t(lang, "hl.tradeoff", gain=gain, loss=loss)
+    return gain or loss or _name(bench)
+
+
+def _inconclusive(bench: dict, lang: str, conf: str) -> str:
+    metrics = bench.get("metrics") or {}
+    for verdict in ("unstable", "inconclusive"):
+        for key in ordered_metrics(metrics):
+            m = metrics[key]
+            if m.get("verdict") != verdict:
+                continue
+            if verdict == "unstable":
+                return t(lang, "hl.unstable", name=_name(bench), metric=metric_word(lang, key),
+                         outliers=bench.get("outlier_rounds", "?"), rounds=bench.get("rounds", "?"))
+            if is_runs_range(key, m):
+                return t(lang, "hl.inconclusive_runs", name=_name(bench), metric=metric_word(lang, key),
+                         runs=min(m.get("n_base") or 0, m.get("n_head") or 0), lo=pct(m.get("ci_low_pct")),
+                         hi=pct(m.get("ci_high_pct")), floor=floor_text(m))
+            return t(lang, "hl.inconclusive", name=_name(bench), metric=metric_word(lang, key),
+                     rounds=bench.get("rounds", "?"), ci=conf, lo=pct(m.get("ci_low_pct")),
+                     hi=pct(m.get("ci_high_pct")))
+    return f"{_name(bench)}: {clip(str(bench.get('reason') or ''), 120)}"
+
+
+def _failed_side(bench: dict) -> str | None:
+    """Which side failed: the error's side, else the first side whose status is not ok."""
+    error = bench.get("error") or {}
+    if error.get("side"):
+        return str(error["side"])
+    status = bench.get("status") or {}
+    for side in ("base", "head"):
+        if status.get(side) not in (None, "ok"):
+            return side
+    return "head" if bench.get("decision") == "failed" else None
+
+
+def _failed(bench: dict, lang: str, conf: str) -> str:
+    side = _failed_side(bench) or "head"
+    message = str((bench.get("error") or {}).get("message") or "")
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    cause = lines[-1] if lines else str((bench.get("status") or {}).get(side) or "failed")
+    return t(lang, "hl.failed", side=word(lang, "side", clip(side, 20)), name=_name(bench), cause=clip(cause, 120))

@@ -1,0 +1,127 @@
+"""The report stage: a comparison@1 dict in, Markdown / HTML / JSON / terminal text out. No analysis here.
+
+    render(comparison, "md", "zh", max_chars=65000, full_report_hint="the job summary")
+    headline(comparison, "en")    # line one, plain text
+    shrink(md, limit)             # for the publisher when GitHub answers 422
+
+Templates live in `profopt_ci/templates/` (`report.md.j2`, `report.html.j2`, partials under
+`md/` and `html/`); `template=` replaces the top one and may include the package's partials.
+The Markdown environment escapes every `{{ … }}` by default (see report_format.md_inline):
+benchmark names, params, op names and error tails are untrusted PR content. HTML autoescapes.
+The context a template gets: `v` (the view, report_view.build_view), `c` (the raw comparison),
+`lang`, `t(key, **fields)` (the message catalog), `full_report_hint`; in Markdown also
+`mermaid(chart)` and the filter `code` (a fenced block).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import jinja2
+
+from profopt_ci.documents.results import load_json
+from profopt_ci.errors import UsageError
+from profopt_ci.report.format import Raw, chart_label, md_code_block, md_inline
+from profopt_ci.report.headline import headline
+from profopt_ci.report.i18n import LANGS, t
+from profopt_ci.report.shrink import shrink
+from profopt_ci.report.view import build_view
+
+__all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
+
+SCHEMA = "profopt/comparison@1"
+FORMATS = ("md", "html", "json", "text")
+MAX_CHARS = 65000
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Path | None = None,
+           max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None) -> str:
+    """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are.
+    `cols`: the terminal's width for "text" (80 when not given)."""
+    _check(comparison, fmt, lang)
+    if fmt == "json":
+        return json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "text":
+        from profopt_ci.report.text import text
+
+        return text(comparison, lang, cols or 80)
+    budget = max_chars or MAX_CHARS
+    view = build_view(comparison, lang, error_budget=budget // 2 if fmt == "md" else 10 * MAX_CHARS,
+                      plots=fmt == "html")
+    text = _template(fmt, template).render(
+        v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=full_report_hint)
+    if fmt == "html":
+        return text
+    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
+    return shrink(text, max_chars, hint=full_report_hint) if max_chars is not None else text
+
+
+def load_comparison(path: Path | str) -> dict:
+    """Read a comparison@1 file; anything else is a UsageError naming the file."""
+    return load_json(path, SCHEMA)
+
+
+def _check(comparison: object, fmt: str, lang: str) -> None:
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if lang not in LANGS:
+        raise UsageError(f"--lang {lang!r}: choose one of {', '.join(LANGS)}")
+    _check_schema(comparison, "comparison")
+
+
+def _check_schema(data: object, where: str) -> None:
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SCHEMA:
+        raise UsageError(f"{where}: expected schema {SCHEMA!r}, found {schema!r}; "
+                         "render a file written by `profopt compare` or `profopt diff`")
+
+
+def _template(fmt: str, template: Path | None) -> jinja2.Template:
+    if template is None:
+        return _environment(fmt, None).get_template(f"report.{fmt}.j2")
+    path = Path(template)
+    if not path.is_file():
+        raise UsageError(f"--template {path}: no such file")
+    try:
+        return _environment(fmt, str(path.resolve().parent)).get_template(path.name)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"--template {path}: line {exc.lineno}: {exc.message}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _environment(fmt: str, extra_dir: str | None) -> jinja2.Environment:
+    """One compiled environment per format and template folder, reused across renders."""
+    dirs = [extra_dir, str(TEMPLATES)] if extra_dir else [str(TEMPLATES)]
+    common = dict(loader=jinja2.FileSystemLoader(dirs), trim_blocks=True, lstrip_blocks=True,
+                  keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    if fmt == "html":
+        return jinja2.Environment(autoescape=True, **common)
+    env = jinja2.Environment(autoescape=False, finalize=_md_finalize, **common)
+    env.filters["code"] = md_code_block
+    env.globals["mermaid"] = mermaid
+    return env
+
+
+def _md_finalize(value: object) -> str:
+    return "" if value is None else md_inline(value)
+
+
+def mermaid(chart: dict) -> Raw:
+    """A mermaid `xychart-beta` block: bars are the base (= 100), the line is head relative to it by
+    the verdict's estimate (100 + change %), and two more lines its CI where every point has one."""
+    labels = ", ".join(f'"{chart_label(x)}"' for x in chart["labels"])
+    bases = ", ".join("100" for _ in chart["head"])
+    title, y_label = (re.sub(r"[\"`<>@\[\]{}\r\n]", "", str(chart[k]))[:80] for k in ("title", "y_label"))
+    lines = [chart["head"]]
+    if all(v is not None for v in chart.get("low", []) + chart.get("high", [])) and chart.get("low"):
+        lines += [chart["low"], chart["high"]]
+    series = "".join("    line [" + ", ".join(f"{v:g}" for v in line) + "]\n" for line in lines)
+    return Raw("```mermaid\nxychart-beta\n"
+               f'    title "{title}"\n'
+               f"    x-axis [{labels}]\n"
+               f'    y-axis "{y_label}" 0 --> {chart["y_max"]}\n'
+               f"    bar [{bases}]\n"
+               f"{series}```")

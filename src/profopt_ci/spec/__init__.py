@@ -1,0 +1,1 @@
+"""spec: see the package README in docs/layout.md."""

@@ -1,0 +1,165 @@
+"""One plan per run: the spec, the command line's overrides, and each side's own spec, resolved once.
+
+In: the spec the user passed, `Overrides` (CLI flags; the action's inputs arrive as the same flags
+and as PROFOPT_HARDWARE_LABEL), and for compare the `Side`s with the specs their checkouts hold.
+Out: a `Plan` every stage reads — compare, rounds, lockstep, profiling, decide, baseline, run —
+instead of each stage choosing between `side.spec` and the spec itself.
+
+Rules:
+- how to measure and judge (every key of `Settings`, the hardware label, the CPU set) comes from
+  the spec passed plus the overrides, the same for both sides: pairing needs both measured alike;
+- what the code is (callable or command, params, env, setup, constraints, goal) comes from each
+  side's own spec, so a pull request that changes its params is measured as it says;
+- a side whose own spec is missing or invalid runs the passed spec's definitions, and a side whose
+  settings differ is measured with the plan's: both are recorded (`notes`, `differences`), never
+  swapped silently.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from profopt_ci.errors import UsageError
+from profopt_ci.measure import cpus as cpuset
+from profopt_ci.spec.load import Benchmark, Spec, parse_percent, resolve_settings
+
+
+@dataclass
+class Overrides:
+    """What the command line says over the spec (None: the spec decides)."""
+
+    threshold: str | None = None
+    rounds: int | None = None
+    max_rounds: int | None = None
+    pairing: str | None = None
+    cpuset: str | None = None
+    hardware_label: str | None = None
+    instrument: tuple[str, ...] | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The overrides as setting keys: `--rounds N` alone means exactly N rounds (one look)."""
+        out: dict[str, Any] = {}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.pairing is not None:
+            out["pairing"] = self.pairing
+        if self.instrument is not None:
+            out["instrument"] = list(self.instrument)
+        if self.rounds is not None:
+            out["rounds"] = self.rounds
+            out["max_rounds"] = max(self.max_rounds or self.rounds, self.rounds)
+        elif self.max_rounds is not None:
+            out["max_rounds"] = self.max_rounds
+        return out
+
+
+def overrides(*, threshold: str | None = None, rounds: int | None = None, max_rounds: int | None = None,
+              pairing: str | None = None, cpus: str | None = None, hardware_label: str | None = None,
+              instrument: tuple[str, ...] | None = None, environ: dict[str, str] | None = None) -> Overrides:
+    """Checked overrides; the hardware label falls back to PROFOPT_HARDWARE_LABEL (the action's input)."""
+    env = os.environ if environ is None else environ
+    if threshold is not None:
+        try:
+            parse_percent(threshold)
+        except ValueError as exc:
+            raise UsageError(f"--threshold: {exc}") from None
+    if cpus is not None:
+        try:
+            cpuset.parse_cpuset(cpus)
+        except ValueError as exc:
+            raise UsageError(f"--cpuset: {exc}") from None
+    label = hardware_label or env.get("PROFOPT_HARDWARE_LABEL") or None
+    return Overrides(threshold=threshold, rounds=rounds, max_rounds=max_rounds, pairing=pairing, cpuset=cpus,
+                     hardware_label=label, instrument=instrument)
+
+
+def _raw_benches(spec: Spec) -> dict[str, dict]:
+    return {b.get("name"): b for b in spec.raw.get("benchmarks") or [] if isinstance(b, dict)}
+
+
+def apply(spec: Spec, ov: Overrides, settings_from: Spec | None = None) -> Spec:
+    """A copy of `spec` whose settings are re-resolved from `settings_from`'s keys (default: its own;
+    a benchmark `settings_from` lacks keeps its own) plus the overrides; label and CPU set likewise."""
+    src = settings_from or spec
+    extra = ov.settings()
+    src_raw, own_raw = _raw_benches(src), _raw_benches(spec)
+    benches = []
+    for b in spec.benchmarks:
+        if b.name in src_raw:
+            settings = resolve_settings(src.raw.get("defaults") or {}, {**src_raw[b.name], **extra})
+        else:
+            settings = resolve_settings(spec.raw.get("defaults") or {}, {**own_raw.get(b.name, {}), **extra})
+        benches.append(replace(b, settings=settings))
+    return replace(spec, benchmarks=benches, hardware_label=ov.hardware_label or src.hardware_label,
+                   cpuset=ov.cpuset or src.cpuset)
+
+
+@dataclass
+class Plan:
+    spec: Spec  # the spec passed, overrides applied
+    overrides: Overrides = field(default_factory=Overrides)
+    sides: dict[str, Spec] = field(default_factory=dict)  # side → what that side runs
+    notes: list[str] = field(default_factory=list)
+    differences: list[dict] = field(default_factory=list)
+
+    @property
+    def hardware_label(self) -> str:
+        return self.spec.hardware_label
+
+    def side_spec(self, side: str) -> Spec:
+        return self.sides.get(side, self.spec)
+
+    def bench(self, side: str, name: str) -> Benchmark:
+        """The side's definition of a benchmark with the plan's settings."""
+        for b in self.side_spec(side).benchmarks:
+            if b.name == name:
+                return b
+        return self.judged(name)
+
+    def judged(self, name: str) -> Benchmark:
+        """What decide reads: head's definition (constraints, goal) when it has one, the plan's settings."""
+        spec = self.sides.get("head", self.spec)
+        for b in spec.benchmarks:
+            if b.name == name:
+                return b
+        return next(b for b in self.spec.benchmarks if b.name == name)
+
+    def cpus(self, bench: Benchmark) -> list[int]:
+        """The CPU set both sides of `bench` share under lockstep."""
+        env = {**os.environ, **self.spec.env, **bench.env}
+        try:
+            return cpuset.choose(self.spec.cpuset, cpuset.threads_of(env))
+        except ValueError as exc:
+            raise UsageError(f"cpuset {self.spec.cpuset}: {exc}") from None
+
+    def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Spec:
+        """Resolve one side: its own spec's definitions under the plan's settings (see module doc)."""
+        if own is None:
+            why = problem or "it has no spec at this path"
+            self.notes.append(f"{name}: its own spec was not used ({why}); {name} runs the benchmarks as "
+                              f"defined in {self.spec.path.name} passed to profopt")
+            resolved = self.spec
+        else:
+            resolved = apply(own, self.overrides, settings_from=self.spec)
+            known = {b.name: b for b in self.spec.benchmarks}
+            mine = apply(own, self.overrides)
+            for b in mine.benchmarks:
+                if b.name in known and b.settings != known[b.name].settings:
+                    self._settings_difference(name, b, known[b.name])
+        self.sides[name] = resolved
+        return resolved
+
+    def _settings_difference(self, side: str, own: Benchmark, planned: Benchmark) -> None:
+        a, b = asdict(own.settings), asdict(planned.settings)
+        keys = [k for k in a if a[k] != b[k]]
+        for k in keys:
+            self.differences.append({"scope": "settings", "benchmark": own.name, "key": k, side: a[k],
+                                     "plan": b[k]})
+        self.notes.append(f"{side}'s own spec sets {', '.join(keys)} of {own.name} differently; both sides "
+                          "were measured and judged with the settings of the spec passed to profopt")
+
+
+def make_plan(spec: Spec, ov: Overrides | None = None) -> Plan:
+    ov = ov or Overrides()
+    return Plan(spec=apply(spec, ov), overrides=ov)

@@ -1,0 +1,1 @@
+"""store: see the package README in docs/layout.md."""

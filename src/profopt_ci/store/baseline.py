@@ -1,0 +1,517 @@
+"""`profopt baseline refresh|list|show|push` and `profopt compare --baseline stored|both`.
+
+refresh: `profopt run` on the current tree (the default branch, nightly), summarised to a
+`profopt/baseline@1` document — per benchmark the per-round medians of each metric with their
+median and an order-statistic 95% CI, the round count and a cost estimate, plus the recorded
+quality values for constraints; never raw traces — stored per hardware label (store.py).
+
+compare --baseline stored: the newest stored baseline of the label at or before the base commit
+(the merge-base), head measured now, compared unpaired. It refuses a baseline measured in a
+materially different environment (fingerprint.MATERIAL) unless allowed. --baseline both: the
+usual paired compare, plus whether the freshly measured base left its nightly history (drift).
+Both attach the nightly history with its change points.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from profopt_ci import __version__
+from profopt_ci.analyze import changepoints as history
+from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.documents.results import now_iso
+from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.figures import is_measurement as _usable
+from profopt_ci.figures import sig
+from profopt_ci.gitutil import commit_info, git, toplevel
+from profopt_ci.measure import instructions
+from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.processes import METRICS
+from profopt_ci.measure.rounds import stderr_log
+from profopt_ci.spec.load import Spec
+from profopt_ci.spec.plan import Plan
+from profopt_ci.store.stores import (
+    BASELINE_SCHEMA,
+    SHORT,
+    GitStore,
+    Store,
+    age_days,
+    at_or_before,
+    entries,
+    find,
+    load,
+    open_store,
+    save,
+    stderr_warn,
+)
+
+CI_CONFIDENCE = 0.95
+PROCESS_OVERHEAD_MS = 150.0   # a fresh worker process per sample: interpreter start and imports
+
+
+# ---- the stored summary ------------------------------------------------------------------------
+
+
+def median_ci(values: list[float], confidence: float = CI_CONFIDENCE) -> tuple[float | None, float | None]:
+    """Distribution-free CI of the median from order statistics (as benchstat); None when n is too small."""
+    from scipy.stats import binom
+
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        return None, None
+    half = (1 - confidence) / 2
+    k = 0   # the k smallest and k largest values may lie outside the interval
+    while binom.cdf(k, n, 0.5) <= half:
+        k += 1
+    if k == 0:
+        return None, None
+    return xs[k - 1], xs[n - k]
+
+
+def bench_summary(entry: dict) -> dict:
+    """One benchmark of a results@1 file, compacted: per-round values, median, CI, cost."""
+    samples = entry.get("samples") or []
+    metrics = {}
+    for m in METRICS:
+        vals = [float(s[m]) for s in samples if _usable(s.get(m))]
+        if not vals:
+            continue
+        lo, hi = median_ci(vals)
+        metrics[m] = {"median": sig(statistics.median(vals), 6), "ci_low": sig(lo, 6),
+                      "ci_high": sig(hi, 6), "confidence": CI_CONFIDENCE, "n": len(vals),
+                      "values": [sig(v, 6) for v in vals]}
+    quality: dict[str, list] = {}
+    for s in samples:
+        for k, v in (s.get("quality") or {}).items():
+            quality.setdefault(k, []).append(v)
+    measured = [sum(s.get("values_ms") or []) * (s.get("loops") or 1) for s in samples]
+    out = {
+        "kind": entry.get("kind"), "params": entry.get("params") or {}, "unit": entry.get("unit"),
+        "items_per_iteration": entry.get("items_per_iteration"), "rounds": len(samples),
+        "round_cost_ms": sig(statistics.median(measured) + PROCESS_OVERHEAD_MS, 6) if measured else None,
+        "metrics": metrics, "quality": quality,
+    }
+    if _counted(entry):  # instrument: instructions — the runs' counts, compared again by compare_stored
+        out["instructions"] = entry["instructions"]
+    return out
+
+
+def _counted(entry: dict) -> bool:
+    return (entry.get("instructions") or {}).get("status") == "ok"
+
+
+def from_results(results: dict, *, ref: str | None = None) -> dict:
+    """A baseline@1 document from a results@1 one (only benchmarks that finished are kept)."""
+    benches, failed = {}, {}
+    for name, entry in (results.get("benchmarks") or {}).items():
+        if entry.get("status") == "ok" and (entry.get("samples") or _counted(entry)):
+            benches[name] = bench_summary(entry)
+        else:
+            failed[name] = entry.get("status") or "failed"
+    return {
+        "schema": BASELINE_SCHEMA,
+        "tool_version": __version__,
+        "created": now_iso(),
+        "commit": results.get("commit"),
+        "ref": ref,
+        "dirty": bool(results.get("dirty")),
+        "spec_hash": results.get("spec_hash"),
+        "hardware_label": results.get("hardware_label"),
+        "fingerprint": results.get("fingerprint") or {},
+        "env": results.get("env") or {},
+        "rounds": results.get("rounds"),
+        "seed": results.get("seed"),
+        "benchmarks": benches,
+        "failed": failed,
+    }
+
+
+def samples_from_summary(summary: dict) -> list[dict]:
+    """Sample-shaped dicts rebuilt from stored per-round values, for the unpaired analysis."""
+    metrics = summary.get("metrics") or {}
+    quality = summary.get("quality") or {}
+    n = max([len(m.get("values") or []) for m in metrics.values()] + [len(v) for v in quality.values()] + [0])
+    out = []
+    for i in range(n):
+        s: dict[str, Any] = {"round": i, "order": 0}
+        for m, data in metrics.items():
+            vals = data.get("values") or []
+            s[m] = vals[i] if i < len(vals) else None
+        s["quality"] = {k: v[i] for k, v in quality.items() if i < len(v)}
+        out.append(s)
+    return out
+
+
+def as_results(doc: dict) -> dict:
+    """A stored baseline in the shape of results@1, so `profopt diff` can take it as one side."""
+    benches = {}
+    for name, b in (doc.get("benchmarks") or {}).items():
+        samples = samples_from_summary(b)
+        benches[name] = {"kind": b.get("kind"), "params": b.get("params") or {}, "unit": b.get("unit"),
+                         "items_per_iteration": b.get("items_per_iteration"), "status": "ok", "error": None,
+                         "samples": samples, "profile": None,
+                         "summary": {m: v.get("median") for m, v in (b.get("metrics") or {}).items()}}
+        if b.get("instructions"):
+            benches[name]["instructions"] = b["instructions"]
+    keep = ("tool_version", "created", "commit", "dirty", "spec_hash", "hardware_label", "fingerprint", "env",
+            "rounds", "seed")
+    return {"schema": "profopt/results@1", **{k: doc.get(k) for k in keep}, "benchmarks": benches,
+            "stored_baseline": True}
+
+
+def load_side(path: str | Path) -> dict:
+    """results@1, or a stored baseline@1 (from `profopt baseline show --json`) as results@1."""
+    from profopt_ci.documents.check import validate
+    from profopt_ci.documents.results import RESULTS_SCHEMA, load_json
+
+    data = load_json(path, (RESULTS_SCHEMA, BASELINE_SCHEMA))  # its errors name the file and what was expected
+    if data["schema"] == BASELINE_SCHEMA:
+        data = as_results(data)
+        validate(data, "results", str(path))
+    return data
+
+
+# ---- refresh ----------------------------------------------------------------------------------
+
+
+def _branch(root: Path) -> str | None:
+    name = git(["rev-parse", "--abbrev-ref", "HEAD"], root, check=False)
+    return None if not name or name == "HEAD" else name
+
+
+def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
+            out: Path | None = None, allow_dirty: bool = False, push: bool = True,
+            log: Callable[[str], None] = stderr_log) -> tuple[int, str]:
+    """Run the plan on the current tree and store its summary (under the plan's hardware label).
+    Returns (exit code, stored path)."""
+    from profopt_ci.pipeline.run import run_tree
+
+    spec = plan.spec
+    root = spec.path.resolve().parent
+    commit, dirty = commit_info(root)
+    if commit is None:
+        raise UsageError(f"{spec.path}: baseline refresh needs a git commit to file the baseline under — "
+                         "run it in a clone of the repository")
+    if dirty and not allow_dirty:
+        raise UsageError("the working tree has uncommitted changes: a baseline must describe a commit "
+                         "(commit or stash them, or pass --allow-dirty)")
+    target = open_store(store, toplevel(root), log=stderr_warn, push=push)
+    if isinstance(target, GitStore):
+        target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
+    with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
+        code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
+    doc = from_results(results, ref=_branch(root))
+    if not doc["benchmarks"]:
+        raise InfraError("every benchmark failed: nothing was stored")
+    path = save(target, doc)
+    where = target.describe() + ("" if push or not isinstance(target, GitStore) else " (local branch, not pushed)")
+    log(f"profopt: baseline stored in {where}: {path}")
+    return code, path
+
+
+def push(store: str | None, cwd: Path) -> int:
+    """`profopt baseline push`: send runs a `--no-push` refresh left in the local data branch."""
+    target = open_store(store, toplevel(cwd))
+    if not isinstance(target, GitStore):
+        raise UsageError("baseline push is for a git store (git:BRANCH); a dir store needs no push")
+    return target.sync()
+
+
+# ---- list and show ------------------------------------------------------------------------------
+
+
+def list_lines(store: Store, *, label: str | None, limit: int) -> list[str]:
+    rows = entries(store, None)
+    if label is not None:
+        from profopt_ci.store.stores import label_dir
+
+        rows = [e for e in rows if e.label == label_dir(label)]
+    by_label: dict[str, list] = {}
+    for e in rows:
+        by_label.setdefault(e.label, []).append(e)
+    shown = [e for group in by_label.values() for e in (group[:limit] if limit else group)]
+    docs = {e.path: d for e, d in load(store, shown)}
+    lines = [f"{'label':<20} {'measured (UTC)':<17} {'commit':<12} {'ref':<14} {'spec':<8} {'benchmarks':>10}  id"]
+    for lab in sorted(by_label):
+        group = by_label[lab]
+        for e in (group[:limit] if limit else group):
+            d = docs.get(e.path)
+            if d is None:
+                continue
+            when = f"{e.ts[:4]}-{e.ts[4:6]}-{e.ts[6:8]} {e.ts[9:11]}:{e.ts[11:13]}"
+            lines.append(f"{d['hardware_label']:<20} {when:<17} {d['commit'][:SHORT]:<12} "
+                         f"{str(d.get('ref') or '-')[:14]:<14} {str(d.get('spec_hash') or '-')[:8]:<8} "
+                         f"{len(d['benchmarks']):>10}  {e.id}")
+        if limit and len(group) > limit:
+            lines.append(f"{'':<20} … {len(group) - limit} older run(s) of {lab} (--limit 0 shows all)")
+    return lines
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def show_lines(store: Store, entry_path: str, doc: dict) -> list[str]:
+    fp = doc.get("fingerprint") or {}
+    lines = [
+        f"baseline {entry_path} ({store.describe()})",
+        f"label {doc['hardware_label']} · commit {doc['commit'][:SHORT]}"
+        + (f" ({doc['ref']})" if doc.get("ref") else "")
+        + f" · measured {str(doc.get('created'))[:16].replace('T', ' ')} UTC"
+        + f" ({_age_text(doc)})"
+        + f" · spec {str(doc.get('spec_hash') or '-')[:8]} · profopt {doc.get('tool_version', '?')}",
+        "environment: " + " · ".join(f"{k} {fp.get(k)}" for k in MATERIAL + ("python", "os") if fp.get(k) is not None),
+        "",
+        f"{'benchmark':<28} {'rounds':>6} {'step time ms (95% CI)':>30} {'throughput':>12} {'peak MB':>9}",
+    ]
+    for name, b in doc["benchmarks"].items():
+        m = b.get("metrics") or {}
+        st = m.get("step_time_ms") or {}
+        ci = f"{_fmt(st.get('median'))} ({_fmt(st.get('ci_low'))}–{_fmt(st.get('ci_high'))})" if st else "-"
+        tp = (m.get("throughput") or {}).get("median")
+        mem = (m.get("peak_memory_mb") or {}).get("median")
+        lines.append(f"{name[:28]:<28} {b.get('rounds', '-'):>6} {ci:>30} {_fmt(tp):>12} {_fmt(mem):>9}")
+    for name, status in (doc.get("failed") or {}).items():
+        lines.append(f"{name[:28]:<28} {status} (not stored)")
+    return lines
+
+
+def pick(store: Store, repo: Path | None, *, ident: str | None, label: str | None, at: str | None) -> tuple[str, dict]:
+    """The run `profopt baseline show` means: an id, or the newest for a label at or before a commit."""
+    if ident:
+        e, doc = find(store, ident)
+        return e.path, doc
+    if label is None:
+        raise UsageError("baseline show: name a run (an id from `profopt baseline list`) or a label (--label, "
+                         "or a spec with a hardware_label)")
+    if repo is None:
+        rows = load(store, entries(store, label)[:1], label=label)
+        if not rows:
+            raise UsageError(f"{store.describe()}: no stored baseline for label {label}")
+        return rows[0][0].path, rows[0][1]
+    from profopt_ci.measure.checkouts import resolve_commit
+
+    commit = resolve_commit(repo, at or "HEAD")
+    found = at_or_before(store, repo, label, commit, limit=1)
+    if not found:
+        raise UsageError(f"{store.describe()}: no stored baseline for label {label} at or before {commit[:SHORT]}")
+    return found[0][0].path, found[0][1]
+
+
+# ---- compare against the store ----------------------------------------------------------------
+
+
+def material_differences(stored: dict, current: dict) -> list[tuple[str, Any, Any]]:
+    return [(k, stored.get(k), current.get(k)) for k in MATERIAL if stored.get(k) != current.get(k)]
+
+
+def _mismatch_text(diffs: list[tuple[str, Any, Any]]) -> str:
+    return "; ".join(f"{k}: stored {a!r} vs now {b!r}" for k, a, b in diffs)
+
+
+def _age_text(doc: dict) -> str:
+    age = age_days(doc)
+    if age is None:
+        return "of unknown age"
+    return f"{age * 24:.0f} hours old" if age < 2 else f"{age:.0f} days old"
+
+
+def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
+                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[str]]:
+    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
+    from profopt_ci.measure.checkouts import add_worktree, make_venv, open_workspace, side_spec
+    from profopt_ci.measure.processes import Side, fingerprint
+    from profopt_ci.pipeline.run import run_tree
+
+    spec = plan.spec
+    root = spec.path.resolve().parent
+    head_label, head_commit = refs["head"]
+    current, dirty = commit_info(root)
+    notes: list[str] = []
+
+    def check(fp: dict) -> dict:
+        diffs = material_differences(stored_fp, fp)
+        if not diffs:
+            return fp
+        if not allow_env_mismatch:
+            raise UsageError("the stored baseline was measured in a different environment — "
+                             f"{_mismatch_text(diffs)}. Refresh the baseline on this runner, use "
+                             "--baseline rerun, or pass --allow-env-mismatch to compare anyway")
+        notes.append(f"the stored baseline was measured in a different environment ({_mismatch_text(diffs)}); "
+                     "compared anyway (--allow-env-mismatch): differences may be the machine's, not the code's")
+        return fp
+
+    with tempfile.TemporaryDirectory(prefix="profopt-stored-") as tmp:
+        if not head_given or (current == head_commit and not dirty):
+            fp = check(fingerprint(Side(name="tree", root=root), spec))
+            if dirty:
+                notes.append("head is the working tree with uncommitted changes")
+            _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
+            return results, notes
+        rel_spec = spec.path.resolve().relative_to(repo.resolve())
+        with open_workspace(repo, workdir) as ws:
+            tree = add_worktree(ws, "head", head_commit)
+            side_root = tree / rel_spec.parent
+            own, problem = side_spec(side_root, Path(rel_spec.name))
+            own = plan.attach("head", own, problem)
+            python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
+            side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
+            fp = check(fingerprint(side, own))
+            _, results = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
+            return results, notes
+
+
+def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
+                   allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
+                   workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
+    """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
+    from profopt_ci.pipeline.compare import (
+        _bench_from_results,
+        assemble,
+        build_entry,
+        differences,
+        finish,
+        resolve_refs,
+    )
+
+    spec = plan.spec
+    repo = toplevel(spec.path.resolve().parent)
+    if repo is None:
+        raise UsageError(f"{spec.path} is not inside a git repository — a stored baseline is found by commit")
+    refs = resolve_refs(repo, base_ref, head_ref)
+    base_label, base_commit = refs["base"]
+    target = open_store(store, repo)
+    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
+    if not runs:
+        from profopt_ci.measure.checkouts import _shallow_hint
+
+        raise UsageError(f"{target.describe()}: no stored baseline for label {spec.hardware_label} at or before "
+                         f"{base_commit[:SHORT]} ({base_label}) — run `profopt baseline refresh` on the default "
+                         "branch first, or use --baseline rerun" + _shallow_hint(repo))
+    entry, doc, dist = runs[0]
+    log(f"profopt: stored baseline {entry.id} — commit {doc['commit'][:SHORT]}, {_age_text(doc)}, "
+        f"{dist} commit(s) before {base_commit[:SHORT]}")
+    results, notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
+                                   doc.get("fingerprint") or {}, log)
+    entries_, pairs, missing = [], [], []
+    for name, head_entry in results["benchmarks"].items():
+        stored = doc["benchmarks"].get(name)
+        if stored is None:
+            missing.append(name)
+            continue
+        head_bench = _bench_from_results(name, head_entry, spec)
+        base_bench = _bench_from_results(name, stored, spec)
+        pairs.append((base_bench, head_bench))
+        base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored)}
+        entries_.append(build_entry(head_bench, base_side, head_entry, paired=False))
+        counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
+        instr_merge.merge(entries_[-1], head_bench, counted if all(counted.values()) else None)
+    finish(entries_, {h.name: h for _, h in pairs})
+    instr_merge.mark_failures(entries_)
+    notes = [
+        f"compared with the stored baseline of commit {doc['commit'][:SHORT]} measured "
+        f"{str(doc.get('created'))[:16].replace('T', ' ')} UTC ({_age_text(doc)}), {dist} commit(s) before the "
+        f"base {base_commit[:SHORT]}; only head was measured now, so the figures are unpaired "
+        "(Mann–Whitney U) and weaker: machine drift since the nightly run shows up as change",
+        *notes,
+    ]
+    if any(e.get("instructions") for e in entries_):
+        notes.append(instructions.WHAT_IT_IS)
+    if doc.get("spec_hash") != spec.hash:
+        notes.append("the spec changed since the stored baseline was measured")
+    notes = [*plan.notes, *notes]
+    if missing:
+        notes.append(f"not in the stored baseline (not compared): {', '.join(missing)}")
+    base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],
+                 "fingerprint": doc.get("fingerprint") or {}, "env": doc.get("env") or {}}
+    head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"), "commit": results.get("commit"),
+                 "fingerprint": results.get("fingerprint") or {}, "env": results.get("env") or {}}
+    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    comparison = assemble(mode="unpaired", hardware_label=spec.hardware_label, entries=entries_, base=base_meta,
+                          head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
+                          notes=notes, threshold_pct=threshold)
+    comparison["baseline"] = _baseline_meta("stored", target, entry.path, doc, dist, base_commit)
+    if history_n:
+        comparison["history"] = history.build(runs, comparison)
+    return comparison
+
+
+def _baseline_meta(mode: str, target: Store, path: str | None, doc: dict | None, dist: int | None,
+                   base_commit: str) -> dict:
+    return {"mode": mode, "store": target.describe(), "path": path,
+            "commit": doc["commit"] if doc else None, "created": doc.get("created") if doc else None,
+            "age_days": None if doc is None or age_days(doc) is None else round(age_days(doc), 2),
+            "commits_before_base": dist, "base_commit": base_commit}
+
+
+def attach_history(comparison: dict, spec: Spec, *, store: str | None, allow_env_mismatch: bool = False,
+                   history_n: int = history.DEFAULT_N) -> None:
+    """--baseline both: after a paired compare, the nightly history of the base and its drift."""
+    repo = toplevel(spec.path.resolve().parent)
+    base_commit = (comparison.get("base") or {}).get("commit")
+    if repo is None or not base_commit:
+        return
+    target = open_store(store, repo)
+    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
+    base_fp = (comparison.get("base") or {}).get("fingerprint") or {}
+    notes = comparison.setdefault("notes", [])
+    kept = [r for r in runs if allow_env_mismatch or not material_differences(r[1].get("fingerprint") or {}, base_fp)]
+    if len(kept) < len(runs):
+        diffs = material_differences(runs[0][1].get("fingerprint") or {}, base_fp) if runs else []
+        notes.append(f"{len(runs) - len(kept)} of {len(runs)} nightly runs were measured in another environment "
+                     f"({', '.join(k for k, _, _ in diffs) or 'fingerprint'}) and are left out of the drift check "
+                     "(--allow-env-mismatch keeps them)")
+    first = kept[0] if kept else None
+    comparison["baseline"] = _baseline_meta("both", target, first[0].path if first else None,
+                                            first[1] if first else None, first[2] if first else None, base_commit)
+    if not kept:
+        notes.append(f"no nightly history for label {spec.hardware_label} at or before the base "
+                     f"{base_commit[:SHORT]} in {target.describe()}: drift not checked")
+        comparison["drift"] = {}
+        return
+    per = history.series(kept)
+    threshold = comparison.get("threshold_pct") or 3.0
+    drift: dict[str, dict] = {}
+    for b in comparison.get("benchmarks") or []:
+        base_vals = [s["step_time_ms"] for s in (b.get("samples") or {}).get("base") or []
+                     if _usable(s.get("step_time_ms"))]
+        s = per.get(b["name"])
+        if not base_vals or not s:
+            continue
+        d = history.drift(statistics.median(base_vals), s["values"], threshold_pct=threshold)
+        d["commits"] = [s["commits"][0], s["commits"][-1]]
+        drift[b["name"]] = d
+        if d["drifted"]:
+            notes.append(history.drift_note(b["name"], d))
+    comparison["drift"] = drift
+    if history_n:
+        comparison["history"] = history.build(kept, comparison)
+
+
+def costs(spec: Spec, store: str | None, *, log: Callable[[str], None] = stderr_log) -> tuple[dict[str, float], str | None]:
+    """Recorded cost per benchmark (ms of one full run) from the newest baseline at or before HEAD."""
+    root = spec.path.resolve().parent
+    repo = toplevel(root)
+    commit, _ = commit_info(root)
+    if repo is None or commit is None:
+        return {}, None
+    try:
+        found = at_or_before(open_store(store, repo), repo, spec.hardware_label, commit, limit=1)
+    except (UsageError, InfraError) as exc:
+        log(f"profopt: no recorded costs for sharding ({exc}); splitting by name")
+        return {}, None
+    if not found:
+        return {}, None
+    _, doc, _ = found[0]
+    out = {}
+    for b in spec.benchmarks:
+        stored = doc["benchmarks"].get(b.name) or {}
+        per_round = stored.get("round_cost_ms")
+        if _usable(per_round):
+            out[b.name] = float(per_round) * b.settings.rounds
+    return out, doc["commit"]
