@@ -1,22 +1,66 @@
 """`profopt demo`: the whole loop on a bundled example, with no GitHub and no Docker.
 
+In: `--example NAME` (a folder of examples/ with a profopt.yml and a `tuned/` overlay), `--out-dir`,
+`--keep-repo`, `--lang`. Out: comparison.json, report.md and report.html in `--out-dir`, the report
+on stdout; exit 0, or 3 when a benchmark failed.
+
 A throwaway git repository gets the example as its baseline commit and the example's `tuned/`
 overlay as a second commit (one variable changed); compare runs base vs head as it would on a pull
-request, and the report is printed. Everything stays in a temporary directory unless `--keep`.
+request, and the report is printed. The repository stays in a temporary directory, removed unless
+`--keep-repo`.
 """
 from __future__ import annotations
 
+import argparse
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.errors import UsageError
+from profopt_ci.cli.options import lang_flag
+from profopt_ci.cli.outputs import print_failures
+from profopt_ci.errors import EXIT_INFRA, EXIT_OK, UsageError
 from profopt_ci.gitutil import run_git
 
 DEFAULT_EXAMPLE = "python_func"
 _GIT_ID = {"GIT_AUTHOR_NAME": "profopt demo", "GIT_AUTHOR_EMAIL": "demo@profopt.invalid",
            "GIT_COMMITTER_NAME": "profopt demo", "GIT_COMMITTER_EMAIL": "demo@profopt.invalid"}
+
+
+def register(sub) -> None:
+    dm = sub.add_parser("demo", help="self-contained quickstart: a throwaway repo, a tuned commit, the report",
+                        epilog=_examples_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    dm.add_argument("--example", default=DEFAULT_EXAMPLE, metavar="NAME",
+                    help=f"which bundled example (default: {DEFAULT_EXAMPLE}; the list is below)")
+    dm.add_argument("--out-dir", default="profopt-demo", help="where the outputs go (default: ./profopt-demo)")
+    dm.add_argument("--keep-repo", action="store_true", help="keep the throwaway repository")
+    lang_flag(dm)
+    dm.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from profopt_ci.measure.rounds import stderr_log
+
+    out_dir = Path(args.out_dir)
+    comparison, report = run_demo(args.example, out_dir=out_dir, keep_repo=args.keep_repo, lang=args.lang,
+                                  log=stderr_log)
+    if sys.stdout.isatty():
+        from profopt_ci.report.render import render
+
+        report = render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns)
+    print_failures(comparison)
+    sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    print(f"profopt demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)
+    return EXIT_INFRA if comparison["counts"]["failed"] else EXIT_OK
+
+
+def _examples_epilog() -> str:
+    try:
+        names = available()
+    except UsageError as exc:
+        return f"examples: {exc}"
+    return "examples:\n" + "\n".join(f"  {n:<16} {describe(n)}" for n in names)
 
 
 def examples_dir() -> Path:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
-from profopt_ci.spec.load import Benchmark, Spec
+from profopt_ci.spec.model import Benchmark, Spec
 from profopt_ci.spec.plan import Plan
 
 PROFILE_STEPS = 5

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from profopt_ci.measure.processes import Side, child_env, run_child, tail
-from profopt_ci.spec.load import Spec
+from profopt_ci.spec.model import Spec
 
 IMPORT_TIMEOUT_S = 120.0
 TAIL_LINES = 4

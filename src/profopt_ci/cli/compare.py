@@ -1,0 +1,98 @@
+"""`profopt compare`: base vs head of the current repository, measured now (or head vs a stored
+baseline), judged, reported.
+
+In: the spec and refs (`--base --head`), measurement overrides (`--rounds --max-rounds --threshold
+--pairing --cpuset --instrument`), `--workdir --phase` (setup and measure as two steps),
+`--baseline rerun|stored|both` with its store flags, and the output flags. Out: comparison.json,
+report.md and report.html (cli/outputs.py; partial ones while it runs) and the verdict's exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive
+from profopt_ci.cli.outputs import finish, output_dir, output_flags, output_paths, verdict_exit, write_outputs
+from profopt_ci.errors import EXIT_OK, UsageError
+from profopt_ci.spec.plan import Plan
+
+
+def register(sub) -> None:
+    c = sub.add_parser("compare", help="base vs head, interleaved, in git worktrees")
+    c.add_argument("--spec", help=SPEC_HELP)
+    c.add_argument("--base", help="base ref (default: merge-base of HEAD with origin/HEAD, origin/main, main, master)")
+    c.add_argument("--head", help="head ref (default: HEAD)")
+    c.add_argument("--rounds", type=positive, help="rounds before the first look (default: the spec's)")
+    c.add_argument("--max-rounds", type=positive, help="extend up to this many rounds while inconclusive")
+    c.add_argument("--threshold", help="smallest change that counts, e.g. 3%%")
+    c.add_argument("--pairing", choices=("lockstep", "rounds"),
+                   help="lockstep (default): both sides' workers live, pinned to one CPU set, value by value; "
+                        "rounds: one fresh process per side per round")
+    c.add_argument("--cpuset", metavar="CPUS", help="lockstep: pin both sides to these CPUs, e.g. 3 or 2-3 "
+                                                    "(default: the spec's cpuset, else one CPU per thread)")
+    c.add_argument("--workdir", help="keep worktrees and venvs here (default: a temporary directory, removed)")
+    c.add_argument("--profile-dir",
+                   help="where profiler traces go (default: .profopt/profiles, or profopt-profiles/ beside --out)")
+    c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
+                   help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
+    instrument_flag(c)
+    output_flags(c, "comparison.json")
+    _baseline_flags(c)
+    c.set_defaults(func=command)
+
+
+def _baseline_flags(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--baseline", choices=("rerun", "stored", "both"), default="rerun",
+                   help="rerun: measure base and head now (default); stored: head now vs the newest stored "
+                        "baseline at or before the base; both: rerun, and check the base against its nightly history")
+    c.add_argument("--store", metavar="dir:PATH|git:BRANCH", help="baseline store (default: git:profopt-data on origin)")
+    c.add_argument("--allow-env-mismatch", action="store_true",
+                   help="compare with a stored baseline measured in a materially different environment")
+    c.add_argument("--history", type=int, default=30, metavar="N",
+                   help="nightly runs shown in the trend and searched for change points (default 30; 0: none)")
+
+
+def command(args: argparse.Namespace) -> int:
+    from profopt_ci.pipeline.compare import run_compare
+
+    the_plan = plan(load(args.spec), args)
+    workdir = Path(args.workdir) if args.workdir else None
+    if args.baseline == "stored":
+        return _compare_stored(the_plan, args, workdir)
+
+    def partial(comparison: dict) -> None:
+        verdict_exit(comparison, args.fail_on)
+        write_outputs(comparison, args, final=False)
+
+    comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
+                             on_partial=partial, trace_dir=_trace_dir(args))
+    if comparison is None:
+        print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
+        return EXIT_OK
+    if args.baseline == "both":
+        from profopt_ci.store.baseline import attach_history
+
+        attach_history(comparison, the_plan.spec, store=args.store, allow_env_mismatch=args.allow_env_mismatch,
+                       history_n=args.history)
+    return finish(comparison, args)
+
+
+def _trace_dir(args: argparse.Namespace) -> Path:
+    """--profile-dir, else profopt-profiles/ beside --out, else .profopt/profiles."""
+    if args.profile_dir:
+        return Path(args.profile_dir)
+    if args.out:
+        return output_paths(args)[0].resolve().parent / "profopt-profiles"
+    return output_dir().resolve() / "profiles"
+
+
+def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None) -> int:
+    """`--baseline stored`: head measured now against the newest stored baseline at or before the base."""
+    from profopt_ci.store.baseline import compare_stored
+
+    if args.phase != "all":
+        raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
+    comparison = compare_stored(the_plan, store=args.store, base_ref=args.base, head_ref=args.head,
+                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir)
+    return finish(comparison, args)

@@ -1,0 +1,31 @@
+"""`profopt diff`: compare two stored results (unpaired: no rounds to pair).
+
+In: BASE.json and HEAD.json (results@1, or a stored baseline from `baseline show --json`), an
+optional `--spec` for goals, constraints and thresholds, and the output flags. Out: comparison.json,
+report.md and report.html (cli/outputs.py) and the verdict's exit code.
+"""
+from __future__ import annotations
+
+import argparse
+
+from profopt_ci.cli.options import load
+from profopt_ci.cli.outputs import finish, output_flags
+
+
+def register(sub) -> None:
+    d = sub.add_parser("diff", help="compare two stored results (unpaired)")
+    d.add_argument("base_file", metavar="BASE.json")
+    d.add_argument("head_file", metavar="HEAD.json")
+    d.add_argument("--spec", help="spec for constraints, goals and thresholds (optional)")
+    output_flags(d, "comparison.json")
+    d.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from profopt_ci.pipeline.compare import run_diff
+    from profopt_ci.store.baseline import load_side
+
+    base = load_side(args.base_file)
+    head = load_side(args.head_file)
+    spec = load(args.spec) if args.spec else None
+    return finish(run_diff(spec, base, head), args)

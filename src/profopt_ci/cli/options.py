@@ -1,0 +1,75 @@
+"""What every verb shares before it runs: the parser class, common flags, the spec and the plan.
+
+In: argparse namespaces and the flags' text. Out: a loaded `Spec` (with the hardware_label warning
+on stderr), the `Plan` that spec and the command line's overrides resolve to (spec/plan.py), and
+flag registrations each verb module calls on its own sub-parser. Bad flags become a `UsageError`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from profopt_ci.errors import UsageError
+from profopt_ci.spec.load import find_spec, load_spec
+from profopt_ci.spec.model import Spec, parse_instrument
+from profopt_ci.spec.plan import Plan, make_plan, overrides
+
+SPEC_HELP = "spec file (default: ./profopt.yml)"
+LANGS = ("en", "zh")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad flag itself; this one raises, so main() prints it in our form."""
+
+    def error(self, message: str):
+        verb = self.prog.partition(" ")[2]  # main() prints the "profopt: " itself
+        raise UsageError(f"{verb}: {message}" if verb else message)
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} — expected at least 1")
+    return value
+
+
+def load(path: str | None) -> Spec:
+    """The spec `--spec` names (else ./profopt.yml), checked; warns when it sets no hardware_label."""
+    spec_path = find_spec(path)
+    spec = load_spec(spec_path, display=path or spec_path.name)
+    if "hardware_label" not in spec.raw:
+        print(f"profopt: warning: {path or spec_path.name} sets no hardware_label, so results are labelled "
+              "`default`; set one (e.g. cpu-2vcpu) so results from different machines are never compared",
+              file=sys.stderr)
+    return spec
+
+
+def plan(spec: Spec, args: argparse.Namespace) -> Plan:
+    """The spec and this command line's overrides, resolved once (plan.py); every stage reads it."""
+    ov = overrides(threshold=getattr(args, "threshold", None) or None, rounds=getattr(args, "rounds", None),
+                   max_rounds=getattr(args, "max_rounds", None), pairing=getattr(args, "pairing", None),
+                   cpus=getattr(args, "cpuset", None) or None, instrument=instrument(args))
+    return make_plan(spec, ov)
+
+
+def instrument(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """`--instrument walltime|instructions|walltime,instructions`, over the spec's `instrument`."""
+    if not getattr(args, "instrument", None):
+        return None
+    try:
+        return parse_instrument([p.strip() for p in args.instrument.split(",") if p.strip()])
+    except ValueError as exc:
+        raise UsageError(f"--instrument: {exc}") from None
+
+
+def instrument_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--instrument", metavar="walltime|instructions|walltime,instructions",
+                   help="what to measure, overriding the spec's `instrument` (instructions: Ir per step under valgrind)")
+
+
+def lang_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lang", choices=LANGS, default="en", help="report language (default: en)")

@@ -1,0 +1,105 @@
+"""Where compare, diff and demo put a comparison, and what they say about it on stderr.
+
+In: a comparison@1 dict and the verb's output flags (`--out --report --html --lang --template
+--fail-on`). Out: comparison.json, report.md and report.html written (by default under ./.profopt/,
+which ignores itself in git), the `policy` block set on the comparison, a failed benchmark's cause
+and the terminal view printed, and the exit code the verdict maps to (0 / 1 policy / 3 failed).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from profopt_ci.cli.options import lang_flag
+from profopt_ci.errors import EXIT_INFRA, EXIT_OK, EXIT_POLICY
+
+OUTPUT_DIR = ".profopt"  # where compare/diff write what no flag names; ignored by its own .gitignore
+
+
+def output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
+    p.add_argument("--out", help=f"comparison file (default: .profopt/{default_out})")
+    p.add_argument("--report", help="the Markdown report (default: .profopt/report.md)")
+    p.add_argument("--html", help="the self-contained HTML report (default: .profopt/report.html)")
+    lang_flag(p)
+    p.add_argument("--template", help="a jinja2 template for the Markdown report instead of the packaged one")
+    p.add_argument("--fail-on", choices=("regression", "constraint", "none"), default="regression",
+                   help="what makes the exit code 1 (default: regression)")
+
+
+def output_paths(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    """(comparison, report.md, report.html): each flag's path, else under ./.profopt/."""
+    default = Path(OUTPUT_DIR)
+    return (Path(args.out) if args.out else default / "comparison.json",
+            Path(args.report) if args.report else default / "report.md",
+            Path(args.html) if args.html else default / "report.html")
+
+
+def output_dir() -> Path:
+    """./.profopt/, made with a .gitignore of `*` so none of it shows up in `git status`."""
+    out = Path(OUTPUT_DIR)
+    out.mkdir(exist_ok=True)
+    ignore = out / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# written by profopt: outputs of compare/diff, never committed\n*\n", encoding="utf-8")
+    return out
+
+
+def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = True) -> None:
+    """Write the comparison, report.md and report.html; on the final call also say where, show a
+    failed benchmark's cause, and on a terminal print the terminal view of the report."""
+    from profopt_ci.documents.results import save_json
+    from profopt_ci.report.render import render
+
+    out, report, html = output_paths(args)
+    if not (args.out and args.report and args.html):
+        output_dir()
+    for path in (out, report, html):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    save_json(comparison, out)
+    template = Path(args.template) if args.template else None
+    md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
+    report.write_text(md, encoding="utf-8")
+    html.write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
+    if not final:
+        return
+    where = out.parent if out.parent == report.parent == html.parent else None
+    if where is not None:
+        print(f"profopt: {out.name}, {report.name} and {html.name} written to {where}/", file=sys.stderr)
+    else:
+        print(f"profopt: written: {out}, {report}, {html}", file=sys.stderr)
+    print_failures(comparison)
+    if sys.stdout.isatty():
+        sys.stdout.write(render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns))
+
+
+def print_failures(comparison: dict, lines: int = 8) -> None:
+    """The last lines of each failed benchmark's error, where the cause (the exception) is."""
+    for b in comparison.get("benchmarks") or []:
+        error = b.get("error") or {}
+        if b.get("decision") != "failed" or not error.get("message"):
+            continue
+        tail = [ln for ln in str(error["message"]).rstrip().splitlines() if ln.strip()][-lines:]
+        print(f"profopt: {b.get('name')} failed on {error.get('side', '?')}:", file=sys.stderr)
+        for ln in tail:
+            print(f"profopt:   {ln}", file=sys.stderr)
+
+
+def verdict_exit(comparison: dict, fail_on: str) -> int:
+    """Set `policy` on the comparison; 3 when a benchmark failed, 1 when the policy fails, else 0."""
+    from profopt_ci.analyze.decide import policy_failures
+
+    failing = policy_failures(comparison["benchmarks"], fail_on)
+    comparison["policy"] = {"fail_on": fail_on, "failing": failing}
+    if comparison["counts"]["failed"]:
+        return EXIT_INFRA
+    return EXIT_POLICY if failing else EXIT_OK
+
+
+def finish(comparison: dict, args: argparse.Namespace) -> int:
+    """The end of compare and diff: the policy, the three files, one summary line; the exit code."""
+    code = verdict_exit(comparison, args.fail_on)
+    write_outputs(comparison, args)
+    print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
+    return code
