@@ -12,6 +12,7 @@ import re
 
 MINUS = "\u2212"  # typographic minus: "−12.4%" reads better than "-12.4%" and never starts a list
 DASH = "—"        # an absent value
+NAME_MAX = 120    # a benchmark name in a heading or a row
 
 # Backslash-escapable punctuation that could start formatting, links, tables or HTML.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -53,6 +54,12 @@ def md_code_block(text: str, info: str = "") -> Raw:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return Raw(f"{fence}{info}\n{text.rstrip()}\n{fence}")
+
+
+def chart_title(value: object, limit: int = 80) -> str:
+    """A title or axis label inside a quoted mermaid string: quotes, brackets, markup and line
+    breaks dropped (one of them would end the string or the block), then capped."""
+    return re.sub(r"[\"`<>@\[\]{}\r\n]", "", str(value))[:limit]
 
 
 def chart_label(value: object, limit: int = 24) -> str:

@@ -9,14 +9,13 @@ from __future__ import annotations
 from profopt_ci.report.format import clip, confidence_label, num, pct
 from profopt_ci.report.i18n import EN, t, word
 from profopt_ci.report.instructions import floor_text, is_runs_range, threshold_shown
+from profopt_ci.spec.model import GOAL_METRICS
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}
 VERDICT_SYMBOL = {"regressed": "🔴", "improved": "🟢", "unchanged": "⚪", "inconclusive": "🟡",
                   "unstable": "🟠"}
 METRIC_ORDER = ("step_time_ms", "throughput", "peak_memory_mb")
-GOAL_METRICS = {"step_time": "step_time_ms", "time": "step_time_ms", "throughput": "throughput",
-                "memory": "peak_memory_mb", "peak_memory": "peak_memory_mb"}
 
 
 def metric_label(lang: str, key: str, unit: str | None = None) -> str:
@@ -36,9 +35,10 @@ def ordered_metrics(metrics: dict) -> list[str]:
 
 
 def main_metric(bench: dict) -> str | None:
+    """The metric the benchmark's goal names, else the first of its metrics in report order."""
     metrics = bench.get("metrics") or {}
     goal = (bench.get("goal") or {}).get("metric")
-    key = GOAL_METRICS.get(str(goal), goal)
+    key = GOAL_METRICS.get(str(goal), goal)  # compare writes the metric key; a spec's own name maps too
     if key in metrics:
         return key
     return next(iter(ordered_metrics(metrics)), None)

@@ -3,14 +3,14 @@
 One entry per benchmark that has stored nightly values: a `xychart-beta` line of the last values
 with the pull request's head appended as the last point and marked by a bar, the change points as
 sentences naming the commit range where each step entered, and the drift of a freshly measured
-base (--baseline both) when there is one. Formatting only; history.py did the analysis.
+base (--baseline both) when there is one. Formatting only; analyze/changepoints.py and
+store/baseline.py did the analysis.
 """
 from __future__ import annotations
 
 import math
-import re
 
-from profopt_ci.report.format import Raw, chart_label, clip, num, pct
+from profopt_ci.report.format import Raw, chart_label, chart_title, clip, num, pct
 from profopt_ci.report.i18n import t
 
 HISTORY_MAX = 12      # benchmarks with a trend in the comment
@@ -64,8 +64,8 @@ def trend_chart(name: str, values: list[float], commits: list[str], head: float 
     lo, hi = min(line), max(line)
     pad = (hi - lo) * 0.15 or hi * 0.05 or 1.0
     y_min, y_max = max(lo - pad, 0.0), hi + pad
-    title = re.sub(r"[\"`<>@\[\]{}\r\n]", "", t(lang, "history.title", name=name))[:80]
-    y_label = re.sub(r"[\"`<>@\[\]{}\r\n]", "", t(lang, "history.y"))[:40]
+    title = chart_title(t(lang, "history.title", name=name))
+    y_label = chart_title(t(lang, "history.y"), 40)
     body = ["```mermaid", "xychart-beta", f'    title "{title}"',
             "    x-axis [" + ", ".join(f'"{x}"' for x in labels) + "]",
             f'    y-axis "{y_label}" {_g(y_min)} --> {_g(y_max)}']

@@ -5,12 +5,13 @@
 
 Text in, text out; an unknown string comes back as it is (English beats a wrong guess).
 
-Why a pattern table and not message keys in the JSON: the producers (rules.py, analyze.py,
-compare.py, baseline.py, history.py, instructions.py) are pure functions that other work edits in
+Why a pattern table and not message keys in the JSON: the producers (analyze/rules.py,
+analyze/bottleneck.py, pipeline/compare.py, store/baseline.py, analyze/changepoints.py,
+measure/instructions.py) are pure functions that other work edits in
 parallel, and comparison@1 already carries their English for machines; keys would touch every
 producer and the schema for a presentation concern. The table's risk — a producer's wording drifts
 and the zh report silently falls back to English — is closed by tests/test_i18n_coverage.py, which
-fires every rule in rules.py with sample figures and collects every note template from the
+fires every rule in analyze/rules.py with sample figures and collects every note template from the
 producers' source, and fails when a zh render of any of them leaves English in it.
 
 Groups are formatted with a spec that says how to say them: `{0}` as it is (figures, op names,
@@ -82,8 +83,8 @@ def note(text: str) -> str:
     return _by_pattern(NOTES, text)
 
 
-# One per rule in rules.py (by its name); `_no_clear` / `_no_profile` are analyze.py's two answers
-# when no rule fired.
+# One per rule in analyze/rules.py (by its name); `_no_clear` / `_no_profile` are analyze/bottleneck.py's
+# two answers when no rule fired.
 ACTIONS: dict[str, str] = {
     "near capacity": "激活检查点、混合精度（bf16/fp16）、更小的微批次配合梯度累积",
     "memory regression": "查看上面分配最多的算子；为变长输入预分配缓冲区、尽早释放引用，"
@@ -161,10 +162,10 @@ NOTES: list[tuple[str, str]] = [
 ]
 
 
-# The analyzer's evidence, one or more patterns per line a rule in rules.py (or analyze.py's
+# The analyzer's evidence, one or more patterns per line a rule in analyze/rules.py (or analyze/bottleneck.py's
 # fallback) can emit; figures and op names are kept.
 EVIDENCE: list[tuple[str, str]] = [
-    # analyze.py
+    # analyze/bottleneck.py
     (r"python share (\S+)", "Python 占比 {0}"),
     (r"hottest: (.*)", "最热：{0}"),
     (r"native time by category: (.*)", "原生时间按类别：{0:t}"),

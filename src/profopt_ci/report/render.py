@@ -4,13 +4,15 @@
     headline(comparison, "en")    # line one, plain text
     shrink(md, limit)             # for the publisher when GitHub answers 422
 
-Templates live in `profopt_ci/templates/` (`report.md.j2`, `report.html.j2`, partials under
-`md/` and `html/`); `template=` replaces the top one and may include the package's partials.
-The Markdown environment escapes every `{{ … }}` by default (see report_format.md_inline):
-benchmark names, params, op names and error tails are untrusted PR content. HTML autoescapes.
-The context a template gets: `v` (the view, report_view.build_view), `c` (the raw comparison),
-`lang`, `t(key, **fields)` (the message catalog), `full_report_hint`; in Markdown also
-`mermaid(chart)` and the filter `code` (a fenced block).
+Templates live in `profopt_ci/report/templates/`: `report.md.j2` and `report.html.j2`, with the
+partials `_benchmark.md.j2`, `_benchmark.html.j2`, `_details.md.j2` and `_history.md.j2` beside
+them; `template=` replaces the top one and may include the package's partials. The terminal
+format is report/text.py, JSON the comparison itself. The Markdown environment escapes every
+`{{ … }}` by default (see report/format.md_inline): benchmark names, params, op names and error
+tails are untrusted PR content. HTML autoescapes. The context a template gets: `v` (the view,
+report/view.build_view), `c` (the raw comparison), `lang`, `t(key, **fields)` (the message
+catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a fenced
+block).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import jinja2
 
 from profopt_ci.documents.results import load_json
 from profopt_ci.errors import UsageError
-from profopt_ci.report.format import Raw, chart_label, md_code_block, md_inline
+from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_inline
 from profopt_ci.report.headline import headline
 from profopt_ci.report.i18n import LANGS, t
 from profopt_ci.report.shrink import shrink
@@ -114,7 +116,7 @@ def mermaid(chart: dict) -> Raw:
     the verdict's estimate (100 + change %), and two more lines its CI where every point has one."""
     labels = ", ".join(f'"{chart_label(x)}"' for x in chart["labels"])
     bases = ", ".join("100" for _ in chart["head"])
-    title, y_label = (re.sub(r"[\"`<>@\[\]{}\r\n]", "", str(chart[k]))[:80] for k in ("title", "y_label"))
+    title, y_label = chart_title(chart["title"]), chart_title(chart["y_label"])
     lines = [chart["head"]]
     if all(v is not None for v in chart.get("low", []) + chart.get("high", [])) and chart.get("low"):
         lines += [chart["low"], chart["high"]]

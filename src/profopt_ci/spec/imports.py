@@ -2,7 +2,7 @@
 
 In: a loaded `Spec` and the name it is shown by. Out: problem lines, `file:line:col: …` at the
 benchmark's `callable` key, each with the last lines of the exception. One child process per
-distinct (callable, environment), run by the spec's interpreter with `runner.child_env` (the
+distinct (callable, environment), run by the spec's interpreter with `measure.processes.child_env` (the
 checkout first on sys.path), so an import that works here but not in a worker is caught.
 `setup` is not run: an import that needs it says so.
 """

@@ -1,0 +1,215 @@
+"""One benchmark's section of the report: comparison@1's benchmark entry → strings and rows, in one language.
+
+In: one entry of comparison["benchmarks"], the language, the confidence label, the differences that
+name this benchmark and the characters its error tail may take. Out: the dict `_benchmark.md.j2` /
+`_benchmark.html.j2` print as `b`: name, decision word and emoji, reason, goal, metric rows,
+constraint rows, the bottleneck note and the failed side's error tail. Formatting only.
+"""
+from __future__ import annotations
+
+from profopt_ci.analyze.bottleneck import NO_CLEAR_ACTION, NO_PROFILE_ACTION
+from profopt_ci.report.format import NAME_MAX, ci, clip, num, pct, value_text
+from profopt_ci.report.headline import (
+    DECISION_EMOJI,
+    VERDICT_SYMBOL,
+    main_metric,
+    metric_label,
+    metric_word,
+    ordered_metrics,
+)
+from profopt_ci.report.i18n import bottleneck_class, evidence, next_action, t, word
+from profopt_ci.report.instructions import cell_suffix, column_header, is_runs_range
+
+EVIDENCE_MAX = 5
+
+
+def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) -> dict:
+    decision = str(b.get("decision") or "inconclusive")
+    metrics = b.get("metrics") or {}
+    rows = [_metric_row(lang, key, metrics[key], b.get("unit")) for key in ordered_metrics(metrics)]
+    return {
+        "name": clip(str(b.get("name", "?")), NAME_MAX),
+        "decision": decision,
+        "emoji": DECISION_EMOJI.get(decision, "❔"),
+        "word": word(lang, "decision", decision),
+        # compare writes its reasons in English; other languages compose the same from the data.
+        "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else _reason(b, lang),
+        "goal": _goal(b, lang, conf),
+        "rows": rows,
+        "ci_header": column_header(lang, conf, rows),
+        "constraints": [_constraint_row(lang, con) for con in b.get("constraints") or []],
+        "bottleneck": _bottleneck(b, lang) if decision != "failed" else None,
+        "differences": diffs,
+        "error": _error(b, lang, error_cap),
+    }
+
+
+def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
+    verdict = str(m.get("verdict") or "inconclusive")
+    return {
+        "key": key, "label": metric_label(lang, key, unit),
+        "base": num(m.get("base")), "head": num(m.get("head")),
+        "change": _change_text(m), "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, key, m),
+        "runs_range": is_runs_range(key, m),
+        "verdict": verdict, "symbol": VERDICT_SYMBOL.get(verdict, "🟡"),
+        "word": word(lang, "verdict", verdict),
+    }
+
+
+def _change_text(m: dict) -> str:
+    """The change; memory, judged on medians, also in MB."""
+    text = pct(m.get("delta_pct"))
+    if isinstance(m.get("delta_mb"), (int, float)):
+        text += f" ({num(m['delta_mb']) if m['delta_mb'] < 0 else '+' + num(m['delta_mb'])} MB)"
+    return text
+
+
+def _ci_or_tolerance(lang: str, m: dict) -> str:
+    """The CI; a metric judged against a tolerance (memory) shows the tolerance instead."""
+    if m.get("ci_low_pct") is None and isinstance(m.get("tolerance_mb"), (int, float)):
+        return t(lang, "tolerance", mb=f"{m['tolerance_mb']:.3g}")
+    return ci(m.get("ci_low_pct"), m.get("ci_high_pct"))
+
+
+def _constraint_row(lang: str, con: dict) -> dict:
+    limit = con.get("limit")
+    shown = None if limit is None or isinstance(limit, bool) else _exact(limit)  # `equal: true` says it all
+    rule = con.get("rule")
+    rule = word(lang, "rule", rule) if rule else None
+    rule = " ".join(str(x) for x in (rule, shown) if x)
+    ok = bool(con.get("ok"))
+    return {
+        "label": clip(f"{con.get('metric', '?')} {rule}".strip(), 80),
+        "base": _exact(con.get("base")), "head": _exact(con.get("head")),
+        "ok": ok, "symbol": "🟢" if ok else "🔴",
+        "word": t(lang, "constraint.ok" if ok else "constraint.broken"),
+        "detail": _constraint_detail(lang, con),
+    }
+
+
+def _constraint_detail(lang: str, con: dict) -> str:
+    """decide's detail, said from the data in `lang` where it is words rather than figures."""
+    metric = clip(str(con.get("metric", "?")), 40)
+    missing = [word(lang, "side", s) for s in ("base", "head") if con.get(s) is None]
+    if missing and not con.get("ok"):
+        return t(lang, "con.not_recorded", metric=metric, sides=t(lang, "and").join(missing))
+    if con.get("rule") == "equal":
+        if con.get("ok"):
+            return t(lang, "con.identical")
+        return t(lang, "con.differs", base=_exact(con.get("base")), head=_exact(con.get("head")))
+    return clip(str(con.get("detail") or ""), 120)
+
+
+def _reason(b: dict, lang: str) -> str:
+    """The benchmark's reason composed from its data (compare's own `reason` is English)."""
+    decision = b.get("decision")
+    judged = {k: m for k, m in (b.get("metrics") or {}).items() if k != "throughput"}
+
+    def names(verdict: str) -> str:
+        return t(lang, "sep").join(metric_word(lang, k) for k, m in judged.items() if m.get("verdict") == verdict)
+
+    broken = [c for c in b.get("constraints") or [] if not c.get("ok")]
+    if decision == "failed":
+        return ""
+    if broken:
+        what = t(lang, "sep2").join(f"{clip(str(c.get('metric', '?')), 40)}（{_constraint_detail(lang, c)}）"
+                                    if lang == "zh" else f"{c.get('metric')} ({_constraint_detail(lang, c)})"
+                                    for c in broken)
+        return t(lang, "reason.broken", what=what)
+    if decision in ("keep", "reject", "trade-off") and (names("improved") or names("regressed")):
+        key = {"keep": "reason.keep", "reject": "reason.regressed", "trade-off": "reason.trade-off"}[decision]
+        return t(lang, key, improved=names("improved"), regressed=names("regressed"))
+    speed = (judged.get("step_time_ms") or {}).get("verdict")
+    if not judged:
+        return t(lang, "reason.no_rounds")
+    if speed in ("inconclusive", "unstable"):
+        return t(lang, f"reason.{speed}")
+    return t(lang, "reason.no-change")
+
+
+def _exact(value: object) -> str:
+    """Constraint values keep their precision: 2.301 vs 2.305 must not both read 2.30."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value_text(value, 40)
+
+
+def _goal(b: dict, lang: str, conf: str) -> str | None:
+    goal = b.get("goal") or {}
+    if not goal:
+        return None
+    key = main_metric(b) or str(goal.get("metric"))
+    label = metric_word(lang, key)
+    target = goal.get("target_pct")
+    if target is None:
+        return label
+    direction = "increase" if goal.get("direction") == "increase" else "decrease"
+    text = t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
+    achieved, met = goal.get("achieved_pct"), goal.get("met")
+    m = (b.get("metrics") or {}).get(key) or {}
+    if achieved is not None and m.get("verdict") in ("inconclusive", "unstable"):
+        # Not "missed": at this noise the CI cannot say either way.
+        return text + " — " + t(lang, "goal.unclear", achieved=f"{achieved:.1f}", ci=t(lang, "col.ci", conf=conf),
+                                lo=pct(m.get("ci_low_pct")), hi=pct(m.get("ci_high_pct")))
+    if met is not None and achieved is not None:
+        text += " — " + t(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
+    return text
+
+
+def _bottleneck(b: dict, lang: str) -> dict:
+    """Always a note: the class, or "no single bottleneck" / "not analysed" when there is none."""
+    bn = b.get("bottleneck") or {}
+    lines = [str(e) for e in bn.get("evidence") or []]
+    if not bn.get("class"):
+        # analyze's "no clear bottleneck" is what the class line now says.
+        lines = [e for e in lines if e != "no clear bottleneck"]
+        lines = [t(lang, "no_profile", reason=e[len("no profile: "):]) if e.startswith("no profile: ") else e
+                 for e in lines]
+    cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
+           else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
+    action = str(bn.get("next_action") or ("" if bn else NO_PROFILE_ACTION))
+    return {
+        "cls": cls,
+        "evidence": [clip(evidence(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
+        "next_action": clip(next_action(lang, bn.get("rule"), action, NO_CLEAR_ACTION, NO_PROFILE_ACTION), 400),
+    }
+
+
+def _error(b: dict, lang: str, cap: int) -> dict | None:
+    error = b.get("error") or {}
+    status = b.get("status") or {}
+    side = error.get("side")
+    if not side:
+        bad = [s for s in ("base", "head") if status.get(s) not in (None, "ok")]
+        if not bad and b.get("decision") != "failed":
+            return None
+        side = bad[0] if bad else "head"
+    message = str(error.get("message") or "")
+    tail = _tail(message, cap)
+    return {
+        "side": side,
+        "title": _failed_title(lang, side, status.get(side)),
+        "tail": tail,
+        "capped": t(lang, "error_capped", shown=f"{len(tail):,}", total=f"{len(message):,}")
+        if len(tail) < len(message) else None,
+    }
+
+
+def _failed_title(lang: str, side: str, status: str | None) -> str:
+    name = word(lang, "side", clip(str(side), 20))
+    if status in (None, "ok", "failed"):
+        return t(lang, "failed_plain", side=name)
+    return t(lang, "failed_side", side=name, status=clip(str(status), 40))
+
+
+def _tail(message: str, cap: int, max_lines: int = 60) -> str:
+    """The end of a stderr tail, where the exception is, cut at a line boundary."""
+    # Only the end matters; never split megabytes of stderr into lines.
+    lines = message[-max(cap * 2, 16000):].rstrip().splitlines()[-max_lines:]
+    text = "\n".join(lines)
+    if len(text) > cap:
+        text = text[-cap:]
+        newline = text.find("\n")
+        if 0 <= newline < len(text) - 1:
+            text = text[newline + 1:]
+    return text

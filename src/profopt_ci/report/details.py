@@ -1,0 +1,154 @@
+"""The report's collapsible detail sections: the chart, environments, phases, hot ops, rounds and noise.
+
+In: comparison@1's benchmark entries (the environments: the comparison's base and head sides) and
+the language. Out: plain dicts and rows the templates print under "Details" (charted as % of base,
+medians and spreads formatted, long values capped). Formatting only: no statistics beyond medians.
+"""
+from __future__ import annotations
+
+import statistics
+
+from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
+from profopt_ci.report.headline import metric_word, ordered_metrics
+from profopt_ci.report.i18n import note, t
+from profopt_ci.report.instructions import block_note
+
+FINGERPRINT_ORDER = ("cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda",
+                     "gpu_name", "gpu_driver")
+CHART_MAX = 20
+HOT_OPS_MAX = 10
+
+
+def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
+    """Head relative to base = 100 by the verdict's estimate (100 + change %), with its CI;
+    one benchmark charts its metrics, several their step time."""
+    usable = [b for b in benches if _point((b.get("metrics") or {}).get("step_time_ms"))]
+    if len(usable) == 1 or (not usable and len(benches) == 1):
+        b = usable[0] if usable else benches[0]
+        metrics = b.get("metrics") or {}
+        points = [(metric_word(lang, k), _point(metrics[k])) for k in ordered_metrics(metrics)]
+        points = [(label, p) for label, p in points if p]
+        what = b.get("name", "?")
+        total = len(points)
+    else:
+        biggest = sorted(usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
+        keep = {id(b) for b in biggest[:CHART_MAX]}
+        points = [(b.get("name", "?"), _point(b["metrics"]["step_time_ms"])) for b in usable if id(b) in keep]
+        what = metric_word(lang, "step_time_ms")
+        total = len(usable)
+    if not points:
+        return None
+    top = max(max(max(v for v in p if v is not None) for _, p in points), 100.0)
+    return {"title": t(lang, "chart.title", what=what), "y_label": t(lang, "chart.y"),
+            "labels": [p[0] for p in points],
+            "head": [p[1][0] for p in points],
+            "low": [p[1][1] for p in points], "high": [p[1][2] for p in points],
+            "y_max": int(top * 1.1 // 10 + 1) * 10, "conf": conf,
+            "shown": len(points), "total": total}
+
+
+def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
+    """(estimate, CI low, CI high) as % of base: 100 + the change column's figures."""
+    if not m or not isinstance(m.get("delta_pct"), (int, float)):
+        return None
+
+    def rel(v: object) -> float | None:
+        return round(100.0 + v, 1) if isinstance(v, (int, float)) else None
+
+    mid = rel(m["delta_pct"])
+    # A metric judged without a CI (memory, against its tolerance) is a point on the CI lines.
+    return mid, rel(m.get("ci_low_pct")) or mid, rel(m.get("ci_high_pct")) or mid
+
+
+def environments(c: dict, lang: str) -> list[dict]:
+    base, head = c.get("base") or {}, c.get("head") or {}
+    sides = [(t(lang, "env.ref"), base.get("ref"), head.get("ref")),
+             (t(lang, "env.commit"), base.get("commit"), head.get("commit"))]
+    rows: list[tuple] = []
+    fb, fh = base.get("fingerprint") or {}, head.get("fingerprint") or {}
+    keys = [k for k in FINGERPRINT_ORDER if k in fb or k in fh]
+    keys += sorted((set(fb) | set(fh)) - set(keys))
+    rows += [(k, fb.get(k), fh.get(k)) for k in keys]
+    eb, eh = base.get("env") or {}, head.get("env") or {}
+    rows += [(t(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
+    # ref and commit differ by design; only what should have been equal is marked.
+    return [{"key": clip(str(k), 60), "base": value_text(b, 100), "head": value_text(h, 100),
+             "differs": b != h and not designed} for designed, (k, b, h) in
+            [(True, r) for r in sides] + [(False, r) for r in rows]]
+
+
+def phases(b: dict) -> dict:
+    prof = b.get("profile") or {}
+    base = (prof.get("base") or {}).get("phases") or _sample_phases((b.get("samples") or {}).get("base"))
+    head = (prof.get("head") or {}).get("phases") or _sample_phases((b.get("samples") or {}).get("head"))
+    names = list(base) + [k for k in head if k not in base]
+    rows = []
+    for name in names:
+        vb, vh = base.get(name), head.get(name)
+        change = pct((vh / vb - 1) * 100) if isinstance(vb, (int, float)) and isinstance(vh, (int, float)) and vb else DASH
+        rows.append({"phase": clip(str(name), 60), "base": num(vb), "head": num(vh), "change": change})
+    return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows}
+
+
+def _sample_phases(samples: list[dict] | None) -> dict:
+    """Median ms per phase over the rounds, when no profile summarised them."""
+    per: dict[str, list[float]] = {}
+    for s in samples or []:
+        for k, v in (s.get("phases_ms") or {}).items():
+            if isinstance(v, (int, float)):
+                per.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def hot_ops(b: dict, lang: str) -> dict:
+    prof = b.get("profile") or {}
+    diff = sorted(prof.get("hot_diff") or [], key=lambda r: -abs(r.get("delta_ms") or 0))[:HOT_OPS_MAX]
+    rows = [{"op": clip(str(r.get("name", "?")), 80), "base": num(r.get("base_ms")),
+             "head": num(r.get("head_ms")), "delta": num(r.get("delta_ms"))} for r in diff]
+    notes = []
+    for side in ("base", "head"):
+        summary = prof.get(side) or {}
+        label = t(lang, f"side.{side}") + t(lang, "colon")
+        if summary.get("kind") == "none" and summary.get("reason"):
+            notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
+        elif summary.get("trace_path"):
+            notes.append(f"{label} " + t(lang, "trace", path=clip(str(summary["trace_path"]), 160)))
+        profiled = (summary.get("counters") or {}).get("profiled_step_ms")
+        if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
+            notes.append(t(lang, "hot.profiled_step", side=t(lang, f"side.{side}"), profiled=num(profiled),
+                           plain=num(summary["step_time_ms"])))
+    notes += _instruction_notes(b, lang)
+    return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+def _instruction_notes(b: dict, lang: str) -> list[str]:
+    """instrument: instructions — callgrind's per-function Ir diff, one line per function."""
+    from profopt_ci.analyze.instructions import diff_lines
+
+    block = b.get("instructions") or {}
+    rows = block.get("function_diff") or []
+    if not rows:
+        return []
+    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [note(lang, block_note(lang, str(n)))
+                                                                          for n in block.get("notes") or []]
+
+
+def noise(b: dict) -> dict:
+    m = (b.get("metrics") or {}).get("step_time_ms") or {}
+    samples = b.get("samples") or {}
+    return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rounds": b.get("rounds", DASH),
+            "outliers": b.get("outlier_rounds", DASH),
+            "base": _spread(samples.get("base")), "head": _spread(samples.get("head")),
+            "p": pvalue(m.get("p_value")), "p_adj": pvalue(m.get("p_adjusted"))}
+
+
+def _spread(samples: list[dict] | None) -> dict:
+    values = [s["step_time_ms"] for s in samples or [] if isinstance(s.get("step_time_ms"), (int, float))]
+    if not values:
+        return {"text": DASH, "cv": DASH}
+    mean = sum(values) / len(values)
+    # Plain floats: statistics.stdev's exact Fractions cost a third of a 500-benchmark render.
+    var = sum((x - mean) ** 2 for x in values) / (len(values) - 1) if len(values) > 1 else 0.0
+    cv = var ** 0.5 / mean * 100 if len(values) > 1 and mean else None
+    return {"text": f"{num(statistics.median(values))} ({num(min(values))}–{num(max(values))})",
+            "cv": pct(cv, signed=False) if cv is not None else DASH}
