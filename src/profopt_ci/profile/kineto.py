@@ -1,6 +1,7 @@
 """Summarize a torch.profiler (Kineto) chrome trace into the profile summary of docs/data-model.md.
 
-Pure: `summarize_trace(trace_dict)` reads only the JSON that `prof.export_chrome_trace` writes, so
+In: a chrome-trace dict. Out: the summary dict (step_time_ms, steps, phases, ops, counters,
+category_shares, phase_detail, memory, and gpu when the trace has device events). Pure: `summarize_trace(trace_dict)` reads only the JSON that `prof.export_chrome_trace` writes, so
 a stored trace, a live capture and a synthetic CUDA trace in a test go through the same code.
 
 How the figures are made:
@@ -40,186 +41,36 @@ How the figures are made:
 from __future__ import annotations
 
 import bisect
-import functools
-import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from profopt_ci.figures import sig as _r
 from profopt_ci.profile import opcats
-from profopt_ci.profile.kineto_device import union_us
+from profopt_ci.profile.kineto_events import (
+    CAPTURE_SYNC,
+    EPS,
+    Ev,
+    assign_steps,
+    in_capture_sync,
+    load,
+    nest,
+    outermost,
+    profiler_steps,
+    typical,
+    union_ms,
+)
+from profopt_ci.profile.kineto_memory import attribute_memory, memory_summary
+from profopt_ci.profile.kineto_phases import label_spans, merged, resolve_phases
+
+__all__ = ["summarize_trace", "CAPTURE_SYNC", "PY_OUTSIDE", "SMALL_OP_US"]
 
 SMALL_OP_US = 10.0
-STALL_FACTOR = 1.5
-CAPTURE_SYNC = "profopt.capture.sync"
 PY_OUTSIDE = "python (outside ops)"
-_HOST_CATS = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver"}
-_GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
-_EPS = 0.01  # µs: chrome traces round timestamps to ns
 
-
-@dataclass(eq=False)
-class Ev:
-    name: str
-    cat: str
-    ts: float
-    dur: float
-    thread: tuple
-    args: dict = field(default_factory=dict)
-    parent: Ev | None = None
-    children: list[Ev] = field(default_factory=list)
-    step: int = -1
-
-    @property
-    def end(self) -> float:
-        return self.ts + self.dur
-
-    @functools.cached_property
-    def self_us(self) -> float:  # read after nesting is complete
-        return max(0.0, self.dur - sum(c.dur for c in self.children))
-
-    @property
-    def native(self) -> bool:
-        return self.cat == "cpu_op"
-
-
-def _load(trace: dict) -> tuple[list[Ev], list[Ev], list[dict]]:
-    host, gpu, mem = [], [], []
-    for raw in trace.get("traceEvents", []):
-        ph, cat = raw.get("ph"), raw.get("cat")
-        if ph == "X" and (cat in _HOST_CATS or cat in _GPU_CATS):
-            ev = Ev(raw["name"], cat, float(raw["ts"]), float(raw.get("dur", 0.0)),
-                    (raw.get("pid"), raw.get("tid")), raw.get("args") or {})
-            (gpu if cat in _GPU_CATS else host).append(ev)
-        elif ph == "i" and raw.get("name") == "[memory]":
-            mem.append(raw)
-    return host, gpu, mem
-
-
-def _nest(host: list[Ev]) -> None:
-    by_thread: dict[tuple, list[Ev]] = defaultdict(list)
-    for ev in host:
-        by_thread[ev.thread].append(ev)
-    for evs in by_thread.values():
-        evs.sort(key=lambda e: (e.ts, -e.dur))
-        stack: list[Ev] = []
-        for ev in evs:
-            while stack and ev.ts >= stack[-1].end - _EPS:
-                stack.pop()
-            if stack and ev.end <= stack[-1].end + _EPS:
-                ev.parent = stack[-1]
-                stack[-1].children.append(ev)
-            stack.append(ev)
-
-
-def _steps(host: list[Ev]) -> list[Ev]:
-    steps = sorted((e for e in host if e.name.startswith("ProfilerStep#")), key=lambda e: e.ts)
-    if steps:
-        return steps
-    # A trace without a schedule: the whole host span is one step.
-    start = min(e.ts for e in host)
-    whole = Ev("ProfilerStep#0", "user_annotation", start, max(e.end for e in host) - start, (None, None))
-    whole.children = [e for e in host if e.parent is None]
-    return [whole]
-
-
-def _in_capture_sync(ev: Ev) -> bool:
-    """The capture's own end-of-step device sync is not the user's work (nor the user's sync)."""
-    while ev is not None:
-        if ev.name == CAPTURE_SYNC:
-            return True
-        ev = ev.parent
-    return False
-
-
-def _typical(steps: list[Ev]) -> list[Ev]:
-    """Steps no longer than STALL_FACTOR × the median: a longer one was interrupted (scheduler,
-    GC, another process) and would blame whichever op it stalled in."""
-    median = statistics.median(s.dur for s in steps)
-    return [s for s in steps if s.dur <= STALL_FACTOR * median]
-
-
-def _assign_steps(events: list[Ev], steps: list[Ev]) -> list[Ev]:
-    starts = [s.ts for s in steps]
-    kept = []
-    for ev in events:
-        i = bisect.bisect_right(starts, ev.ts + _EPS) - 1
-        if i >= 0 and ev.ts <= steps[i].end + _EPS and not ev.name.startswith("ProfilerStep#"):
-            ev.step = i
-            kept.append(ev)
-    return kept
-
-
-# ---- phases -------------------------------------------------------------------------------------
-
-def _label_spans(events: list[Ev]) -> list[tuple[float, float, str]]:
-    spans: list[tuple[float, float, str]] = []
-    engine: list[Ev] = []
-    for ev in events:
-        name = opcats.phase_of(ev.name)
-        if name == "backward" and ev.name.startswith("autograd::engine"):
-            if not _under_engine(ev):
-                engine.append(ev)
-        elif name is not None:
-            spans.append((ev.ts, ev.end, name))
-    return spans + _merge_backward(engine)
-
-
-def _merge_backward(engine: list[Ev]) -> list[tuple[float, float, str]]:
-    """Merge sibling engine spans that follow each other with no other sibling op between them."""
-    out: list[tuple[float, float, str]] = []
-    groups: dict[tuple, list[Ev]] = defaultdict(list)
-    for ev in engine:
-        groups[(ev.thread, id(ev.parent), ev.step)].append(ev)
-    for (_, _, _), evs in groups.items():
-        parent = evs[0].parent
-        siblings = parent.children if parent is not None else []
-        others = sorted(e.ts for e in siblings if not e.name.startswith("autograd::engine"))
-        evs.sort(key=lambda e: e.ts)
-        lo, hi = evs[0].ts, evs[0].end
-        for ev in evs[1:]:
-            if _any_between(others, hi, ev.ts):
-                out.append((lo, hi, "backward"))
-                lo = ev.ts
-            hi = max(hi, ev.end)
-        out.append((lo, hi, "backward"))
-    return out
-
-
-def _under_engine(ev: Ev) -> bool:
-    p = ev.parent
-    while p is not None:
-        if p.name.startswith("autograd::engine"):
-            return True
-        p = p.parent
-    return False
-
-
-def _any_between(sorted_ts: list[float], a: float, b: float) -> bool:
-    i = bisect.bisect_right(sorted_ts, a - _EPS)
-    return i < len(sorted_ts) and sorted_ts[i] < b - _EPS
-
-
-def resolve_phases(spans: list[tuple[float, float, str]], windows: list[tuple[float, float]]
-                   ) -> list[tuple[float, float, str]]:
-    """Cut the step windows into non-overlapping segments, each owned by its innermost label."""
-    segments: list[tuple[float, float, str]] = []
-    for w0, w1 in windows:
-        inside = [(max(a, w0), min(b, w1), n) for a, b, n in spans if b > w0 and a < w1]
-        bounds = sorted({w0, w1, *(a for a, _, _ in inside), *(b for _, b, _ in inside)})
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
-            active = [(a, n) for a, b, n in inside if a <= lo + _EPS and b >= hi - _EPS]
-            if active and hi > lo:
-                segments.append((lo, hi, max(active)[1]))
-    return segments
-
-
-# ---- ops ----------------------------------------------------------------------------------------
 
 def _op_rows(events: list[Ev], steps: list[Ev], mem_by_ev: dict[int, float], n: int) -> list[dict]:
     rows: dict[str, dict] = {}
     flops = {id(e): opcats.op_flops(e.name, e.args)
-             for e in _outermost(events, lambda e: e.native and opcats.counts_flops(e.name))}
+             for e in outermost(events, lambda e: e.native and opcats.counts_flops(e.name))}
     for ev in events:
         if ev.cat in ("cuda_runtime", "cuda_driver", "python_function"):
             continue
@@ -251,51 +102,6 @@ def _nested_in_same(ev: Ev) -> bool:
     return False
 
 
-def _attribute_memory(events: list[Ev], mem: list[dict]) -> dict[int, float]:
-    """Bytes allocated (+) and freed (−) inside each op itself: the innermost op containing the event."""
-    by_thread: dict[tuple, list[Ev]] = defaultdict(list)
-    for ev in events:
-        by_thread[ev.thread].append(ev)
-    for evs in by_thread.values():
-        evs.sort(key=lambda e: e.ts)
-    starts = {key: [e.ts for e in evs] for key, evs in by_thread.items()}
-    out: dict[int, float] = defaultdict(float)
-    for m in mem:
-        key = (m.get("pid"), m.get("tid"))
-        if key not in by_thread:
-            continue
-        ts = float(m["ts"])
-        i = bisect.bisect_right(starts[key], ts + _EPS) - 1
-        # With proper nesting, the innermost op containing ts is the last op started before ts
-        # or one of its ancestors.
-        ev = by_thread[key][i] if i >= 0 else None
-        while ev is not None and ev.end < ts - _EPS:
-            ev = ev.parent
-        if ev is not None:
-            out[id(ev)] += float(m.get("args", {}).get("Bytes", 0))
-    return out
-
-
-# ---- counters -----------------------------------------------------------------------------------
-
-def _union_ms(intervals: list[tuple[float, float]]) -> float:
-    """Covered time of µs intervals, in ms."""
-    return union_us(intervals) / 1000
-
-
-def _outermost(events: list[Ev], pred) -> list[Ev]:
-    out = []
-    for ev in events:
-        if not pred(ev):
-            continue
-        p = ev.parent
-        while p is not None and not pred(p):
-            p = p.parent
-        if p is None:
-            out.append(ev)
-    return out
-
-
 def _traffic(ev: Ev) -> float:
     """Bytes an op moves: its own estimate, unless its child ops move at least half of that (a
     composite such as linear → addmm, to → copy_): then theirs. Cached on the event."""
@@ -310,7 +116,7 @@ def _traffic(ev: Ev) -> float:
 
 def _bytes(events: list[Ev]) -> tuple[float, bool]:
     """Traffic of the outermost native ops among `events`, and whether the trace had shapes."""
-    outer = _outermost(events, lambda e: e.native)
+    outer = outermost(events, lambda e: e.native)
     return sum(_traffic(e) for e in outer), any("Input Dims" in e.args for e in outer)
 
 
@@ -318,8 +124,8 @@ def _counters(events: list[Ev], step_ms: float, n: int, flops_per_step: float) -
     native = [e for e in events if e.native]
     small = sum(1 for e in native if e.self_us < SMALL_OP_US)
     small_ms = sum(e.self_us for e in native if e.self_us < SMALL_OP_US) / 1000 / n
-    in_native = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: e.native)]) / n
-    sync = _union_ms([(e.ts, e.end) for e in _outermost(events, lambda e: opcats.is_sync(e.name))]) / n
+    in_native = union_ms([(e.ts, e.end) for e in outermost(events, lambda e: e.native)]) / n
+    sync = union_ms([(e.ts, e.end) for e in outermost(events, lambda e: opcats.is_sync(e.name))]) / n
     nbytes, has_shapes = _bytes(events)
     return {
         "ops_per_step": _r(len(native) / n),
@@ -340,27 +146,16 @@ def _category_shares(ops: list[dict]) -> dict[str, float]:
     return {k: _r(v / whole) for k, v in sorted(totals.items(), key=lambda kv: -kv[1])} if whole else {}
 
 
-def _merged(spans: list[tuple[float, float, str]], phase: str) -> list[tuple[float, float]]:
-    """The union of one phase's label spans, inclusive of any finer labels inside them."""
-    out: list[tuple[float, float]] = []
-    for a, b in sorted((a, b) for a, b, name in spans if name == phase):
-        if out and a <= out[-1][1] + _EPS:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 def _phase_facts(events: list[Ev], spans: list[tuple[float, float, str]], phase: str, n: int) -> dict:
     """Ops and traffic inside one phase (optimizer, decode), what its rules look at."""
-    segs = _merged(spans, phase)
+    segs = merged(spans, phase)
     if not segs:
         return {}
     starts = [a for a, _ in segs]
 
     def inside(ev: Ev) -> bool:
-        i = bisect.bisect_right(starts, ev.ts + _EPS) - 1
-        return i >= 0 and ev.ts <= segs[i][1] + _EPS
+        i = bisect.bisect_right(starts, ev.ts + EPS) - 1
+        return i >= 0 and ev.ts <= segs[i][1] + EPS
 
     native = [e for e in events if e.native and inside(e)]
     nbytes, has_shapes = _bytes(native)
@@ -376,18 +171,18 @@ def _phase_facts(events: list[Ev], spans: list[tuple[float, float, str]], phase:
 
 def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     """The profile summary fields a torch trace gives: step time, phases, ops, counters (+ gpu)."""
-    host, gpu, mem = _load(trace)
+    host, gpu, mem = load(trace)
     if not host:
         return {"kind": "torch", "reason": "empty trace", "step_time_ms": None, "phases": {},
                 "phase_shares": {}, "ops": [], "counters": {}}
-    _nest(host)
-    all_steps = _steps(host)
-    steps = _typical(all_steps)
+    nest(host)
+    all_steps = profiler_steps(host)
+    steps = typical(all_steps)
     n = len(steps)
-    events = [e for e in _assign_steps(host, steps) if not _in_capture_sync(e)]
+    events = [e for e in assign_steps(host, steps) if not in_capture_sync(e)]
     step_ms = sum(s.dur for s in steps) / 1000 / n
     windows = [(s.ts, s.end) for s in steps]
-    spans = _label_spans(events)
+    spans = label_spans(events)
     segments = resolve_phases(spans, windows)
     phases: dict[str, float] = defaultdict(float)
     for a, b, name in segments:
@@ -395,7 +190,7 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     covered = sum(phases.values())
     if step_ms - covered > 1e-9:
         phases["other"] = step_ms - covered
-    ops = _op_rows(events, steps, _attribute_memory(events, mem), n)
+    ops = _op_rows(events, steps, attribute_memory(events, mem), n)
     flops = sum(r["flops"] for r in ops)
     out = {
         "step_time_ms": _r(step_ms),
@@ -409,57 +204,10 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     }
     details = {p: _phase_facts(events, spans, p, n) for p in ("optimizer", "decode")}
     out["phase_detail"] = {p: d for p, d in details.items() if d}
-    out["memory"] = _memory(mem, windows, _merged(spans, "decode"))
+    out["memory"] = memory_summary(mem, windows, merged(spans, "decode"))
     if gpu:
         from profopt_ci.profile.kineto_device import gpu_block
 
         out["gpu"] = gpu_block(trace, gpu, events, windows, n)
         out["category_shares"] = out["gpu"].pop("category_shares") or out["category_shares"]
     return out
-
-
-def _memory(mem: list[dict], windows: list[tuple[float, float]], decode: list[tuple[float, float]]) -> dict:
-    """Peak allocated/reserved per device type, and allocated-memory growth across decode spans."""
-    out: dict = {}
-    lo, hi = windows[0][0], windows[-1][1]
-    for m in mem:
-        args = m.get("args", {})
-        dev = "device" if args.get("Device Type") == 1 else "host"
-        if not lo - _EPS <= float(m["ts"]) <= hi + _EPS:
-            continue
-        alloc = float(args.get("Total Allocated", 0)) / 2**20
-        resv = float(args.get("Total Reserved", 0)) / 2**20
-        out[f"{dev}_peak_allocated_mb"] = _r(max(out.get(f"{dev}_peak_allocated_mb", 0.0), alloc))
-        out[f"{dev}_peak_reserved_mb"] = _r(max(out.get(f"{dev}_peak_reserved_mb", 0.0), resv))
-    growth = decode_growth(mem, decode, windows)
-    if growth:
-        out["decode_growth"] = growth
-    return out
-
-
-def decode_growth(mem: list[dict], decode: list[tuple[float, float]],
-                  windows: list[tuple[float, float]]) -> dict | None:
-    """How allocated memory rises across the decode spans of a step: the median over steps of the
-    least-squares slope (MB per decode span) and correlation of the allocation at each span's end."""
-    out = {}
-    for dev_type, dev in ((1, "device"), (0, "host")):
-        series = sorted((float(m["ts"]), float(m["args"].get("Total Allocated", 0)) / 2**20)
-                        for m in mem if m.get("args", {}).get("Device Type") == dev_type)
-        if not series:
-            continue
-        ts = [t for t, _ in series]
-        fits = []
-        for w0, w1 in windows:
-            ys = [series[i][1] for _, end in decode if w0 <= end <= w1 + _EPS
-                  for i in [bisect.bisect_right(ts, end + _EPS) - 1] if i >= 0]
-            if len(ys) < 4:
-                continue
-            xs = list(range(len(ys)))
-            flat = len(set(ys)) < 2
-            fits.append((0.0 if flat else statistics.linear_regression(xs, ys).slope,
-                         0.0 if flat else statistics.correlation(xs, ys), len(ys)))
-        if fits:
-            out[dev] = {"mb_per_span": _r(statistics.median(f[0] for f in fits)),
-                        "r": _r(statistics.median(f[1] for f in fits)),
-                        "spans": int(statistics.median(f[2] for f in fits))}
-    return out or None
