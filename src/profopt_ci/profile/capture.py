@@ -1,6 +1,10 @@
 """One profiled run of a benchmark, separate from the timed runs, summarized as docs/data-model.md's
 "profile summary".
 
+In: a zero-arg step (or a command), the mode (auto | torch | cprofile | off), steps, where traces go.
+Out: the profile summary dict (kind, step_time_ms, phases, ops, counters, …, trace_path), or
+`{"kind": "none", "reason": …}` when nothing could be taken.
+
 - `capture(step, mode, steps=5, trace_dir=…, name=…)`: mode "auto" is "torch" when the factory
   imported torch, else "cprofile"; "off" takes nothing.
   torch: torch.profiler over wait=1, warmup=1, active=`steps` steps (fewer for a step longer than

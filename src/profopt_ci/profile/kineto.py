@@ -1,8 +1,9 @@
 """Summarize a torch.profiler (Kineto) chrome trace into the profile summary of docs/data-model.md.
 
 In: a chrome-trace dict. Out: the summary dict (step_time_ms, steps, phases, ops, counters,
-category_shares, phase_detail, memory, and gpu when the trace has device events). Pure: `summarize_trace(trace_dict)` reads only the JSON that `prof.export_chrome_trace` writes, so
-a stored trace, a live capture and a synthetic CUDA trace in a test go through the same code.
+category_shares, phase_detail, memory, and gpu when the trace has device events). Pure:
+`summarize_trace(trace_dict)` reads only the JSON that `prof.export_chrome_trace` writes, so a
+stored trace, a live capture and a synthetic CUDA trace in a test go through the same code.
 
 How the figures are made:
 - Steps are the `ProfilerStep#N` spans; every figure is per step (total over the active steps / N).

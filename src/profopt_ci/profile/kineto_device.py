@@ -1,5 +1,8 @@
 """The device side of a Kineto trace: what the CUDA-only bottleneck rules read.
 
+In: the trace dict, its device events, the kept host events and step windows (profile/kineto_events.py).
+Out: the summary's `gpu` block, the figures below.
+
 All figures are per step over the step windows (first step start → last step end):
 - kernels_per_step, kernel_ms, median_kernel_us, busy_share (union of kernels, memcpy and memset
   over the window: 1 − busy_share is GPU idle time);

@@ -1,5 +1,8 @@
 """The machine-balance probe: how many FLOP/s and bytes/s this runner really gives.
 
+In: nothing but the machine (and torch, when the step loaded it). Out: a dict with matmul_gflops,
+copy_gbps, ridge_flops_per_byte, backend and ram_mb, and a `device` dict of the same on CUDA.
+
 CPU runners have no datasheet, so the ridge point of the roofline (FLOPs per byte at which a kernel
 stops being limited by memory bandwidth) is measured once per run, in about a second:
 a large float32 matmul gives FLOP/s, a large array copy gives GB/s (read + write bytes).

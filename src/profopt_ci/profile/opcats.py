@@ -1,6 +1,9 @@
 """Names → meaning: which phase a torch label marks, which category an op or kernel falls in, and
 what an op costs in FLOPs and bytes from its recorded input shapes.
 
+In: an op, label or kernel name, and for costs the op's trace `args` (Input Dims, Input type,
+Concrete Inputs). Out: a phase name or None, a category string, FLOPs and bytes as floats.
+
 Categories: gemm · elementwise · copy/memory · reduction/norm · sync · data · optimizer · python ·
 framework (autograd engine and graph nodes) · communication.
 """

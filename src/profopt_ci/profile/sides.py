@@ -1,5 +1,9 @@
 """After the timed rounds: one profiled run per side, then the bottleneck note.
 
+In: the `Plan`, the benchmarks, the prepared `Side`s and which (benchmark, side) pairs measured ok.
+Out: each comparison entry annotated with `profile` (per side: the summary; `hot_diff`) and
+`bottleneck` (class, evidence, next action: analyze/bottleneck.py).
+
 Never mixed into the timed samples: a profiled run is its own worker process, taken after the
 rounds, and its figures only feed the phase breakdown, the hot-op diff and the rule engine. A
 profile that fails is recorded as `{"kind": "none", "reason": …}`; it never fails the comparison.

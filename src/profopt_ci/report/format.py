@@ -1,5 +1,9 @@
 """Number formatting and escaping for the report renderers.
 
+In: figures (floats, None), values from the comparison, untrusted text. Out: display strings —
+three significant figures, signed percentages with a typographic minus, CIs, p-values — and
+Markdown-safe text (`md_inline`, `md_code_block`) or mermaid-safe labels (`chart_label`, `chart_title`).
+
 Everything a benchmark author controls (benchmark names, params, error tails, op names) is
 untrusted PR content. Markdown output escapes it by default: the Markdown jinja2 environment
 passes every `{{ … }}` through `md_inline` unless the value is a `Raw` string built here.

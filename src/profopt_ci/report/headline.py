@@ -1,5 +1,8 @@
 """Line one of the report: the decision and one sentence a reviewer reads in ten seconds.
 
+In: a comparison@1 dict and a language. Out: one plain-text line (emoji, decision word, the
+biggest changes and broken constraints), plus the metric labels and orders the view shares.
+
 Composed from the comparison's data in the report's language (the comparison's own `summary`
 is English only, so it is used only when there is nothing to compose from). Plain text: the
 Markdown renderer escapes it; step outputs and check titles can use it as it is.

@@ -1,5 +1,9 @@
 """The report's nightly-history section: comparison["history"] → rows, steps and a mermaid trend.
 
+In: a comparison@1 dict (its `history`, `drift` and benchmarks) and a language. Out: one dict
+per benchmark with history for `_history.md.j2`: the trend chart (`Raw` mermaid), rows, step
+sentences and the drift line.
+
 One entry per benchmark that has stored nightly values: a `xychart-beta` line of the last values
 with the pull request's head appended as the last point and marked by a bar, the change points as
 sentences naming the commit range where each step entered, and the drift of a freshly measured

@@ -1,5 +1,8 @@
 """Make a Markdown report fit a PR comment, least important parts first.
 
+In: the rendered Markdown, a character limit and the hint where the full report is. Out: Markdown
+no longer than the limit, with a note naming what was left out.
+
 The templates wrap droppable parts in markers (invisible in GitHub):
 
     <!-- profopt:section NAME RANK [collapse] -->

@@ -1,5 +1,8 @@
 """Inline SVG plots for the HTML report: no scripts, no external references, text escaped.
 
+In: comparison@1 benchmark entries, the threshold and the side labels. Out: SVG markup (`Markup`,
+escaped here) the HTML template embeds as it is.
+
 Per benchmark: a strip plot of the per-round step time of base and head, and a bar of the step
 time change with its CI against the ±threshold band. For the whole report: the change and CI of
 every benchmark (the largest first when there are many).

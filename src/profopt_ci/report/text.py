@@ -1,4 +1,4 @@
-"""The report for a terminal: plain text in, plain text out, from the same view as Markdown/HTML.
+"""The report for a terminal: a comparison@1 dict in, plain text out, from the same view as Markdown/HTML.
 
     text(comparison, "en")   # what `profopt compare` / `demo` / `report` print on a TTY
 

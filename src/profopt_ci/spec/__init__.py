@@ -1,1 +1,7 @@
-"""spec: see the package README in docs/layout.md."""
+"""spec: profopt.yml in, the resolved run plan out.
+
+load (find, read, check, resolve) → model (`Spec`, `Benchmark`, `Settings`, the value parsers);
+yamlnodes and checks are its YAML and schema/semantic layers, guard the hostile-input limits,
+imports the `validate` import check, plan the spec + command-line overrides + each side's own spec
+resolved once (`Plan`), which every later stage reads.
+"""
