@@ -51,7 +51,7 @@ def command(args: argparse.Namespace) -> int:
         report = render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns)
     print_failures(comparison)
     sys.stdout.write(report if report.endswith("\n") else report + "\n")
-    print(f"profopt demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)
+    print(f"profopt: demo: comparison.json, report.md and report.html are in {out_dir}/", file=sys.stderr)
     return EXIT_INFRA if comparison["counts"]["failed"] else EXIT_OK
 
 
@@ -123,7 +123,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
     work = Path(tempfile.mkdtemp(prefix="profopt-demo-"))
     try:
         repo = build_repo(example, work)
-        log(f"profopt demo: {repo} — baseline and tuned commits of examples/{example}")
+        log(f"profopt: demo: {repo} — baseline and tuned commits of examples/{example}")
         spec = load_spec(repo / "profopt.yml", display=f"examples/{example}/profopt.yml")
         comparison = run_compare(make_plan(spec), base_ref="HEAD~1", head_ref="HEAD", log=log)
         if comparison is None:  # only a setup-only phase returns nothing
@@ -137,6 +137,6 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
         return comparison, report
     finally:
         if keep_repo:
-            log(f"profopt demo: repository kept at {work}")
+            log(f"profopt: demo: repository kept at {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

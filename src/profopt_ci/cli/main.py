@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
         if func is None:
             parser.print_help(sys.stderr)
+            print(f"profopt: no verb given — expected one of: {', '.join(v.__name__.rsplit('.', 1)[1] for v in VERBS)}",
+                  file=sys.stderr)
             return EXIT_USAGE
         return func(args)
     except SpecError as exc:
