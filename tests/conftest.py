@@ -29,6 +29,15 @@ def make_step(us=2000, loss=1.0):
 """
 
 
+def pytest_configure(config):
+    """Under pytest-xdist each test process gets a CPU of its own (children inherit it), so the timed
+    compares of two processes never share a CPU: each sees what a serial run on one CPU would."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1, …
+    if worker and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[int(worker[2:]) % len(cpus)]})
+
+
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

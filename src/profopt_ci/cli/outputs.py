@@ -89,9 +89,10 @@ def print_failures(comparison: dict, lines: int = 8) -> None:
 def verdict_exit(comparison: dict, fail_on: str) -> int:
     """Set `policy` on the comparison; 3 when a benchmark failed, 1 when the policy fails, else 0."""
     from profopt_ci.analyze.decide import policy_failures
+    from profopt_ci.documents import comparison as comparison_doc
 
     failing = policy_failures(comparison["benchmarks"], fail_on)
-    comparison["policy"] = {"fail_on": fail_on, "failing": failing}
+    comparison_doc.add_section(comparison, "policy", comparison_doc.policy(fail_on, failing))
     if comparison["counts"]["failed"]:
         return EXIT_INFRA
     return EXIT_POLICY if failing else EXIT_OK

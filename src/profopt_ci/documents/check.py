@@ -1,7 +1,8 @@
 """Validate profopt's own JSON documents against their JSON Schemas, fast enough for 10⁵ benchmarks.
 
-In: a parsed document and the name of a packaged schema (`results`, `comparison`). Out: nothing,
-or a `UsageError` naming the file and the JSON path of the first bad field with what was expected.
+In: a parsed document and the name of a packaged schema (`results`, `comparison`, `baseline`,
+`sides`). Out: nothing, or a `UsageError` naming the file and the JSON path of the first bad field
+with what was expected.
 
 Why not `jsonschema` here: it costs ~10 µs a node, minutes for a comparison of 10⁵ benchmarks.
 These schemas use a small subset of draft 2020-12 (type, enum, const, required, properties,

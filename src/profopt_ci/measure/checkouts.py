@@ -7,7 +7,6 @@ shallow to find a merge-base is a user error that says what to fetch.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -16,13 +15,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from profopt_ci.documents import sides as sides_doc
+from profopt_ci.documents.results import save_json
+from profopt_ci.documents.sides import STATE_FILE
 from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gitutil import GitError, git
 from profopt_ci.measure.processes import Side
 from profopt_ci.spec.load import Spec, load_spec
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
-STATE_FILE = "profopt-sides.json"
 
 
 def resolve_commit(repo: Path, ref: str) -> str:
@@ -92,10 +93,10 @@ class Workspace:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def save_state(self) -> None:
-        state = [{"name": s.name, "root": str(s.root), "python": s.python, "env": s.env, "ref": s.ref,
-                  "commit": s.commit} for s in self.sides]
-        data = {"repo": str(self.repo), "sides": state, "setup_failures": self.setup_failures}
-        (self.root / STATE_FILE).write_text(json.dumps(data, indent=2))
+        """The sides@1 hand-off to `--phase measure` (documents.sides)."""
+        state = [sides_doc.side_record(name=s.name, root=s.root, python=s.python, env=s.env, ref=s.ref,
+                                       commit=s.commit) for s in self.sides]
+        save_json(sides_doc.build(self.repo, state, self.setup_failures), self.root / STATE_FILE)
 
 
 OWNER_FILE = "profopt.pid"
@@ -222,7 +223,7 @@ def load_state(ws: Workspace, spec: Spec, rel_spec: Path) -> list[Side]:
     path = ws.root / STATE_FILE
     if not path.is_file():
         raise UsageError(f"{ws.root}: no prepared sides ({STATE_FILE} missing) — run `profopt compare --phase setup` first")
-    data = json.loads(path.read_text())
+    data = sides_doc.load_sides(path)  # schema-checked: a foreign or broken file is exit 2, named
     sides = []
     for s in data["sides"]:
         own, problem = side_spec(Path(s["root"]), Path(rel_spec.name))

@@ -14,7 +14,8 @@ import re
 import statistics
 from pathlib import Path
 
-from profopt_ci.documents.results import RESULTS_SCHEMA, load_json
+from profopt_ci.documents.names import RESULTS_SCHEMA
+from profopt_ci.documents.read import load_json
 from profopt_ci.errors import UsageError
 from profopt_ci.measure.fingerprint import MATERIAL
 

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from profopt_ci import __version__
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.analyze import stats
 from profopt_ci.analyze.decide import (
@@ -29,7 +28,7 @@ from profopt_ci.analyze.decide import (
     overall,
     summary_sentence,
 )
-from profopt_ci.documents.results import COMPARISON_SCHEMA, now_iso
+from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
 from profopt_ci.measure import instructions
@@ -122,31 +121,9 @@ def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head:
     return out
 
 
-def assemble(*, mode: str, hardware_label: str, entries: list[dict], base: dict, head: dict, diffs: list[dict],
-             seed: int | None, notes: list[str], threshold_pct: float | None) -> dict:
-    rounds = max((e["rounds"] for e in entries), default=0)
-    if diffs:
-        scopes = sorted({d["scope"] for d in diffs})
-        notes = [f"not only the code differs between base and head: {', '.join(scopes)} (see differences)", *notes]
-    return {
-        "schema": COMPARISON_SCHEMA,
-        "tool_version": __version__,
-        "created": now_iso(),
-        "mode": mode,
-        "hardware_label": hardware_label,
-        "seed": seed,
-        "rounds": rounds,
-        "threshold_pct": threshold_pct,
-        "confidence": 1 - ALPHA,
-        "base": base,
-        "head": head,
-        "differences": diffs,
-        "decision": overall(entries),
-        "summary": summary_sentence(entries),
-        "counts": counts(entries),
-        "notes": notes,
-        "benchmarks": entries,
-    }
+def verdict(entries: list[dict]) -> dict:
+    """The comparison's overall decision, summary sentence and counts (documents.comparison.build)."""
+    return {"decision": overall(entries), "summary": summary_sentence(entries, 1 - ALPHA), "counts": counts(entries)}
 
 
 # ---- compare: two checkouts, interleaved rounds ---------------------------------------------------
@@ -300,12 +277,12 @@ def run_compare(
                                     _side_meta(head_side, fps.get("head"), plan))
             if base_side.commit == head_side.commit:
                 notes = ["A/A: this measures noise only (base and head are the same commit)", *notes]
-            out = assemble(mode="paired", hardware_label=plan.hardware_label, entries=entries, base=base_meta,
-                           head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
-                           seed=seed, notes=[*plan.notes, *notes, *outlier_notes(entries)],
-                           threshold_pct=spec.benchmarks[0].settings.threshold_pct)
-            out["pairing"] = _overall_pairing(entries)
-            return {**out, "dirty": dirty, "new_in_pr": new_entries(new, state)}
+            return comparison_doc.build(
+                mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
+                base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
+                seed=seed, notes=[*plan.notes, *notes, *outlier_notes(entries)],
+                threshold_pct=spec.benchmarks[0].settings.threshold_pct, confidence=1 - ALPHA,
+                pairing=_overall_pairing(entries), dirty=dirty, new_in_pr=new_entries(new, state))
 
         alphas: dict[str, float] = {}
         profiles: dict[str, dict[str, dict]] = {}
@@ -409,9 +386,10 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
               "env": r.get("env") or {}} for r in (base, head)]
     threshold = pairs[0][1].settings.threshold_pct if pairs else None
-    return assemble(mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
-                    base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None, notes=notes,
-                    threshold_pct=threshold)
+    return comparison_doc.build(
+        mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
+        verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,
+        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
 
 
 def _bench_from_results(name: str, entry: dict, spec: Spec | None) -> Benchmark:

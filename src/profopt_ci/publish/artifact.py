@@ -129,7 +129,8 @@ def read_comment_artifact(directory: Path, *, report_cap: int = ARTIFACT_REPORT_
 
 def _read_comparison(directory: Path) -> dict[str, Any] | None:
     """The fork's comparison.json, capped, parsed strictly and validated against its schema."""
-    from profopt_ci.documents.results import COMPARISON_SCHEMA, parse_document
+    from profopt_ci.documents.names import COMPARISON_SCHEMA
+    from profopt_ci.documents.read import parse_document
 
     got = _read_untrusted(directory, "comparison.json", ARTIFACT_COMPARISON_CAP)
     if got is None:

@@ -376,13 +376,9 @@ def _read_report(path: str | Path) -> str:
 
 
 def _read_comparison(path: str | Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read comparison {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != "profopt/comparison@1":
-        raise UsageError(f"{path} is not a profopt/comparison@1 document")
-    return data
+    from profopt_ci.documents.comparison import load_comparison
+
+    return load_comparison(path)  # schema key and JSON Schema checked; errors name the file and field
 
 
 def run_publish(report_path: str | Path | None, comparison_path: str | Path | None = None, *,

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import jinja2
 
-from profopt_ci.documents.results import load_json
+from profopt_ci.documents.comparison import load_comparison
+from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.errors import UsageError
 from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_inline
 from profopt_ci.report.headline import headline
@@ -33,7 +34,7 @@ from profopt_ci.report.view import build_view
 
 __all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
-SCHEMA = "profopt/comparison@1"
+SCHEMA = COMPARISON_SCHEMA  # kept under its old name: `report.render.SCHEMA` is imported by callers
 FORMATS = ("md", "html", "json", "text")
 MAX_CHARS = 65000
 TEMPLATES = Path(__file__).parent / "templates"
@@ -59,11 +60,6 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
         return text
     text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
     return shrink(text, max_chars, hint=full_report_hint) if max_chars is not None else text
-
-
-def load_comparison(path: Path | str) -> dict:
-    """Read a comparison@1 file; anything else is a UsageError naming the file."""
-    return load_json(path, SCHEMA)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profopt_ci import __version__
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.analyze import instructions as instr_merge
-from profopt_ci.documents.results import now_iso
+from profopt_ci.documents import baseline as baseline_doc
+from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.names import BASELINE_SCHEMA, RESULTS_SCHEMA
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
@@ -35,7 +36,6 @@ from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.spec.load import Spec
 from profopt_ci.spec.plan import Plan
 from profopt_ci.store.stores import (
-    BASELINE_SCHEMA,
     SHORT,
     GitStore,
     Store,
@@ -113,22 +113,7 @@ def from_results(results: dict, *, ref: str | None = None) -> dict:
             benches[name] = bench_summary(entry)
         else:
             failed[name] = entry.get("status") or "failed"
-    return {
-        "schema": BASELINE_SCHEMA,
-        "tool_version": __version__,
-        "created": now_iso(),
-        "commit": results.get("commit"),
-        "ref": ref,
-        "dirty": bool(results.get("dirty")),
-        "spec_hash": results.get("spec_hash"),
-        "hardware_label": results.get("hardware_label"),
-        "fingerprint": results.get("fingerprint") or {},
-        "env": results.get("env") or {},
-        "rounds": results.get("rounds"),
-        "seed": results.get("seed"),
-        "benchmarks": benches,
-        "failed": failed,
-    }
+    return baseline_doc.build(results, ref=ref, benchmarks=benches, failed=failed)
 
 
 def samples_from_summary(summary: dict) -> list[dict]:
@@ -160,19 +145,17 @@ def as_results(doc: dict) -> dict:
             benches[name]["instructions"] = b["instructions"]
     keep = ("tool_version", "created", "commit", "dirty", "spec_hash", "hardware_label", "fingerprint", "env",
             "rounds", "seed")
-    return {"schema": "profopt/results@1", **{k: doc.get(k) for k in keep}, "benchmarks": benches,
+    return {"schema": RESULTS_SCHEMA, **{k: doc.get(k) for k in keep}, "benchmarks": benches,
             "stored_baseline": True}
 
 
 def load_side(path: str | Path) -> dict:
     """results@1, or a stored baseline@1 (from `profopt baseline show --json`) as results@1."""
-    from profopt_ci.documents.check import validate
-    from profopt_ci.documents.results import RESULTS_SCHEMA, load_json
+    from profopt_ci.documents.read import check_document, load_json
 
     data = load_json(path, (RESULTS_SCHEMA, BASELINE_SCHEMA))  # its errors name the file and what was expected
     if data["schema"] == BASELINE_SCHEMA:
-        data = as_results(data)
-        validate(data, "results", str(path))
+        data = check_document(as_results(data), str(path), (RESULTS_SCHEMA,))
     return data
 
 
@@ -371,12 +354,13 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
     from profopt_ci.pipeline.compare import (
+        ALPHA,
         _bench_from_results,
-        assemble,
         build_entry,
         differences,
         finish,
         resolve_refs,
+        verdict,
     )
 
     spec = plan.spec
@@ -432,12 +416,13 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
     head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"), "commit": results.get("commit"),
                  "fingerprint": results.get("fingerprint") or {}, "env": results.get("env") or {}}
     threshold = pairs[0][1].settings.threshold_pct if pairs else None
-    comparison = assemble(mode="unpaired", hardware_label=spec.hardware_label, entries=entries_, base=base_meta,
-                          head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
-                          notes=notes, threshold_pct=threshold)
-    comparison["baseline"] = _baseline_meta("stored", target, entry.path, doc, dist, base_commit)
+    comparison = comparison_doc.build(
+        mode="unpaired", hardware_label=spec.hardware_label, entries=entries_, verdict=verdict(entries_),
+        base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
+        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
+    comparison_doc.add_section(comparison, "baseline", _baseline_meta("stored", target, entry.path, doc, dist, base_commit))
     if history_n:
-        comparison["history"] = history.build(runs, comparison)
+        comparison_doc.add_section(comparison, "history", history.build(runs, comparison))
     return comparison
 
 
@@ -467,12 +452,12 @@ def attach_history(comparison: dict, spec: Spec, *, store: str | None, allow_env
                      f"({', '.join(k for k, _, _ in diffs) or 'fingerprint'}) and are left out of the drift check "
                      "(--allow-env-mismatch keeps them)")
     first = kept[0] if kept else None
-    comparison["baseline"] = _baseline_meta("both", target, first[0].path if first else None,
-                                            first[1] if first else None, first[2] if first else None, base_commit)
+    comparison_doc.add_section(comparison, "baseline", _baseline_meta("both", target, first[0].path if first else None,
+                                            first[1] if first else None, first[2] if first else None, base_commit))
     if not kept:
         notes.append(f"no nightly history for label {spec.hardware_label} at or before the base "
                      f"{base_commit[:SHORT]} in {target.describe()}: drift not checked")
-        comparison["drift"] = {}
+        comparison_doc.add_section(comparison, "drift", {})
         return
     per = history.series(kept)
     threshold = comparison.get("threshold_pct") or 3.0
@@ -488,9 +473,9 @@ def attach_history(comparison: dict, spec: Spec, *, store: str | None, allow_env
         drift[b["name"]] = d
         if d["drifted"]:
             notes.append(history.drift_note(b["name"], d))
-    comparison["drift"] = drift
+    comparison_doc.add_section(comparison, "drift", drift)
     if history_n:
-        comparison["history"] = history.build(kept, comparison)
+        comparison_doc.add_section(comparison, "history", history.build(kept, comparison))
 
 
 def costs(spec: Spec, store: str | None, *, log: Callable[[str], None] = stderr_log) -> tuple[dict[str, float], str | None]:

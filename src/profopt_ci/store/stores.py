@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from profopt_ci.documents.baseline import check_baseline
+from profopt_ci.documents.names import BASELINE_SCHEMA
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import run_git
 
-BASELINE_SCHEMA = "profopt/baseline@1"
 DEFAULT_STORE = "git:profopt-data"
 DEFAULT_REMOTE = "origin"
 SHORT = 12
@@ -421,9 +422,10 @@ def check_doc(raw: bytes | None, entry: Entry) -> tuple[dict | None, str | None]
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, f"not valid JSON ({exc})"
-    if not isinstance(doc, dict) or doc.get("schema") != BASELINE_SCHEMA:
-        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        return None, f"schema is {got!r}, expected {BASELINE_SCHEMA!r}"
+    try:
+        check_baseline(doc, entry.path)  # schema key + baseline.schema.json (documents.baseline)
+    except UsageError as exc:
+        return None, str(exc).removeprefix(f"{entry.path}: ")
     commit = doc.get("commit")
     if not isinstance(commit, str) or not commit.startswith(entry.short):
         return None, f"its commit {commit!r} does not match the name"

@@ -1,0 +1,48 @@
+"""`profopt/baseline@1`: one stored nightly run (`baseline refresh`), compacted from a results@1.
+
+In: the results@1 the run wrote (commit, spec hash, label, fingerprint, env, rounds, seed), the ref
+it was measured at, and per benchmark the compact summary the store stage computed (per-round
+values, median, CI, round cost; store.baseline.bench_summary) plus the benchmarks that failed.
+Out: the baseline@1 dict (`build`) that `schema/baseline.schema.json` describes; `check_baseline`,
+which validates one already parsed (read from a store's git branch or folder), and `load_baseline`,
+the version-checked file reader (documents.read).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from profopt_ci import __version__
+from profopt_ci.documents.names import BASELINE_SCHEMA
+from profopt_ci.documents.read import check_document, load_json
+from profopt_ci.documents.results import now_iso
+
+
+def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed: dict[str, str]) -> dict[str, Any]:
+    """The stored document: the run's identity from `results`, the compacted `benchmarks`."""
+    return {
+        "schema": BASELINE_SCHEMA,
+        "tool_version": __version__,
+        "created": now_iso(),
+        "commit": results.get("commit"),
+        "ref": ref,
+        "dirty": bool(results.get("dirty")),
+        "spec_hash": results.get("spec_hash"),
+        "hardware_label": results.get("hardware_label"),
+        "fingerprint": results.get("fingerprint") or {},
+        "env": results.get("env") or {},
+        "rounds": results.get("rounds"),
+        "seed": results.get("seed"),
+        "benchmarks": benchmarks,
+        "failed": failed,
+    }
+
+
+def check_baseline(doc: Any, shown: str) -> dict[str, Any]:
+    """`doc` itself when it is a valid baseline@1; else a UsageError naming `shown` and the field."""
+    return check_document(doc, shown, (BASELINE_SCHEMA,))
+
+
+def load_baseline(path: str | Path) -> dict[str, Any]:
+    """Read a baseline@1 file (`profopt baseline show --json`)."""
+    return load_json(path, BASELINE_SCHEMA)

@@ -1,0 +1,77 @@
+"""`profopt/comparison@1`: base vs head, the document every later stage reads (report, publish, action).
+
+In: from the analysis, the judged benchmark entries and the overall verdict (decision, summary
+sentence, counts — analyze.decide computes them; this module only records them); each side's ref,
+commit, fingerprint and env; the differences besides code; the notes the report must show; and the
+optional sections of the verb that builds it:
+- `compare`: `pairing` (kind and CPU set), `dirty`, `new_in_pr` — builder arguments;
+- afterwards, with `add_section`, because they are computed from the comparison itself:
+  `baseline`, `history`, `drift` (`compare --baseline stored|both`, store.baseline) and `policy`
+  (the `--fail-on` rule and who broke it, added by the CLI to every compare / diff).
+Out: the comparison@1 dict (`build`), which `schema/comparison.schema.json` describes, and
+`load_comparison`, the version-checked reader (documents.read).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from profopt_ci import __version__
+from profopt_ci.documents.names import COMPARISON_SCHEMA
+from profopt_ci.documents.read import load_json
+from profopt_ci.documents.results import now_iso
+
+# Sections added after `build`, by the stage that computes them from the comparison.
+LATER_SECTIONS = ("policy", "baseline", "history", "drift")
+
+
+def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[str, Any], base: dict,
+          head: dict, diffs: list[dict], seed: int | None, notes: list[str], threshold_pct: float | None,
+          confidence: float, pairing: dict | None = None, dirty: bool | None = None,
+          new_in_pr: list[dict] | None = None) -> dict:
+    """One comparison@1. `verdict` is {decision, summary, counts}; `mode` is paired (compare) or
+    unpaired (diff, a stored baseline). The compare-only sections are left out when None."""
+    rounds = max((e["rounds"] for e in entries), default=0)
+    if diffs:
+        scopes = sorted({d["scope"] for d in diffs})
+        notes = [f"not only the code differs between base and head: {', '.join(scopes)} (see differences)", *notes]
+    out: dict[str, Any] = {
+        "schema": COMPARISON_SCHEMA,
+        "tool_version": __version__,
+        "created": now_iso(),
+        "mode": mode,
+        "hardware_label": hardware_label,
+        "seed": seed,
+        "rounds": rounds,
+        "threshold_pct": threshold_pct,
+        "confidence": confidence,
+        "base": base,
+        "head": head,
+        "differences": diffs,
+        "decision": verdict["decision"],
+        "summary": verdict["summary"],
+        "counts": verdict["counts"],
+        "notes": notes,
+        "benchmarks": entries,
+    }
+    for key, value in (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr)):
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def add_section(comparison: dict, key: str, value: Any) -> None:
+    """Record one of the documented later sections (LATER_SECTIONS); any other key is a bug."""
+    if key not in LATER_SECTIONS:
+        raise ValueError(f"{key!r} is not a comparison@1 section (known: {', '.join(LATER_SECTIONS)})")
+    comparison[key] = value
+
+
+def policy(fail_on: str, failing: list[str]) -> dict:
+    """The `policy` section: the `--fail-on` rule and the benchmarks that broke it (exit 1 if any)."""
+    return {"fail_on": fail_on, "failing": list(failing)}
+
+
+def load_comparison(path: str | Path) -> dict:
+    """Read a comparison@1 file; anything else is a UsageError naming the file and the field."""
+    return load_json(path, COMPARISON_SCHEMA)
