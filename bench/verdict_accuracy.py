@@ -32,6 +32,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from profopt_ci.analyze import looks as sequential
 from profopt_ci.analyze import stats
 from profopt_ci.analyze.decide import compare_metrics
 from profopt_ci.measure.processes import Side
@@ -91,13 +92,13 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
 
 def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
     """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used)."""
-    looks = stats.plan_looks(rounds, max_rounds)
+    looks = sequential.plan_looks(rounds, max_rounds)
     d: list[float] = []
     verdict = "inconclusive"
     for k, n in enumerate(looks):
         while len(d) < n:
             d.append(draw())
-        alpha = stats.spent_alpha(k + 1, len(looks), ALPHA)
+        alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
         verdict = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold,
                                       alpha=alpha)["verdict"]
         if verdict not in ("inconclusive", "unstable"):
@@ -118,7 +119,7 @@ def report(pairing: str, real: dict[str, list[dict]], resample: int, rng: random
     cv = statistics.stdev(ratios) / statistics.mean(ratios)
     runs = [run for case in real.values() for run in case]
     print(f"\n== pairing: {pairing} — rounds {settings.rounds} → {settings.max_rounds} in looks "
-          f"{stats.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+          f"{sequential.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
     print(f"A/A per-round head/base ratio: CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
-from profopt_ci.analyze import stats
+from profopt_ci.analyze.looks import plan_looks
 
 BUSY = CPU_STEP
 
@@ -65,7 +65,7 @@ def test_head_doing_30_percent_more_work_is_regressed_and_rejected(tmp_path):
     assert b["decision"] == "reject" and c["decision"] == "reject"
     assert c["policy"]["failing"] == ["busy"]
     n = len(b["samples"]["base"])
-    assert n in stats.plan_looks(12, 36) and len(b["samples"]["head"]) == n == b["rounds"]
+    assert n in plan_looks(12, 36) and len(b["samples"]["head"]) == n == b["rounds"]
     # RMIT: both orders occur, and each round holds one base and one head sample
     orders = {(s["round"], s["order"]) for s in b["samples"]["head"]}
     assert {o for _, o in orders} == {0, 1}

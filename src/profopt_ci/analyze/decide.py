@@ -21,7 +21,7 @@ import math
 import statistics
 from typing import Any
 
-from profopt_ci.analyze import stats
+from profopt_ci.analyze import multiplicity, stats
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec.load import Benchmark, Constraint
 
@@ -170,8 +170,8 @@ def apply_multiplicity(entries: list[dict], q: float = 0.01) -> None:
     """BH over the speed p-values: a change BH does not flag is reported inconclusive."""
     rows = [(e, e["metrics"][SPEED]) for e in entries if SPEED in e.get("metrics", {})]
     pvals = [m.get("p_value") for _, m in rows]
-    bh = stats.bh_adjusted(pvals)
-    holm = stats.holm_adjusted(pvals)
+    bh = multiplicity.bh_adjusted(pvals)
+    holm = multiplicity.holm_adjusted(pvals)
     for (e, m), p_bh, p_holm in zip(rows, bh, holm, strict=True):
         m["p_adjusted"] = p_bh
         m["p_holm"] = p_holm

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from profopt_ci import __version__
 from profopt_ci.analyze import instructions as instr_merge
-from profopt_ci.analyze import stats
+from profopt_ci.analyze import looks as sequential
 from profopt_ci.analyze.decide import (
     SPEED,
     apply_multiplicity,
@@ -190,7 +190,7 @@ def _mark_failed(state: RoundState, benches: list[Benchmark], failures: dict[str
 def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
                       rng: random.Random, log) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look."""
-    plans = {b.name: stats.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
+    plans = {b.name: sequential.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
     final_alpha = {b.name: ALPHA for b in benches}
     live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
@@ -213,7 +213,7 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
             looks, k = plans[b.name], look[b.name]
             if r < looks[k] or not state.ok(b.name, live):
                 continue
-            alpha = stats.spent_alpha(k + 1, len(looks), ALPHA)
+            alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
             final_alpha[b.name] = alpha
             entry = build_entry(plan.judged(b.name), _track_dict(state, b, "base"), _track_dict(state, b, "head"),
                                 paired=True, alpha=alpha)
