@@ -37,7 +37,8 @@ from profopt_ci.analyze import stats
 from profopt_ci.analyze.decide import compare_metrics
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundState
-from profopt_ci.pipeline.compare import ALPHA, _track_dict, sequential_rounds
+from profopt_ci.pipeline.entries import ALPHA, track_dict
+from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.spec.load import parse_spec
 from profopt_ci.spec.plan import make_plan, overrides
 
@@ -80,7 +81,7 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
                                    log=lambda _line: None)
     wall = time.perf_counter() - start
     bench = plan.judged("work")
-    base, head = _track_dict(state, bench, "base"), _track_dict(state, bench, "head")
+    base, head = track_dict(state, bench, "base"), track_dict(state, bench, "head")
     if base["status"] != "ok" or head["status"] != "ok":
         raise SystemExit(f"a side failed: {base['error'] or head['error']}")
     metrics = compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alphas["work"])

@@ -428,7 +428,7 @@ def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
         (root / f"cut{i}.json").write_text(json.dumps(cut))
     rejoined_results, warnings = shard.merge([root / "cut2.json", root / "cut1.json"])
     assert warnings == []
-    from profopt_ci.pipeline.compare import run_diff
+    from profopt_ci.pipeline.diff import run_diff
 
     plain, rejoined, real = (run_diff(None, base, head) for head in (a, rejoined_results, m))
     # 5× faster: keep, unless this busy machine made a run unstable (then inconclusive, on both sides alike)

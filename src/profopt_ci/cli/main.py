@@ -201,7 +201,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.compare import run_diff
+    from profopt_ci.pipeline.diff import run_diff
 
     base = _load_side(args.base_file)
     head = _load_side(args.head_file)
