@@ -247,7 +247,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _compare_stored(plan, args: argparse.Namespace, workdir: Path | None) -> int:
-    from profopt_ci.store.baseline import compare_stored
+    from profopt_ci.pipeline.stored import compare_stored
 
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
@@ -317,10 +317,12 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from profopt_ci.store.stores import open_store
 
     if args.action == "refresh":
+        from profopt_ci.pipeline.stored import refresh
+
         plan = _plan(_load(args.spec), args)
-        code, _ = baseline.refresh(plan, store=args.store, only=args.only,
-                                   out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
-                                   push=not args.no_push)
+        code, _ = refresh(plan, store=args.store, only=args.only,
+                          out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
+                          push=not args.no_push)
         return code
     if args.action == "push":
         n = baseline.push(args.store, Path.cwd())

@@ -253,12 +253,13 @@ def run_compare(
             except KeyboardInterrupt:
                 if on_partial is not None:
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
-                        on_partial(comparison(run, ["interrupted: partial results", *run.notes]))
+                        on_partial(comparison(run, [PARTIAL_NOTE, *run.notes]))
                 raise
         return comparison(run, run.notes)
 
 
 AA_NOTE = "A/A: this measures noise only"
+PARTIAL_NOTE = "interrupted: partial results"  # a Ctrl-C'd compare's comparison says so first
 
 
 def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[str]:
