@@ -1,5 +1,9 @@
 """From two sides' samples to verdicts and a decision. Pure: samples and settings in, dicts out.
 
+In: a `Benchmark` (settings, constraints, goal) and each side's samples. Out: the `metrics`,
+`constraints`, `goal`, `decision` and `reason` of a comparison entry, and the overall decision,
+counts and summary sentence of the comparison.
+
 Per benchmark: every metric compared (paired rounds, or unpaired for `profopt diff`), the
 constraints checked on the recorded quality values, then one decision:
 
