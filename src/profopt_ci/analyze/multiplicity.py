@@ -7,7 +7,7 @@ are statsmodels' `fdr_bh` / `holm`.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -25,22 +25,29 @@ def _present(p_values: Sequence[float | None]) -> tuple[list[int], np.ndarray]:
     return idx, np.asarray(ps, dtype=float)
 
 
+def _adjusted(p_values: Sequence[float | None], adjust: Callable[[np.ndarray], np.ndarray]) -> list[float | None]:
+    """`adjust(sorted present p-values)` → adjusted values, put back in the input's order (None stays)."""
+    idx, ps = _present(p_values)
+    out: list[float | None] = [None] * len(p_values)
+    if ps.size == 0:
+        return out
+    order = np.argsort(ps, kind="stable")
+    adj = np.minimum(adjust(ps[order]), 1.0)
+    for rank, k in enumerate(order):
+        out[idx[k]] = float(adj[rank])
+    return out
+
+
 def bh_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
     """Benjamini–Hochberg adjusted p-values (statsmodels `fdr_bh`); None stays None.
 
     m counts only the present p-values. p_adj(i) = min over j >= i of m * p_(j) / j, capped at 1.
     """
-    idx, ps = _present(p_values)
-    out: list[float | None] = [None] * len(p_values)
-    m = ps.size
-    if m == 0:
-        return out
-    order = np.argsort(ps, kind="stable")
-    raw = ps[order] * m / np.arange(1, m + 1)
-    adj = np.minimum(np.minimum.accumulate(raw[::-1])[::-1], 1.0)
-    for rank, k in enumerate(order):
-        out[idx[k]] = float(adj[rank])
-    return out
+    def step_up(ps: np.ndarray) -> np.ndarray:
+        raw = ps * ps.size / np.arange(1, ps.size + 1)
+        return np.minimum.accumulate(raw[::-1])[::-1]
+
+    return _adjusted(p_values, step_up)
 
 
 def benjamini_hochberg(p_values: Sequence[float | None], q: float = 0.01) -> list[bool]:
@@ -68,17 +75,7 @@ def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
 
     p_adj(i) = max over j <= i of (m - j + 1) * p_(j), capped at 1.
     """
-    idx, ps = _present(p_values)
-    out: list[float | None] = [None] * len(p_values)
-    m = ps.size
-    if m == 0:
-        return out
-    order = np.argsort(ps, kind="stable")
-    raw = ps[order] * np.arange(m, 0, -1)
-    adj = np.minimum(np.maximum.accumulate(raw), 1.0)
-    for rank, k in enumerate(order):
-        out[idx[k]] = float(adj[rank])
-    return out
+    return _adjusted(p_values, lambda ps: np.maximum.accumulate(ps * np.arange(ps.size, 0, -1)))
 
 
 def holm(p_values: Sequence[float | None], alpha: float = 0.01) -> list[bool]:
