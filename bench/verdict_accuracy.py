@@ -32,11 +32,13 @@ import textwrap
 import time
 from pathlib import Path
 
+from profopt_ci.analyze import looks as sequential
 from profopt_ci.analyze import stats
 from profopt_ci.analyze.decide import compare_metrics
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundState
-from profopt_ci.pipeline.compare import ALPHA, _track_dict, sequential_rounds
+from profopt_ci.pipeline.entries import ALPHA, track_dict
+from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.spec.load import parse_spec
 from profopt_ci.spec.plan import make_plan, overrides
 
@@ -79,7 +81,7 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
                                    log=lambda _line: None)
     wall = time.perf_counter() - start
     bench = plan.judged("work")
-    base, head = _track_dict(state, bench, "base"), _track_dict(state, bench, "head")
+    base, head = track_dict(state, bench, "base"), track_dict(state, bench, "head")
     if base["status"] != "ok" or head["status"] != "ok":
         raise SystemExit(f"a side failed: {base['error'] or head['error']}")
     metrics = compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alphas["work"])
@@ -91,13 +93,13 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
 
 def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
     """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used)."""
-    looks = stats.plan_looks(rounds, max_rounds)
+    looks = sequential.plan_looks(rounds, max_rounds)
     d: list[float] = []
     verdict = "inconclusive"
     for k, n in enumerate(looks):
         while len(d) < n:
             d.append(draw())
-        alpha = stats.spent_alpha(k + 1, len(looks), ALPHA)
+        alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
         verdict = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold,
                                       alpha=alpha)["verdict"]
         if verdict not in ("inconclusive", "unstable"):
@@ -118,7 +120,7 @@ def report(pairing: str, real: dict[str, list[dict]], resample: int, rng: random
     cv = statistics.stdev(ratios) / statistics.mean(ratios)
     runs = [run for case in real.values() for run in case]
     print(f"\n== pairing: {pairing} — rounds {settings.rounds} → {settings.max_rounds} in looks "
-          f"{stats.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+          f"{sequential.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
     print(f"A/A per-round head/base ratio: CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "

@@ -1,4 +1,8 @@
-"""`profopt compare` / `profopt diff` on throwaway git repositories of real commits."""
+"""`profopt compare` / `profopt diff` on throwaway git repositories of real commits.
+
+Policy and summary logic run on literal step times here too (milliseconds); the look-by-look loop
+is tests/test_sequential.py. Each real compare below is the end-to-end of a behaviour.
+"""
 from __future__ import annotations
 
 import json
@@ -7,14 +11,18 @@ import subprocess
 import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
-from profopt_ci.analyze import stats
+from profopt_ci.analyze.decide import policy_failures, summary_sentence
+from profopt_ci.analyze.looks import plan_looks
+from profopt_ci.pipeline.entries import build_entry, finish
+from profopt_ci.spec.load import parse_spec
+from profopt_ci.spec.plan import make_plan, overrides
 
 BUSY = CPU_STEP
 
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {{warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 150, rounds: {rounds}, max_rounds: {max_rounds}, seed: 7}}
+defaults: {{warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 150, rounds: {rounds}, max_rounds: {max_rounds}, seed: 7, profile: "off"}}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
@@ -65,7 +73,7 @@ def test_head_doing_30_percent_more_work_is_regressed_and_rejected(tmp_path):
     assert b["decision"] == "reject" and c["decision"] == "reject"
     assert c["policy"]["failing"] == ["busy"]
     n = len(b["samples"]["base"])
-    assert n in stats.plan_looks(12, 36) and len(b["samples"]["head"]) == n == b["rounds"]
+    assert n in plan_looks(12, 36) and len(b["samples"]["head"]) == n == b["rounds"]
     # RMIT: both orders occur, and each round holds one base and one head sample
     orders = {(s["round"], s["order"]) for s in b["samples"]["head"]}
     assert {o for _, o in orders} == {0, 1}
@@ -74,10 +82,35 @@ def test_head_doing_30_percent_more_work_is_regressed_and_rejected(tmp_path):
     assert (root / "report.md").read_text().strip()
 
 
-def test_fail_on_none_and_constraint_change_exit_code(tmp_path):
-    root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 26)"), rounds=6)
-    assert run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none"], root).returncode == 0
-    assert run_cli(["compare", "--base", "HEAD~1", "--fail-on", "constraint"], root).returncode == 0
+def _literal_entries(tmp_path, head_ms: list[float], base_ms: list[float] | None = None) -> list[dict]:
+    """Entries of the SPEC's benchmark from literal step times (quality values equal on both sides)."""
+    plan = make_plan(parse_spec(SPEC.format(rounds=12, max_rounds=12), str(tmp_path / "profopt.yml"),
+                                path=tmp_path / "profopt.yml"), overrides(environ={}))
+    base_ms = base_ms or [10.0 + r / 100 for r in range(len(head_ms))]
+
+    def side(ms: list[float]) -> dict:
+        return {"status": "ok", "error": None, "samples": [
+            {"round": r, "step_time_ms": v, "quality": {"loss": 1.0, "output_digest": "same"}} for r, v in enumerate(ms)]}
+
+    bench = plan.judged("busy")
+    entries = [build_entry(bench, side(base_ms), side(head_ms), paired=True)]
+    finish(entries, {"busy": bench})
+    return entries
+
+
+def test_fail_on_decides_which_verdicts_fail_the_build(tmp_path):
+    # 12 paired rounds, head 30% slower in each (no ties): regressed, constraints kept
+    entries = _literal_entries(tmp_path, [(10.0 + r / 100) * (1.3 + r / 1000) for r in range(12)])
+    assert entries[0]["metrics"]["step_time_ms"]["verdict"] == "regressed" and entries[0]["decision"] == "reject"
+    assert all(c["ok"] for c in entries[0]["constraints"])
+    assert policy_failures(entries, "regression") == ["busy"]
+    assert policy_failures(entries, "constraint") == [] and policy_failures(entries, "none") == []
+
+
+def test_two_rounds_do_not_crash_the_summary(tmp_path):
+    entries = _literal_entries(tmp_path, [10.5, 10.2], base_ms=[10.0, 10.1])
+    assert entries[0]["decision"] == "inconclusive"
+    assert "busy" in summary_sentence(entries)
 
 
 def test_identical_code_is_never_regressed(tmp_path):
@@ -90,23 +123,19 @@ def test_identical_code_is_never_regressed(tmp_path):
     assert all(c["ok"] for c in b["constraints"])
 
 
-def test_changed_loss_beyond_tolerance_rejects_whatever_the_speed(tmp_path):
-    faster_but_wrong = BUSY.replace("int(us * 20)", "int(us * 14)").replace("loss=loss", "loss=loss * 1.05")
+def test_broken_constraints_reject_whatever_the_speed_and_fail_on_constraint(tmp_path):
+    # faster, but the loss moved 5% (tolerance 1%) and the output digest changed
+    faster_but_wrong = (BUSY.replace("int(us * 20)", "int(us * 14)").replace("loss=loss", "loss=loss * 1.05")
+                        .replace('output_digest="same"', 'output_digest="other"'))
     root, _ = repo_with(tmp_path, head_work=faster_but_wrong, rounds=6)
-    proc = run_cli(["compare", "--base", "HEAD~1"], root)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "constraint"], root)
     assert proc.returncode == 1
     b = load(root)["benchmarks"][0]
     loss = next(c for c in b["constraints"] if c["metric"] == "loss")
     assert loss["ok"] is False and loss["base"] == 1.0 and loss["head"] == pytest.approx(1.05)
-    assert b["decision"] == "reject" and "constraint broken" in b["reason"]
-
-
-def test_output_digest_change_breaks_equality(tmp_path):
-    root, _ = repo_with(tmp_path, head_work=BUSY.replace('output_digest="same"', 'output_digest="other"'), rounds=6)
-    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "constraint"], root)
-    assert proc.returncode == 1
-    digest = next(c for c in load(root)["benchmarks"][0]["constraints"] if c["metric"] == "output_digest")
+    digest = next(c for c in b["constraints"] if c["metric"] == "output_digest")
     assert digest["ok"] is False and "differs" in digest["detail"]
+    assert b["decision"] == "reject" and "constraint broken" in b["reason"]
 
 
 def test_head_whose_factory_raises_fails_exit_3_and_keeps_base(tmp_path):
@@ -157,7 +186,7 @@ def test_default_base_is_the_merge_base_with_main(tmp_path):
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "main moves on")
     git(root, "checkout", "-q", "feature")
-    proc = run_cli(["compare", "--rounds", "6"], root)
+    proc = run_cli(["compare", "--rounds", "2"], root)
     assert proc.returncode == 0, proc.stderr
     c = load(root)
     assert c["base"]["commit"] == shas[1] and c["base"]["ref"] == "merge-base of main"
@@ -260,11 +289,3 @@ def test_setup_failure_in_setup_phase_is_reported_by_measure(tmp_path):
     b = load(root)["benchmarks"][0]
     assert b["decision"] == "failed" and b["error"]["side"] == "head" and "cannot install" in b["error"]["message"]
     assert len(b["samples"]["base"]) == 3
-
-
-def test_two_rounds_do_not_crash_the_summary(tmp_path):
-    root, _ = repo_with(tmp_path, rounds=2)
-    proc = run_cli(["compare", "--base", "HEAD~1"], root)
-    assert proc.returncode == 0, proc.stderr
-    c = load(root)
-    assert c["benchmarks"][0]["decision"] == "inconclusive"

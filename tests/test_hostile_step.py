@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import cli_env, make_repo, run_cli, write_files
 
-from profopt_ci.measure.processes import Side, child_env, die_with_parent, run_child
+from profopt_ci.measure.cpus import child_preexec
+from profopt_ci.measure.processes import Side, child_env, run_child
 from profopt_ci.spec.load import parse_spec
 
 SECRETS = {"GITHUB_TOKEN": "ghs_secret1", "GH_TOKEN": "ghs_secret2", "ACTIONS_RUNTIME_TOKEN": "secret3",
@@ -166,12 +167,12 @@ def test_run_child_kills_setsid_descendants_in_process(tmp_path):
 
 
 def test_workers_die_with_their_parent(tmp_path):
-    # A parent (standing in for `profopt compare`) starts a hanging child with die_with_parent, then is kill -9'd.
+    # A parent (standing in for `profopt compare`) starts a hanging child with child_preexec, then is kill -9'd.
     pidfile = tmp_path / "child.pid"
     parent_code = (
         "import subprocess, sys, time\n"
-        "from profopt_ci.measure.processes import die_with_parent\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], preexec_fn=die_with_parent(),"
+        "from profopt_ci.measure.cpus import child_preexec\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], preexec_fn=child_preexec(None),"
         " start_new_session=True)\n"
         f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
         "time.sleep(300)\n")
@@ -187,4 +188,4 @@ def test_workers_die_with_their_parent(tmp_path):
     while _alive(child) and time.time() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the worker outlived its killed parent"
-    assert callable(die_with_parent())
+    assert callable(child_preexec(None))

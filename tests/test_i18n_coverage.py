@@ -123,7 +123,7 @@ def test_every_next_action_is_translated():
 
 # ---- notes, collected from the producers' source ----------------------------------------------------
 
-PRODUCERS = ("pipeline.compare", "pipeline.guards", "store.baseline", "analyze.changepoints", "measure.instructions",
+PRODUCERS = ("pipeline.compare", "pipeline.diff", "pipeline.entries", "pipeline.stored", "pipeline.guards", "store.baseline", "analyze.changepoints", "measure.instructions",
              "analyze.instructions", "pipeline.run", "action.run", "store.stores")
 SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
 

@@ -1,4 +1,4 @@
-"""Tests for profopt_ci.analyze.stats: literal hand-computed cases, published tables, and seeded simulations.
+"""Tests for profopt_ci.analyze (stats, ranks, multiplicity, looks): literal hand-computed cases, published tables, and seeded simulations.
 
 Hand computations are written out next to each literal expectation so a reader can re-check them.
 """
@@ -10,25 +10,19 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from profopt_ci.analyze import stats as S
-from profopt_ci.analyze.stats import (
-    benjamini_hochberg,
-    bh_adjusted,
+from profopt_ci.analyze import ranks
+from profopt_ci.analyze.looks import MAX_DEFAULT_LOOKS, plan_looks, spent_alpha
+from profopt_ci.analyze.multiplicity import benjamini_hochberg, bh_adjusted, holm, holm_adjusted
+from profopt_ci.analyze.ranks import (
     cv,
     hl_one_sample,
     hl_shift,
-    holm,
-    holm_adjusted,
     mann_whitney_cut,
     median,
-    memory_change,
     modified_z_outliers,
-    paired_change,
-    plan_looks,
     signed_rank_cut,
-    spent_alpha,
-    unpaired_change,
 )
+from profopt_ci.analyze.stats import memory_change, paired_change, unpaired_change
 
 KEYS = {"base", "head", "delta_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict", "better", "n",
         "outliers", "reason", "paired"}
@@ -115,8 +109,8 @@ def test_critical_values_match_published_tables():
 def test_normal_approximation_is_close_and_conservative(monkeypatch):
     exact = {n: signed_rank_cut(n, 0.01) for n in (40, 80)}
     exact_u = mann_whitney_cut(40, 50, 0.01)
-    monkeypatch.setattr(S, "EXACT_SIGNED_RANK_MAX_N", 0)
-    monkeypatch.setattr(S, "EXACT_MWU_MAX_CELLS", 0)
+    monkeypatch.setattr(ranks, "EXACT_SIGNED_RANK_MAX_N", 0)
+    monkeypatch.setattr(ranks, "EXACT_MWU_MAX_CELLS", 0)
     signed_rank_cut.cache_clear()
     mann_whitney_cut.cache_clear()
     try:
@@ -535,7 +529,7 @@ def test_plan_looks():
     assert plan_looks(20, 60, step=20) == [20, 40, 60]
     assert plan_looks(20, 23, step=10) == [20, 23]
     long = plan_looks(10, 400)
-    assert long[0] == 10 and long[-1] == 400 and len(long) <= S.MAX_DEFAULT_LOOKS
+    assert long[0] == 10 and long[-1] == 400 and len(long) <= MAX_DEFAULT_LOOKS
     assert long == sorted(set(long))
     for bad in [(0, 10), (10, 20, 0), (10.0, 20)]:
         with pytest.raises(ValueError):

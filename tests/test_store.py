@@ -13,7 +13,7 @@ from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import shard
-from profopt_ci.store import baseline
+from profopt_ci.store import baseline, layout
 from profopt_ci.store import stores as store
 
 BUSY = CPU_STEP
@@ -342,7 +342,7 @@ def test_store_locations():
     for bad in ("s3:bucket", "dir:", "git"):
         with pytest.raises(UsageError):
             store.open_store(bad, Path("."))
-    assert store.label_dir("gpu a100/80g") == "gpu_a100_80g"
+    assert layout.label_dir("gpu a100/80g") == "gpu_a100_80g"
     assert store.parse_path("gpu/2026/20260101T000000Z-0123456789ab-a1b2c3.json").short == "0123456789ab"
     assert store.parse_path("gpu/2025/20260101T000000Z-0123456789ab.json") is None   # year folder mismatch
 
@@ -428,7 +428,7 @@ def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
         (root / f"cut{i}.json").write_text(json.dumps(cut))
     rejoined_results, warnings = shard.merge([root / "cut2.json", root / "cut1.json"])
     assert warnings == []
-    from profopt_ci.pipeline.compare import run_diff
+    from profopt_ci.pipeline.diff import run_diff
 
     plain, rejoined, real = (run_diff(None, base, head) for head in (a, rejoined_results, m))
     # 5× faster: keep, unless this busy machine made a run unstable (then inconclusive, on both sides alike)

@@ -1,5 +1,8 @@
 """Profile summary (+ comparison metrics) → one bottleneck class, its evidence and the next action.
 
+In: one side's profile summary, the comparison's metrics and the base's summary. Out: {class,
+rule, evidence, next_action} for the comparison entry's `bottleneck`.
+
 Pure: dicts in, dicts out. `bottleneck()` walks `rules.RULES` in priority order and reports the
 first rule that fires. When none fires:
 - GEMM/conv/attention is the largest category of native time and at least FALLBACK_GEMM of it →

@@ -1,5 +1,9 @@
 """From two sides' samples to verdicts and a decision. Pure: samples and settings in, dicts out.
 
+In: a `Benchmark` (settings, constraints, goal) and each side's samples. Out: the `metrics`,
+`constraints`, `goal`, `decision` and `reason` of a comparison entry, and the overall decision,
+counts and summary sentence of the comparison.
+
 Per benchmark: every metric compared (paired rounds, or unpaired for `profopt diff`), the
 constraints checked on the recorded quality values, then one decision:
 
@@ -21,7 +25,7 @@ import math
 import statistics
 from typing import Any
 
-from profopt_ci.analyze import stats
+from profopt_ci.analyze import multiplicity, stats
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec.load import Benchmark, Constraint
 
@@ -170,8 +174,8 @@ def apply_multiplicity(entries: list[dict], q: float = 0.01) -> None:
     """BH over the speed p-values: a change BH does not flag is reported inconclusive."""
     rows = [(e, e["metrics"][SPEED]) for e in entries if SPEED in e.get("metrics", {})]
     pvals = [m.get("p_value") for _, m in rows]
-    bh = stats.bh_adjusted(pvals)
-    holm = stats.holm_adjusted(pvals)
+    bh = multiplicity.bh_adjusted(pvals)
+    holm = multiplicity.holm_adjusted(pvals)
     for (e, m), p_bh, p_holm in zip(rows, bh, holm, strict=True):
         m["p_adjusted"] = p_bh
         m["p_holm"] = p_holm

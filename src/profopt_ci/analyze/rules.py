@@ -1,5 +1,8 @@
 """The bottleneck rules as data (shared/research/bottlenecks.md): signal → class → next action.
 
+In: `Facts` (profile summaries and metrics). Out: `RULES`, an ordered list of (class, signal,
+next action), read by `bottleneck`.
+
 `RULES` is ordered by priority; the first rule whose signal fires names the class. The order is
 capacity > sync > data > communication > launch > bandwidth/compute, because a fix for an earlier
 class changes what the later ones measure (an OOM hides everything; a per-step sync or a starving

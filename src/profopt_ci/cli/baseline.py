@@ -55,9 +55,9 @@ def register(sub) -> None:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from profopt_ci.store import baseline
+    from profopt_ci.pipeline.stored import refresh
 
-    code, _ = baseline.refresh(plan(load(args.spec), args), store=args.store, only=args.only,
+    code, _ = refresh(plan(load(args.spec), args), store=args.store, only=args.only,
                                out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
                                push=not args.no_push)
     return code

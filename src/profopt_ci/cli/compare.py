@@ -89,7 +89,7 @@ def _trace_dir(args: argparse.Namespace) -> Path:
 
 def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None) -> int:
     """`--baseline stored`: head measured now against the newest stored baseline at or before the base."""
-    from profopt_ci.store.baseline import compare_stored
+    from profopt_ci.pipeline.stored import compare_stored
 
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")

@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.compare import run_diff
+    from profopt_ci.pipeline.diff import run_diff
     from profopt_ci.store.baseline import load_side
 
     base = load_side(args.base_file)

@@ -1,1 +1,5 @@
-"""measure: see the package README in docs/layout.md."""
+"""measure: a spec and checkouts in, samples out — checkouts (worktrees, venvs), processes and
+rounds, lockstep workers, the in-process harness, fingerprints, counted instructions, shards.
+
+See docs/layout.md for the whole tree.
+"""

@@ -12,6 +12,7 @@ import ctypes.util
 import os
 import signal
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 PR_SET_PDEATHSIG = 1
 # Environment variables a step's thread count is read from, most specific first.
@@ -80,7 +81,9 @@ def choose(requested: str | None, threads: int, pool: list[int] | None = None) -
     return pool[-n:]
 
 
+@lru_cache(maxsize=1)
 def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up once in the parent: a preexec_fn must not load libraries after fork."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         return libc.prctl
@@ -98,8 +101,11 @@ def die_with_parent(parent_pid: int | None = None) -> None:
 
 
 def child_preexec(cpus: list[int] | None) -> Callable[[], None]:
-    """A Popen `preexec_fn`: die with this process, and run on `cpus` when given."""
+    """A Popen `preexec_fn`: die with this process (SIGKILL, even when it is kill -9'd), and run on
+    `cpus` when given. The parent pid is taken before the fork, so a parent that died between fork
+    and prctl is noticed and the child exits at once."""
     parent = os.getpid()
+    _prctl()  # resolved before the fork
 
     def preexec() -> None:
         die_with_parent(parent)

@@ -1,5 +1,8 @@
 """The environment a result was measured in: hardware, OS, interpreter, library versions.
 
+In: nothing but the interpreter it runs under. Out: one JSON object on stdout (cpu, os, python,
+library versions…); `MATERIAL` names the keys whose difference makes two results incomparable.
+
 Run as `python -m profopt_ci.measure.fingerprint` under the interpreter that runs the benchmarks (a side's
 own virtual environment in compare), so the versions are the ones the workers import.
 """

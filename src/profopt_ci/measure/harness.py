@@ -1,5 +1,8 @@
 """In-process timing: what runs inside a worker process around the user's step function.
 
+In: the user's step function and the value settings. Out: per-value step times (ms), the loop
+count, phase means and the recorded quality values, as a dict the worker writes.
+
 Imports only the standard library (torch only when the step already loaded it), so a worker starts
 fast and the code under test sees no extra modules.
 

@@ -1,5 +1,8 @@
 """Run one command and report its own wall time and rusage as JSON: `python -I launch.py OUT [--cpus 0,1] -- ARGV…`.
 
+In: the output path, an optional CPU list and the command's argv. Out: a JSON file with the
+exit status, wall ns, CPU seconds and the command's own peak RSS.
+
 Why a launcher: Linux carries a process's resident set at exec into the child's `ru_maxrss`, so a
 command forked straight from profopt (tens of MB) would report profopt's memory, not its own. This
 file is run by a bare interpreter (`-I`, standard library only, a few MB), so the command's peak RSS

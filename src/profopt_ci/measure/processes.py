@@ -2,11 +2,10 @@
 
 In: a resolved spec, a `Side` (a checkout and the interpreter that runs it). Out: sample dicts
 (docs/data-model.md) or a `BenchmarkFailed` carrying the status and the stderr tail. Nothing here
-decides anything; `pipeline/run.run_tree` is the `profopt run` loop over rounds that writes results@1.
+decides anything; the `profopt run` loop over rounds that writes results@1 is `pipeline.run.run_tree`.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.errors import InfraError
+from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.proctree import kill_tagged, tag_env
 from profopt_ci.spec.load import Benchmark, Spec
 
@@ -90,7 +90,7 @@ def run_child(
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=err,
-                start_new_session=True, preexec_fn=die_with_parent(),
+                start_new_session=True, preexec_fn=child_preexec(None),
             )
         except OSError as exc:
             raise BenchmarkFailed("failed", f"cannot start {argv[0]}: {exc}") from None
@@ -138,29 +138,6 @@ def _kill_all(pid: int, tag: str) -> None:
     except ProcessLookupError:
         pass
     kill_tagged(tag, root=pid)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None]:
-    """A `preexec_fn`: the child gets `sig` when the process that started it dies (even by kill -9).
-
-    Linux only (prctl PR_SET_PDEATHSIG); elsewhere a no-op. The parent pid is taken before the
-    fork, so a parent that died between fork and prctl is noticed and the child exits at once.
-    """
-    parent = os.getpid()
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return lambda: None
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
 
 
 # What the PR's code inherits from profopt's own environment: only what a Python process (and a

@@ -1,5 +1,8 @@
 """Rounds: every benchmark on every side once per round, in fresh processes, in a seeded order.
 
+In: the plan, benchmarks, sides, a `RoundState` and the round range. Out: samples appended to the
+state's tracks (a failed side's track gets its status and error; earlier samples stay).
+
 With one side this is `profopt run`. With base and head it is compare's round, by the benchmark's
 `pairing`: `lockstep` (lockstep.py: both workers live at once, pinned to one CPU set, driven value
 by value) or `rounds`, the RMIT design — one fresh process per side, the order of the sides drawn

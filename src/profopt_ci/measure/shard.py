@@ -1,5 +1,8 @@
 """Scale-out over a GitHub Actions matrix: `profopt run --shard I/N` and `profopt merge`.
 
+In: a spec's benchmarks, `I/N`, recorded costs; or N shard results@1 files. Out: the benchmarks
+of shard I; or one merged results@1 document (or a usage error naming what does not add up).
+
 Every job of the matrix computes the same split on its own, so the split must be deterministic:
 with recorded costs (a stored baseline's cost per round × the spec's rounds) it is greedy
 longest-processing-time (biggest first onto the least-loaded shard, ties by name and index); without

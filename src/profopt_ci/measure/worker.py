@@ -1,5 +1,8 @@
 """A worker process: import the benchmark's factory, build the step, measure or profile it once.
 
+In: JOB.json (checkout, factory, params, value settings). Out: OUT.json with the samples (or the
+profile), or, serving lockstep, one value per request over the pipe.
+
 Run by the runner as `python -m profopt_ci.measure.worker JOB.json OUT.json` in a fresh process, with the
 checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.json` is the lockstep worker
 (lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the

@@ -1,4 +1,9 @@
-"""`profopt run`: the spec on the current tree — setup once, rounds, results@1 written as it goes."""
+"""`profopt run`: the spec on the current tree — setup once, rounds, results@1 written as it goes.
+
+In: the plan (its spec for the side run, overrides applied), the tree's root, which benchmarks,
+where to write. Out: `out` (profopt/results@1, rewritten after every round, so an interrupted run
+keeps what it measured) and (exit code, the results document): 0, or 3 when a benchmark failed.
+"""
 from __future__ import annotations
 
 import random
@@ -13,6 +18,7 @@ from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instructions
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.pipeline.guards import interrupt_safe
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 
@@ -25,6 +31,59 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
         timed = "walltime" in bench.settings.instrument  # instructions-only: no timed samples by design
         if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
             entry.update(status="failed", error=track.error or "no samples were measured")
+
+
+def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundState, results: dict, out: Path,
+                     log: Callable[[str], None]) -> None:
+    """Run the setup; when it fails, every benchmark is written as failed before the error goes up."""
+    try:
+        run_setup(spec, side, log)
+    except InfraError as exc:
+        for bench in benches:
+            state.track(bench.name, side.name).status = "failed"
+            state.track(bench.name, side.name).error = str(exc)
+        fill_results(results, benches, state, side.name)
+        save_json(results, out)
+        raise
+
+
+def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: RoundState, results: dict, out: Path,
+             rounds: int, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
+    """The walltime rounds (results written after each) and the counted instructions."""
+    def checkpoint(_: int) -> None:
+        fill_results(results, benches, state, side.name)
+        save_json(results, out)
+
+    with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
+        try:
+            timed = [b for b in benches if "walltime" in b.settings.instrument]
+            run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
+                       rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
+            return instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
+                                                     Path(work), log)
+        finally:
+            with interrupt_safe():  # a second Ctrl-C must not cut the results file short
+                checkpoint(-1)
+
+
+def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, results: dict, out: Path,
+              log: Callable[[str], None]) -> list[str]:
+    """The benchmarks that failed (rounds or instructions), each said with the end of its error."""
+    failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
+    for name, sides in counted.items():
+        instr_merge.results_entry(results["benchmarks"][name], sides[side.name])
+        if sides[side.name]["status"] != "ok":
+            failed.append(name)
+            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instructions.error` in {out}")
+    if counted:
+        save_json(results, out)
+    for name in failed:
+        track = state.track(name, side.name)
+        # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
+        cause = [ln for ln in str(track.error or "").rstrip().splitlines() if ln.strip()][-6:]
+        log("\n".join([f"profopt: {name} {track.status} (the whole error is in {out}):",
+                        *(f"profopt:   {ln}" for ln in cause)]))
+    return failed
 
 
 def run_tree(
@@ -51,47 +110,8 @@ def run_tree(
     commit, dirty = commit_info(root)
     results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
-    counted: dict[str, dict[str, dict]] = {}
-    try:
-        run_setup(spec, side, log)
-    except InfraError as exc:
-        for bench in benches:
-            state.track(bench.name, side.name).status = "failed"
-            state.track(bench.name, side.name).error = str(exc)
-        fill_results(results, benches, state, side.name)
-        save_json(results, out)
-        raise
-    seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
-    results["seed"] = seed
-
-    def checkpoint(_: int) -> None:
-        fill_results(results, benches, state, side.name)
-        save_json(results, out)
-
-    with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
-        try:
-            timed = [b for b in benches if "walltime" in b.settings.instrument]
-            run_rounds(plan, timed, [side], state, Path(work), start=0, stop=n, total=n,
-                       rng=random.Random(seed), log=log, after_round=checkpoint)
-            counted = instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
-                                                        Path(work), log)
-        finally:
-            from profopt_ci.pipeline.guards import interrupt_safe
-
-            with interrupt_safe():  # a second Ctrl-C must not cut the results file short
-                checkpoint(-1)
-    failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
-    for name, sides in counted.items():
-        instr_merge.results_entry(results["benchmarks"][name], sides[side.name])
-        if sides[side.name]["status"] != "ok":
-            failed.append(name)
-            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instructions.error` in {out}")
-    if counted:
-        save_json(results, out)
-    for name in failed:
-        track = state.track(name, side.name)
-        # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
-        cause = [ln for ln in str(track.error or "").rstrip().splitlines() if ln.strip()][-6:]
-        log("\n".join([f"profopt: {name} {track.status} (the whole error is in {out}):",
-                        *(f"profopt:   {ln}" for ln in cause)]))
+    _setup_or_record(spec, benches, side, state, results, out, log)
+    results["seed"] = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
+    counted = _measure(plan, spec, benches, side, state, results, out, n, log)
+    failed = _failures(benches, side, state, counted, results, out, log)
     return (EXIT_INFRA if failed else EXIT_OK), results

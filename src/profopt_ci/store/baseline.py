@@ -1,41 +1,34 @@
-"""`profopt baseline refresh|list|show|push` and `profopt compare --baseline stored|both`.
+"""Baselines in the store: `profopt baseline list|show|push`, and what refresh and compare store or read.
 
-refresh: `profopt run` on the current tree (the default branch, nightly), summarised to a
-`profopt/baseline@1` document — per benchmark the per-round medians of each metric with their
-median and an order-statistic 95% CI, the round count and a cost estimate, plus the recorded
-quality values for constraints; never raw traces — stored per hardware label (store.py).
-
-compare --baseline stored: the newest stored baseline of the label at or before the base commit
-(the merge-base), head measured now, compared unpaired. It refuses a baseline measured in a
-materially different environment (fingerprint.MATERIAL) unless allowed. --baseline both: the
-usual paired compare, plus whether the freshly measured base left its nightly history (drift).
-Both attach the nightly history with its change points.
+In: results@1 documents, stored `profopt/baseline@1` documents, a store. Out: the baseline summary
+of a run (`from_results`: per benchmark the per-round medians of each metric with their median and
+an order-statistic 95% CI, the round count and a cost estimate, plus the recorded quality values
+for constraints; never raw traces), samples rebuilt from a summary (`samples_from_summary`), the
+lines of `list` and `show`, the baseline a query picks, the nightly history attached to a
+comparison (`attach_history`, with drift for `--baseline both`), and recorded costs for sharding.
+The verbs that measure (refresh, `compare --baseline stored`) are `pipeline/stored.py`.
 """
 from __future__ import annotations
 
 import statistics
-import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from profopt_ci.analyze import changepoints as history
-from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import baseline as baseline_doc
 from profopt_ci.documents import comparison as comparison_doc
-from profopt_ci.documents.names import BASELINE_SCHEMA, RESULTS_SCHEMA
+from profopt_ci.documents.names import RESULTS_SCHEMA
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
 from profopt_ci.gitutil import commit_info, git, toplevel
-from profopt_ci.measure import instructions
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.processes import METRICS
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.spec.load import Spec
-from profopt_ci.spec.plan import Plan
 from profopt_ci.store.stores import (
+    BASELINE_SCHEMA,
     SHORT,
     GitStore,
     Store,
@@ -45,8 +38,6 @@ from profopt_ci.store.stores import (
     find,
     load,
     open_store,
-    save,
-    stderr_warn,
 )
 
 CI_CONFIDENCE = 0.95
@@ -167,36 +158,6 @@ def _branch(root: Path) -> str | None:
     return None if not name or name == "HEAD" else name
 
 
-def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
-            out: Path | None = None, allow_dirty: bool = False, push: bool = True,
-            log: Callable[[str], None] = stderr_log) -> tuple[int, str]:
-    """Run the plan on the current tree and store its summary (under the plan's hardware label).
-    Returns (exit code, stored path)."""
-    from profopt_ci.pipeline.run import run_tree
-
-    spec = plan.spec
-    root = spec.path.resolve().parent
-    commit, dirty = commit_info(root)
-    if commit is None:
-        raise UsageError(f"{spec.path}: baseline refresh needs a git commit to file the baseline under — "
-                         "run it in a clone of the repository")
-    if dirty and not allow_dirty:
-        raise UsageError("the working tree has uncommitted changes: a baseline must describe a commit "
-                         "(commit or stash them, or pass --allow-dirty)")
-    target = open_store(store, toplevel(root), log=stderr_warn, push=push)
-    if isinstance(target, GitStore):
-        target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
-    with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
-        code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
-    doc = from_results(results, ref=_branch(root))
-    if not doc["benchmarks"]:
-        raise InfraError("every benchmark failed: nothing was stored")
-    path = save(target, doc)
-    where = target.describe() + ("" if push or not isinstance(target, GitStore) else " (local branch, not pushed)")
-    log(f"profopt: baseline stored in {where}: {path}")
-    return code, path
-
-
 def push(store: str | None, cwd: Path) -> int:
     """`profopt baseline push`: send runs a `--no-push` refresh left in the local data branch."""
     target = open_store(store, toplevel(cwd))
@@ -211,7 +172,7 @@ def push(store: str | None, cwd: Path) -> int:
 def list_lines(store: Store, *, label: str | None, limit: int) -> list[str]:
     rows = entries(store, None)
     if label is not None:
-        from profopt_ci.store.stores import label_dir
+        from profopt_ci.store.layout import label_dir
 
         rows = [e for e in rows if e.label == label_dir(label)]
     by_label: dict[str, list] = {}
@@ -302,128 +263,6 @@ def _age_text(doc: dict) -> str:
     if age is None:
         return "of unknown age"
     return f"{age * 24:.0f} hours old" if age < 2 else f"{age:.0f} days old"
-
-
-def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
-                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[str]]:
-    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
-    from profopt_ci.measure.checkouts import add_worktree, make_venv, open_workspace, side_spec
-    from profopt_ci.measure.processes import Side, fingerprint
-    from profopt_ci.pipeline.run import run_tree
-
-    spec = plan.spec
-    root = spec.path.resolve().parent
-    head_label, head_commit = refs["head"]
-    current, dirty = commit_info(root)
-    notes: list[str] = []
-
-    def check(fp: dict) -> dict:
-        diffs = material_differences(stored_fp, fp)
-        if not diffs:
-            return fp
-        if not allow_env_mismatch:
-            raise UsageError("the stored baseline was measured in a different environment — "
-                             f"{_mismatch_text(diffs)}. Refresh the baseline on this runner, use "
-                             "--baseline rerun, or pass --allow-env-mismatch to compare anyway")
-        notes.append(f"the stored baseline was measured in a different environment ({_mismatch_text(diffs)}); "
-                     "compared anyway (--allow-env-mismatch): differences may be the machine's, not the code's")
-        return fp
-
-    with tempfile.TemporaryDirectory(prefix="profopt-stored-") as tmp:
-        if not head_given or (current == head_commit and not dirty):
-            fp = check(fingerprint(Side(name="tree", root=root), spec))
-            if dirty:
-                notes.append("head is the working tree with uncommitted changes")
-            _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
-            return results, notes
-        rel_spec = spec.path.resolve().relative_to(repo.resolve())
-        with open_workspace(repo, workdir) as ws:
-            tree = add_worktree(ws, "head", head_commit)
-            side_root = tree / rel_spec.parent
-            own, problem = side_spec(side_root, Path(rel_spec.name))
-            own = plan.attach("head", own, problem)
-            python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
-            side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
-            fp = check(fingerprint(side, own))
-            _, results = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
-            return results, notes
-
-
-def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
-                   allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
-                   workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
-    """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
-    from profopt_ci.pipeline.compare import (
-        ALPHA,
-        _bench_from_results,
-        build_entry,
-        differences,
-        finish,
-        resolve_refs,
-        verdict,
-    )
-
-    spec = plan.spec
-    repo = toplevel(spec.path.resolve().parent)
-    if repo is None:
-        raise UsageError(f"{spec.path} is not inside a git repository — a stored baseline is found by commit")
-    refs = resolve_refs(repo, base_ref, head_ref)
-    base_label, base_commit = refs["base"]
-    target = open_store(store, repo)
-    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
-    if not runs:
-        from profopt_ci.measure.checkouts import _shallow_hint
-
-        raise UsageError(f"{target.describe()}: no stored baseline for label {spec.hardware_label} at or before "
-                         f"{base_commit[:SHORT]} ({base_label}) — run `profopt baseline refresh` on the default "
-                         "branch first, or use --baseline rerun" + _shallow_hint(repo))
-    entry, doc, dist = runs[0]
-    log(f"profopt: stored baseline {entry.id} — commit {doc['commit'][:SHORT]}, {_age_text(doc)}, "
-        f"{dist} commit(s) before {base_commit[:SHORT]}")
-    results, notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
-                                   doc.get("fingerprint") or {}, log)
-    entries_, pairs, missing = [], [], []
-    for name, head_entry in results["benchmarks"].items():
-        stored = doc["benchmarks"].get(name)
-        if stored is None:
-            missing.append(name)
-            continue
-        head_bench = _bench_from_results(name, head_entry, spec)
-        base_bench = _bench_from_results(name, stored, spec)
-        pairs.append((base_bench, head_bench))
-        base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored)}
-        entries_.append(build_entry(head_bench, base_side, head_entry, paired=False))
-        counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
-        instr_merge.merge(entries_[-1], head_bench, counted if all(counted.values()) else None)
-    finish(entries_, {h.name: h for _, h in pairs})
-    instr_merge.mark_failures(entries_)
-    notes = [
-        f"compared with the stored baseline of commit {doc['commit'][:SHORT]} measured "
-        f"{str(doc.get('created'))[:16].replace('T', ' ')} UTC ({_age_text(doc)}), {dist} commit(s) before the "
-        f"base {base_commit[:SHORT]}; only head was measured now, so the figures are unpaired "
-        "(Mann–Whitney U) and weaker: machine drift since the nightly run shows up as change",
-        *notes,
-    ]
-    if any(e.get("instructions") for e in entries_):
-        notes.append(instructions.WHAT_IT_IS)
-    if doc.get("spec_hash") != spec.hash:
-        notes.append("the spec changed since the stored baseline was measured")
-    notes = [*plan.notes, *notes]
-    if missing:
-        notes.append(f"not in the stored baseline (not compared): {', '.join(missing)}")
-    base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],
-                 "fingerprint": doc.get("fingerprint") or {}, "env": doc.get("env") or {}}
-    head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"), "commit": results.get("commit"),
-                 "fingerprint": results.get("fingerprint") or {}, "env": results.get("env") or {}}
-    threshold = pairs[0][1].settings.threshold_pct if pairs else None
-    comparison = comparison_doc.build(
-        mode="unpaired", hardware_label=spec.hardware_label, entries=entries_, verdict=verdict(entries_),
-        base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
-        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
-    comparison_doc.add_section(comparison, "baseline", _baseline_meta("stored", target, entry.path, doc, dist, base_commit))
-    if history_n:
-        comparison_doc.add_section(comparison, "history", history.build(runs, comparison))
-    return comparison
 
 
 def _baseline_meta(mode: str, target: Store, path: str | None, doc: dict | None, dist: int | None,

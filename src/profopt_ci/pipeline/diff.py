@@ -1,0 +1,58 @@
+"""`profopt diff`: two stored results@1 files in, a `profopt/comparison@1` out, unpaired.
+
+In: the two results documents (already read and version-checked) and, when given, the spec that
+says how to judge (threshold, constraints, goal). Out: the comparison with mode `unpaired`, whose
+notes say that the figures are weaker than a paired compare's (no interleaved rounds).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
+from profopt_ci.spec.load import Benchmark, Spec, resolve_settings
+
+
+def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
+    """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired."""
+    names = [n for n in head["benchmarks"] if n in base["benchmarks"]]
+    missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
+    pairs = [(_bench_from_results(n, base["benchmarks"][n], spec), _bench_from_results(n, head["benchmarks"][n], spec))
+             for n in names]
+    entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
+    for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
+        counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
+        instr_merge.merge(e, h, counted if all(counted.values()) else None)
+    finish(entries, {h.name: h for _, h in pairs})
+    instr_merge.mark_failures(entries)
+    notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
+             "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
+             "shows up as change"]
+    if missing:
+        notes.append(f"only in one of the files (not compared): {', '.join(missing)}")
+    if base.get("hardware_label") != head.get("hardware_label"):
+        notes.append(f"hardware labels differ: {base.get('hardware_label')} vs {head.get('hardware_label')}")
+    if base.get("spec_hash") != head.get("spec_hash"):
+        notes.append("the specs differ between the two results")
+    notes += outlier_notes(entries)
+    metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
+              "env": r.get("env") or {}} for r in (base, head)]
+    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    return comparison_doc.build(
+        mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
+        verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,
+        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
+
+
+def _bench_from_results(name: str, entry: dict, spec: Spec | None) -> Benchmark:
+    """The spec's definition when there is one (constraints, goal, threshold), with the file's params."""
+    params = entry.get("params") or {}
+    if spec is not None:
+        for b in spec.benchmarks:
+            if b.name == name:
+                return replace(b, params=params)
+    return Benchmark(name=name, callable=None, command=None, params=params,
+                     items_per_iteration=entry.get("items_per_iteration"), unit=entry.get("unit") or "items",
+                     goal=None, constraints=[], env={}, settings=resolve_settings({}, {}))
+

@@ -1,0 +1,113 @@
+"""One benchmark's entry of a comparison, from both sides' samples: shared by compare, diff and stored.
+
+In: a `Benchmark` (how to judge: threshold, constraints, goal) and each side's {status, error,
+samples}, paired (rounds of one compare) or not (two stored results). Out: the benchmark entry of
+`profopt/comparison@1` (docs/data-model.md) with its metrics, constraints and goal; `finish` adds
+the multiplicity corrections and each decision; `differences` lists what differs besides the code
+(params, env, the machine's fingerprint); `outlier_notes` the notes on outliers a CI decided anyway.
+"""
+from __future__ import annotations
+
+from profopt_ci.analyze.decide import (
+    SPEED,
+    apply_multiplicity,
+    check_constraint,
+    compare_metrics,
+    counts,
+    decide_benchmark,
+    goal_status,
+    overall,
+    summary_sentence,
+)
+from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.rounds import RoundState
+from profopt_ci.spec.load import Benchmark
+
+ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
+
+
+def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha: float | None = None) -> dict:
+    """One benchmark of a comparison; `base`/`head` are {status, error, samples}."""
+    entry: dict = {
+        "name": bench.name,
+        "unit": bench.unit,
+        "goal": None,
+        "status": {"base": base["status"], "head": head["status"]},
+        "error": None,
+        "rounds": min(len(base["samples"]), len(head["samples"])),
+        "outlier_rounds": 0,
+        "metrics": {},
+        "constraints": [],
+        "bottleneck": None,
+        "profile": None,
+        "samples": {"base": base["samples"], "head": head["samples"]},
+    }
+    failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
+    counted_only = not base["samples"] and not head["samples"] and (base.get("instructions") or head.get("instructions"))
+    if "walltime" in bench.settings.instrument and not counted_only:  # instructions-only: no timed samples
+        failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
+                            for side, d in (("base", base), ("head", head)) if not d["samples"]]
+    if failed:
+        side, d = failed[0]
+        entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
+        entry["decision"] = "failed"
+        entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
+        return entry
+    metrics = compare_metrics(bench, base["samples"], head["samples"], paired=paired, alpha=alpha)
+    entry["metrics"] = metrics
+    entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
+    entry["constraints"] = [check_constraint(c, base["samples"], head["samples"]) for c in bench.constraints]
+    entry["goal"] = goal_status(bench, metrics)
+    return entry
+
+
+def finish(entries: list[dict], benches: dict[str, Benchmark]) -> None:
+    """Multiplicity across benchmarks, then each decision."""
+    apply_multiplicity([e for e in entries if e.get("decision") != "failed"])
+    for e in entries:
+        if e.get("decision") == "failed":
+            continue
+        e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+
+
+def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head: dict) -> list[dict]:
+    """Anything besides code that differs between the sides: params, env, the machine."""
+    out = []
+    for b, h in spec_pairs:
+        for key in sorted(set(b.params) | set(h.params)):
+            if b.params.get(key) != h.params.get(key):
+                out.append({"scope": "params", "benchmark": h.name, "key": key,
+                            "base": b.params.get(key), "head": h.params.get(key)})
+        for key in sorted(set(b.env) | set(h.env)):
+            if b.env.get(key) != h.env.get(key):
+                out.append({"scope": "env", "benchmark": h.name, "key": key, "base": b.env.get(key), "head": h.env.get(key)})
+    for key in sorted(set(base.get("env") or {}) | set(head.get("env") or {})):
+        bv, hv = (base.get("env") or {}).get(key), (head.get("env") or {}).get(key)
+        if bv != hv:
+            out.append({"scope": "env", "benchmark": None, "key": key, "base": bv, "head": hv})
+    bf, hf = base.get("fingerprint") or {}, head.get("fingerprint") or {}
+    for key in sorted(set(bf) | set(hf)):
+        if bf.get(key) != hf.get(key):
+            out.append({"scope": "fingerprint", "benchmark": None, "key": key, "base": bf.get(key),
+                        "head": hf.get(key), "material": key in MATERIAL})
+    return out
+
+
+def outlier_notes(entries: list[dict]) -> list[str]:
+    """The outlier share of a step time whose CI decided anyway: a note, not a verdict."""
+    out = []
+    for e in entries:
+        note = (e.get("metrics") or {}).get(SPEED, {}).get("outlier_note")
+        if note:
+            out.append(f"{e['name']}: {note}")
+    return out
+
+
+def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
+    t = state.track(bench.name, side)
+    return {"status": t.status, "error": t.error, "samples": t.samples}
+
+
+def verdict(entries: list[dict]) -> dict:
+    """The comparison's overall decision, summary sentence and counts (documents.comparison.build)."""
+    return {"decision": overall(entries), "summary": summary_sentence(entries, 1 - ALPHA), "counts": counts(entries)}

@@ -1,0 +1,78 @@
+"""Compare's rounds look by look: more rounds only for a benchmark that is not yet decided.
+
+In: the plan, the compared benchmarks, both sides, the `RoundState` to fill, and a `measure`
+callable with `measure.rounds.run_rounds`'s signature (the real one runs processes; tests pass one
+that appends literal samples). Out: the samples in the state, and per benchmark the α its final
+look spent. Each benchmark is looked at after the round counts of `analyze.looks.plan_looks`; a
+step time still inconclusive (or unstable) there gets the next look's rounds, with α spent across
+the looks (`analyze.looks.spent_alpha`) so that looking again cannot manufacture significance.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from profopt_ci.analyze import looks as sequential
+from profopt_ci.analyze.decide import SPEED
+from profopt_ci.measure.processes import Side
+from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
+from profopt_ci.spec.load import Benchmark
+from profopt_ci.spec.plan import Plan
+
+# run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.
+# `sequential_rounds` takes another one in tests (literal samples, no processes).
+MeasureRounds = Callable[..., None]
+
+
+def _measure_alone(plan: Plan, benches: list[Benchmark], live: list[Side], state: RoundState, work: Path,
+                   rng: random.Random, log, measure: MeasureRounds) -> None:
+    """A side failed before measuring: still measure the one that works, so its results are kept."""
+    for b in benches:
+        alone = [s for s in live if state.track(b.name, s.name).status == "ok"]
+        if len(alone) == 1 and not state.track(b.name, alone[0].name).samples:
+            measure(plan, [b], alone, state, work, start=0, stop=b.settings.rounds,
+                    total=b.settings.rounds, rng=rng, log=log)
+
+
+def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[int], rounds: int, log) -> tuple[float, bool]:
+    """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on)."""
+    alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
+    entry = build_entry(plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
+                        paired=True, alpha=alpha)
+    verdict = entry["metrics"].get(SPEED, {}).get("verdict")
+    # unstable too: outlier rounds are diluted by more rounds, and the estimate is robust to them
+    more = verdict in ("inconclusive", "unstable") and k + 1 < len(looks)
+    if more:
+        log(f"profopt: {bench.name}: {verdict} after {rounds} rounds — extending to {looks[k + 1]}")
+    return alpha, more
+
+
+def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
+                      rng: random.Random, log, *, measure: MeasureRounds = run_rounds) -> dict[str, float]:
+    """Rounds look by look; returns the α spent at each benchmark's final look."""
+    plans = {b.name: sequential.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
+    look = {b.name: 0 for b in benches}
+    final_alpha = {b.name: ALPHA for b in benches}
+    live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
+    done: set[str] = set()
+    r = 0
+    while True:
+        active = [b for b in benches if b.name not in done and state.ok(b.name, live)]
+        if not active or len(live) < 2:
+            _measure_alone(plan, benches, live, state, work, rng, log, measure)
+            return final_alpha
+        for b in active:
+            measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
+        r += 1
+        for b in active:
+            looks, k = plans[b.name], look[b.name]
+            if r < looks[k] or not state.ok(b.name, live):
+                continue
+            final_alpha[b.name], more = _look(plan, b, state, k, looks, r, log)
+            if more:
+                look[b.name] = k + 1
+            else:
+                done.add(b.name)
+

@@ -1,0 +1,200 @@
+"""`profopt baseline refresh` and `profopt compare --baseline stored`: runs against the store.
+
+refresh — in: the plan, a store location; out: the current tree measured by `pipeline.run` and its
+`profopt/baseline@1` summary saved in the store (under the plan's hardware label), with the exit
+code and the stored path.
+
+compare --baseline stored — in: the plan, a store location, base/head refs; out: a
+`profopt/comparison@1` (mode `unpaired`): head measured now against the newest stored baseline of
+the label at or before the base commit (the merge-base), with `baseline` and `history` attached. It
+refuses a baseline measured in a materially different environment (fingerprint.MATERIAL) unless
+allowed, and says the figures are weaker than a paired compare's.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from profopt_ci.analyze import changepoints as history
+from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.gitutil import commit_info, toplevel
+from profopt_ci.measure import instructions
+from profopt_ci.measure.checkouts import _shallow_hint, add_worktree, make_venv, open_workspace, side_spec
+from profopt_ci.measure.processes import Side, fingerprint
+from profopt_ci.measure.rounds import stderr_log
+from profopt_ci.pipeline.compare import resolve_refs
+from profopt_ci.pipeline.diff import _bench_from_results
+from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, verdict
+from profopt_ci.pipeline.run import run_tree
+from profopt_ci.spec.load import Spec
+from profopt_ci.spec.plan import Plan
+from profopt_ci.store.baseline import (
+    _age_text,
+    _baseline_meta,
+    _branch,
+    _mismatch_text,
+    from_results,
+    material_differences,
+    samples_from_summary,
+)
+from profopt_ci.store.gitstore import GitStore
+from profopt_ci.store.layout import SHORT, Store, stderr_warn
+from profopt_ci.store.stores import at_or_before, open_store, save
+
+
+def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
+            out: Path | None = None, allow_dirty: bool = False, push: bool = True,
+            log: Callable[[str], None] = stderr_log) -> tuple[int, str]:
+    """Run the plan on the current tree and store its summary (under the plan's hardware label).
+    Returns (exit code, stored path)."""
+    spec = plan.spec
+    root = spec.path.resolve().parent
+    commit, dirty = commit_info(root)
+    if commit is None:
+        raise UsageError(f"{spec.path}: baseline refresh needs a git commit to file the baseline under — "
+                         "run it in a clone of the repository")
+    if dirty and not allow_dirty:
+        raise UsageError("the working tree has uncommitted changes: a baseline must describe a commit "
+                         "(commit or stash them, or pass --allow-dirty)")
+    target = open_store(store, toplevel(root), log=stderr_warn, push=push)
+    if isinstance(target, GitStore):
+        target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
+    with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
+        code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
+    doc = from_results(results, ref=_branch(root))
+    if not doc["benchmarks"]:
+        raise InfraError("every benchmark failed: nothing was stored")
+    path = save(target, doc)
+    where = target.describe() + ("" if push or not isinstance(target, GitStore) else " (local branch, not pushed)")
+    log(f"profopt: baseline stored in {where}: {path}")
+    return code, path
+
+
+def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
+                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[str]]:
+    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
+    spec = plan.spec
+    root = spec.path.resolve().parent
+    head_label, head_commit = refs["head"]
+    current, dirty = commit_info(root)
+    notes: list[str] = []
+
+    def check(fp: dict) -> dict:
+        diffs = material_differences(stored_fp, fp)
+        if not diffs:
+            return fp
+        if not allow_env_mismatch:
+            raise UsageError("the stored baseline was measured in a different environment — "
+                             f"{_mismatch_text(diffs)}. Refresh the baseline on this runner, use "
+                             "--baseline rerun, or pass --allow-env-mismatch to compare anyway")
+        notes.append(f"the stored baseline was measured in a different environment ({_mismatch_text(diffs)}); "
+                     "compared anyway (--allow-env-mismatch): differences may be the machine's, not the code's")
+        return fp
+
+    with tempfile.TemporaryDirectory(prefix="profopt-stored-") as tmp:
+        if not head_given or (current == head_commit and not dirty):
+            fp = check(fingerprint(Side(name="tree", root=root), spec))
+            if dirty:
+                notes.append("head is the working tree with uncommitted changes")
+            _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
+            return results, notes
+        rel_spec = spec.path.resolve().relative_to(repo.resolve())
+        with open_workspace(repo, workdir) as ws:
+            tree = add_worktree(ws, "head", head_commit)
+            side_root = tree / rel_spec.parent
+            own, problem = side_spec(side_root, Path(rel_spec.name))
+            own = plan.attach("head", own, problem)
+            python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
+            side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
+            fp = check(fingerprint(side, own))
+            _, results = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
+            return results, notes
+
+
+def _newest_stored(plan: Plan, repo: Path, target: Store, base: tuple[str | None, str], history_n: int,
+                   log: Callable[[str], None]) -> list[tuple]:
+    """The label's stored runs at or before the base commit, newest first (a usage error when none)."""
+    spec, (base_label, base_commit) = plan.spec, base
+    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
+    if not runs:
+        raise UsageError(f"{target.describe()}: no stored baseline for label {spec.hardware_label} at or before "
+                         f"{base_commit[:SHORT]} ({base_label}) — run `profopt baseline refresh` on the default "
+                         "branch first, or use --baseline rerun" + _shallow_hint(repo))
+    entry, doc, dist = runs[0]
+    log(f"profopt: stored baseline {entry.id} — commit {doc['commit'][:SHORT]}, {_age_text(doc)}, "
+        f"{dist} commit(s) before {base_commit[:SHORT]}")
+    return runs
+
+
+def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], list[tuple], list[str]]:
+    """Each benchmark of head's results against its stored summary: (entries, spec pairs, missing)."""
+    entries, pairs, missing = [], [], []
+    for name, head_entry in results["benchmarks"].items():
+        stored = doc["benchmarks"].get(name)
+        if stored is None:
+            missing.append(name)
+            continue
+        head_bench = _bench_from_results(name, head_entry, spec)
+        pairs.append((_bench_from_results(name, stored, spec), head_bench))
+        base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored)}
+        entries.append(build_entry(head_bench, base_side, head_entry, paired=False))
+        counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
+        instr_merge.merge(entries[-1], head_bench, counted if all(counted.values()) else None)
+    finish(entries, {h.name: h for _, h in pairs})
+    instr_merge.mark_failures(entries)
+    return entries, pairs, missing
+
+
+def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: list[dict], missing: list[str],
+                  head_notes: list[str]) -> list[str]:
+    notes = [
+        f"compared with the stored baseline of commit {doc['commit'][:SHORT]} measured "
+        f"{str(doc.get('created'))[:16].replace('T', ' ')} UTC ({_age_text(doc)}), {dist} commit(s) before the "
+        f"base {base_commit[:SHORT]}; only head was measured now, so the figures are unpaired "
+        "(Mann–Whitney U) and weaker: machine drift since the nightly run shows up as change",
+        *head_notes,
+    ]
+    if any(e.get("instructions") for e in entries):
+        notes.append(instructions.WHAT_IT_IS)
+    if doc.get("spec_hash") != plan.spec.hash:
+        notes.append("the spec changed since the stored baseline was measured")
+    notes = [*plan.notes, *notes]
+    if missing:
+        notes.append(f"not in the stored baseline (not compared): {', '.join(missing)}")
+    return notes
+
+
+def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
+                   allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
+                   workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
+    """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
+    spec = plan.spec
+    repo = toplevel(spec.path.resolve().parent)
+    if repo is None:
+        raise UsageError(f"{spec.path} is not inside a git repository — a stored baseline is found by commit")
+    refs = resolve_refs(repo, base_ref, head_ref)
+    base_commit = refs["base"][1]
+    target = open_store(store, repo)
+    runs = _newest_stored(plan, repo, target, refs["base"], history_n, log)
+    entry, doc, dist = runs[0]
+    results, head_notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
+                                        doc.get("fingerprint") or {}, log)
+    entries, pairs, missing = _stored_entries(spec, doc, results)
+    base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],
+                 "fingerprint": doc.get("fingerprint") or {}, "env": doc.get("env") or {}}
+    head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"),
+                 "commit": results.get("commit"), "fingerprint": results.get("fingerprint") or {},
+                 "env": results.get("env") or {}}
+    comparison = comparison_doc.build(
+        mode="unpaired", hardware_label=spec.hardware_label, entries=entries, verdict=verdict(entries),
+        base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
+        notes=_stored_notes(plan, doc, dist, base_commit, entries, missing, head_notes),
+        threshold_pct=pairs[0][1].settings.threshold_pct if pairs else None, confidence=1 - ALPHA)
+    comparison_doc.add_section(comparison, "baseline", _baseline_meta("stored", target, entry.path, doc, dist, base_commit))
+    if history_n:
+        comparison_doc.add_section(comparison, "history", history.build(runs, comparison))
+    return comparison

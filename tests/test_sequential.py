@@ -1,0 +1,136 @@
+"""Compare's look-by-look loop on literal per-round figures: no processes, milliseconds per test.
+
+`sequential_rounds` takes the measuring step as a parameter (`measure`, with run_rounds's
+signature); here it appends the literal step times below to the round state, so each test says
+exactly which look stops a benchmark and the α it spent. With rounds 6 and max_rounds 18 the looks
+are at 6, 9, 12, 15 and 18 rounds (analyze.looks.plan_looks), and 6 or 9 paired rounds cannot bound
+a CI at the α those first looks spend (the smallest two-sided signed-rank p of 9 rounds is
+2/512 = 0.0039 > spent_alpha(2, 5) = 0.0023), so the earliest look that can decide is the third.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from profopt_ci.analyze.looks import plan_looks, spent_alpha
+from profopt_ci.measure.processes import Side
+from profopt_ci.measure.rounds import RoundState
+from profopt_ci.pipeline.entries import ALPHA
+from profopt_ci.pipeline.sequential import sequential_rounds
+from profopt_ci.spec.load import parse_spec
+from profopt_ci.spec.plan import make_plan, overrides
+
+SPEC = """\
+version: 1
+defaults: {rounds: 6, max_rounds: 18, threshold: 3%, pairing: rounds}
+benchmarks:
+  - {name: slower, callable: m:f}
+  - {name: noisy, callable: m:f}
+  - {name: same, callable: m:f}
+"""
+# Per round: (base ms, head ms). slower: head 20-22% slower in every round. noisy: head ±10-12% by
+# turns, so the CI always holds 0 and reaches beyond ±3%. same: head within ±0.12% of base. No two
+# rounds have the same ratio (ties would send scipy's Wilcoxon p to a slow permutation test).
+BASE = [10.0, 10.2, 9.9, 10.1, 10.3, 9.8, 10.0, 10.2, 9.9, 10.1, 10.0, 10.4, 9.7, 10.1, 10.0, 9.9, 10.2, 10.0]
+FIGURES = {
+    "slower": [(b, round(b * (1.2 + r / 1000), 4)) for r, b in enumerate(BASE)],
+    "noisy": [(b, round(b * (1 + (0.1 + r / 1000) * (1 if r % 2 else -1)), 4)) for r, b in enumerate(BASE)],
+    "same": [(b, round(b * (1 + (0.001 + r / 10**5) * (1 if r % 2 else -1)), 5)) for r, b in enumerate(BASE)],
+}
+
+
+def _plan(tmp_path: Path):
+    spec = parse_spec(SPEC, str(tmp_path / "profopt.yml"), path=tmp_path / "profopt.yml")
+    return make_plan(spec, overrides(environ={}))
+
+
+def _literal(fail_at: dict[tuple[str, str], int] | None = None):
+    """A `measure` that appends FIGURES; `fail_at[(bench, side)] = r` fails that side in round r."""
+    calls: list[tuple[str, tuple[str, ...], int, int, int]] = []
+
+    def measure(plan, benches, sides, state, work, *, start, stop, total, rng, log):
+        for b in benches:
+            calls.append((b.name, tuple(s.name for s in sides), start, stop, total))
+            for r in range(start, stop):
+                for s in sides:
+                    track = state.track(b.name, s.name)
+                    if (fail_at or {}).get((b.name, s.name)) == r:
+                        track.status, track.error = "failed", f"round {r + 1} failed: literal"
+                        break
+                    base_ms, head_ms = FIGURES[b.name][r]
+                    track.samples.append({"round": r, "step_time_ms": head_ms if s.name == "head" else base_ms})
+
+    return measure, calls
+
+
+def _run(tmp_path: Path, state: RoundState | None = None, fail_at=None, names=("slower", "noisy", "same")):
+    plan = _plan(tmp_path)
+    benches = [b for b in plan.spec.benchmarks if b.name in names]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    state = state or RoundState()
+    measure, calls = _literal(fail_at)
+    lines: list[str] = []
+    alphas = sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+                               measure=measure)
+    return alphas, state, calls, lines
+
+
+def _rounds(state: RoundState, name: str) -> tuple[int, int]:
+    return len(state.track(name, "base").samples), len(state.track(name, "head").samples)
+
+
+def test_the_looks_and_their_alpha():
+    assert plan_looks(6, 18) == [6, 9, 12, 15, 18]
+    # Pocock-type spending, α ln(1 + (e - 1) t): look 3 of 5 gets 0.01 (ln 2.0309 - ln 1.6873) = 0.001853
+    assert spent_alpha(3, 5, ALPHA) == pytest.approx(0.001853, abs=2e-6)
+    assert sum(spent_alpha(k, 5, ALPHA) for k in range(1, 6)) == pytest.approx(ALPHA)
+
+
+def test_a_clear_regression_stops_at_the_first_look_that_can_decide(tmp_path):
+    alphas, state, calls, lines = _run(tmp_path, names=("slower",))
+    assert _rounds(state, "slower") == (12, 12)
+    assert alphas["slower"] == spent_alpha(3, 5, ALPHA)
+    # one round at a time, each announced against the look it is heading for
+    assert [c[2:] for c in calls] == [(r, r + 1, 6 if r < 6 else 9 if r < 9 else 12) for r in range(12)]
+    assert [ln.split(" — ")[1] for ln in lines] == ["extending to 9", "extending to 12"]
+
+
+def test_a_change_that_stays_inconclusive_runs_to_max_rounds_and_spends_the_last_alpha(tmp_path):
+    alphas, state, _, lines = _run(tmp_path, names=("noisy",))
+    assert _rounds(state, "noisy") == (18, 18)
+    assert alphas["noisy"] == spent_alpha(5, 5, ALPHA) < spent_alpha(3, 5, ALPHA)  # Pocock front-loads α
+    # 6, 9 and 12 rounds: no CI or one that holds 0 and reaches beyond ±3%. 15 rounds: the median
+    # d_i falls inside the -10% cluster, so the +10% half are outliers (unstable): more rounds too.
+    assert [ln.split(": ", 2)[2] for ln in lines] == [
+        "inconclusive after 6 rounds — extending to 9", "inconclusive after 9 rounds — extending to 12",
+        "inconclusive after 12 rounds — extending to 15", "unstable after 15 rounds — extending to 18"]
+
+
+def test_each_benchmark_stops_at_its_own_look(tmp_path):
+    alphas, state, calls, _ = _run(tmp_path)
+    assert {n: _rounds(state, n)[1] for n in FIGURES} == {"slower": 12, "noisy": 18, "same": 12}
+    assert alphas == {"slower": spent_alpha(3, 5, ALPHA), "noisy": spent_alpha(5, 5, ALPHA),
+                      "same": spent_alpha(3, 5, ALPHA)}
+    assert max(c[3] for c in calls if c[0] == "same") == 12  # no round of `same` after it stopped
+
+
+def test_a_side_failing_mid_run_stops_that_benchmark_and_keeps_its_rounds(tmp_path):
+    alphas, state, calls, _ = _run(tmp_path, fail_at={("noisy", "head"): 7})
+    assert state.track("noisy", "head").status == "failed"
+    assert _rounds(state, "noisy") == (8, 7)  # base measured round 8 (index 7) before head failed
+    assert alphas["noisy"] == spent_alpha(1, 5, ALPHA)  # the last look it reached: 6 rounds
+    assert _rounds(state, "slower") == (12, 12) and alphas["slower"] == spent_alpha(3, 5, ALPHA)
+    assert max(c[3] for c in calls if c[0] == "noisy") == 8
+
+
+def test_a_side_that_failed_before_measuring_leaves_the_other_measured_alone(tmp_path):
+    state = RoundState()
+    for name in FIGURES:  # base's setup failed (compare marks every benchmark so)
+        t = state.track(name, "base")
+        t.status, t.error = "failed", "setup failed"
+    alphas, state, calls, _ = _run(tmp_path, state=state)
+    assert calls == [(name, ("head",), 0, 6, 6) for name in FIGURES]  # all of head's rounds at once
+    assert all(_rounds(state, n) == (0, 6) for n in FIGURES)
+    assert alphas == dict.fromkeys(FIGURES, ALPHA)
