@@ -6,7 +6,7 @@ Strings are plain text; the renderer escapes what fills their `{placeholders}`.
 """
 from __future__ import annotations
 
-from profopt_ci.report import i18n_zh
+from profopt_ci.report import i18n_action, i18n_zh
 
 LANGS = ("en", "zh")
 
@@ -376,6 +376,8 @@ ZH: dict[str, str] = {
     "sep2": "；",
 }
 
+EN.update(i18n_action.EN)  # the action's failure causes (report/i18n_action.py)
+ZH.update(i18n_action.ZH)
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 # Bottleneck classes come from the analyzer as ids; unknown ones are shown as they are.

@@ -370,13 +370,13 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
                    allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
+    from profopt_ci.measure.checkouts import resolve_refs
     from profopt_ci.pipeline.compare import (
         _bench_from_results,
         assemble,
         build_entry,
         differences,
         finish,
-        resolve_refs,
     )
 
     spec = plan.spec
