@@ -20,7 +20,7 @@ EN: dict[str, str] = {
     "action.cause.local_timeout": "timed out: the run went past its limit of {minutes} min and was stopped",
     "action.cause.local_status": "profopt exited with status {code} (killed or crashed)",
     "action.cause.no_report": "profopt exited with status {code} before writing a report; see the job log",
-    "action.cause.no_docker_package": "the `docker` Python package is missing on the runner (pip install docker)",
+    "action.cause.no_docker_package": "the `docker` Python package is missing on the runner (`pip install docker`)",
     "action.cause.no_engine": "no Docker engine answers at {where}: {detail} — start Docker on the runner, or "
                               "use `runner: local`",
     "action.cause.no_image": "image {image} (input `image`) is not on this runner",
@@ -45,7 +45,7 @@ ZH: dict[str, str] = {
     "action.cause.local_timeout": "超时：运行超过了 {minutes} 分钟的时限，已被停止",
     "action.cause.local_status": "profopt 以状态 {code} 退出（被终止或崩溃）",
     "action.cause.no_report": "profopt 在写出报告之前以状态 {code} 退出；请查看作业日志",
-    "action.cause.no_docker_package": "运行器上缺少 `docker` Python 包（pip install docker）",
+    "action.cause.no_docker_package": "运行器上缺少 `docker` Python 包（`pip install docker`）",
     "action.cause.no_engine": "{where} 上没有 Docker 引擎应答：{detail} — 请在运行器上启动 Docker，或使用 "
                               "`runner: local`",
     "action.cause.no_image": "镜像 {image}（输入 `image`）不在此运行器上",
@@ -53,5 +53,5 @@ ZH: dict[str, str] = {
     "action.cause.build_failed": "镜像构建失败（{tag}）：{detail}\n  构建的最后几行：\n{lines}\n  完整构建日志：{log}",
     "action.cause.no_start": "{phase} 容器无法启动：{detail}",
     "action.cause.no_start_gpu": "{phase} 容器无法启动：{detail} — 使用 GPU 需要运行器上装有 NVIDIA Container Toolkit",
-    "action.cause.root_workspace": "{path} 属于 root，而此运行器不是 root：基准测试容器无法在那里写入结果",
+    "action.cause.root_workspace": "{path} 属于 `root` 用户，而此运行器不以 `root` 运行：基准测试容器无法在那里写入结果",
 }
