@@ -6,6 +6,11 @@ token's own identity, so a comment someone else wrote with our marker is never t
 read-only token (a fork PR) the POST gets 403 and publish falls back to a directory meant for an
 artifact; a `workflow_run` job then runs `profopt publish --from-artifact DIR`, which treats that
 directory as untrusted data.
+
+In: report.md (and comparison.json), or a fork's artifact directory, and the job's environment.
+Out: the comment posted or updated (or the fork fallback written), summary, outputs, annotations;
+a result dict. Errors are raised (token masked) for the CLI's boundary: `run_publish` is no
+boundary of its own.
 """
 from __future__ import annotations
 
