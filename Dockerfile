@@ -1,5 +1,5 @@
 # The runner image: profopt and its dependencies in /opt/profopt, git, a non-root user.
-# Built by src/profopt_ci/action/run.py and tagged by a hash of this file, pyproject.toml and src/,
+# Built by src/profopt_ci/action/image.py and tagged by a hash of this file, pyproject.toml and src/,
 # so an unchanged image is reused. torch and other benchmark dependencies are NOT baked in: the
 # spec's `setup` installs what each side needs (with network), and measurement runs offline.
 ARG BASE_IMAGE=python:3.11-slim-bookworm

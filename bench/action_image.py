@@ -19,7 +19,8 @@ from pathlib import Path
 
 import docker
 
-from profopt_ci.action import run as C
+from profopt_ci.action import image as action_image
+from profopt_ci.action import inputs as action_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,15 +31,15 @@ def timed(fn):
     return time.perf_counter() - start, result
 
 
-def settings(context: Path, base_image: str, repo: str, workdir: Path) -> C.ActionSettings:
-    s = C.ActionSettings(workspace=workdir, action_path=context, base_image=base_image, image_repo=repo)
+def settings(context: Path, base_image: str, repo: str, workdir: Path) -> action_inputs.ActionSettings:
+    s = action_inputs.ActionSettings(workspace=workdir, action_path=context, base_image=base_image, image_repo=repo)
     (s.workdir / "logs").mkdir(parents=True, exist_ok=True)
     return s
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--base-image", default=C.DEFAULT_BASE_IMAGE)
+    p.add_argument("--base-image", default=action_inputs.DEFAULT_BASE_IMAGE)
     args = p.parse_args()
     client = docker.from_env(timeout=600)
     quiet = lambda line: None  # noqa: E731
@@ -52,7 +53,7 @@ def main() -> None:
         work.mkdir()
 
         # Cold: no layer cache at all (what a fresh hosted runner pays).
-        tag, digest = C.image_tag(ctx, base_image=args.base_image, repo="profopt-bench-cold")
+        tag, digest = action_image.image_tag(ctx, base_image=args.base_image, repo="profopt-bench-cold")
         cold, _ = timed(lambda: list(client.api.build(path=str(ctx), tag=tag, nocache=True, rm=True, decode=True,
                                                        buildargs={"BASE_IMAGE": args.base_image})))
         tags.append(tag)
@@ -60,12 +61,12 @@ def main() -> None:
         # A change under src/: the dependency layer is reused, only the package is reinstalled.
         (ctx / "src" / "profopt_ci" / "_bench_marker.py").write_text(f"STAMP = {time.time()!r}\n")
         s = settings(ctx, args.base_image, "profopt-bench-src", work)
-        warm, (image_id, built) = timed(lambda: C.ensure_image(client, s, quiet))
+        warm, (image_id, built) = timed(lambda: action_image.ensure_image(client, s, quiet))
         assert built
-        tags.append(C.image_tag(ctx, base_image=args.base_image, repo="profopt-bench-src")[0])
+        tags.append(action_image.image_tag(ctx, base_image=args.base_image, repo="profopt-bench-src")[0])
 
         # Unchanged: found by its tag, no build.
-        reuse, (again, built_again) = timed(lambda: C.ensure_image(client, s, quiet))
+        reuse, (again, built_again) = timed(lambda: action_image.ensure_image(client, s, quiet))
         assert not built_again and again == image_id
 
         size_mb = client.images.get(image_id).attrs["Size"] / 2**20

@@ -21,14 +21,16 @@ from actionkit import (
     run_entrypoint,
     workflow_commands,
 )
-from conftest import ROOT
+from conftest import ROOT, git
 
-from profopt_ci.action import run as C
+from profopt_ci.action import image as action_image
+from profopt_ci.action import inputs as action_inputs
+from profopt_ci.action import local, runs, workspace
 from profopt_ci.errors import InfraError, UsageError
 
 
-def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> C.ActionSettings:
-    return C.settings_from_args(["--workspace", str(tmp_path), *(argv or [])], env or {})
+def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> action_inputs.ActionSettings:
+    return action_inputs.settings_from_args(["--workspace", str(tmp_path), *(argv or [])], env or {})
 
 
 # ---- settings ------------------------------------------------------------------------------------
@@ -66,7 +68,7 @@ def test_bad_inputs_are_usage_errors_naming_the_input(tmp_path, env, fragment):
 def test_compare_argv_passes_the_inputs_through(tmp_path):
     s = settings(tmp_path, ["--threshold", "2%", "--max-rounds", "30", "--fail-on", "none"])
     s.base, s.head = "a" * 40, "b" * 40
-    argv = C.compare_argv(s, "measure", "/work")
+    argv = workspace.compare_argv(s, "measure", "/work")
     assert argv[:7] == ["compare", "--spec", "profopt.yml", "--workdir", "/work/.profopt", "--phase", "measure"]
     joined = " ".join(argv)
     for part in ("--out /work/.profopt/comparison.json", "--report /work/.profopt/report.md",
@@ -75,10 +77,10 @@ def test_compare_argv_passes_the_inputs_through(tmp_path):
 
 
 def test_device_requests_for_gpus():
-    assert C.device_requests("none") == []
-    (all_gpus,) = C.device_requests("all")
+    assert runs.device_requests("none") == []
+    (all_gpus,) = runs.device_requests("all")
     assert all_gpus["Count"] == -1 and all_gpus["Capabilities"] == [["gpu"]]
-    (some,) = C.device_requests("0,2")
+    (some,) = runs.device_requests("0,2")
     assert some["DeviceIDs"] == ["0", "2"] and some.get("Count") in (None, 0)
 
 
@@ -92,7 +94,7 @@ def test_container_env_is_an_allowlist_without_the_token(tmp_path):
             "PATH": "/usr/bin", "GITHUB_REPOSITORY": REPO, "GITHUB_SHA": "c" * 40, "CI": "true",
             "GITHUB_REF": token}  # an allowlisted name carrying the secret's value is dropped too
     s = settings(tmp_path, ["--hardware-label", "gpu-a100"])
-    env = C.container_env(host, s)
+    env = runs.container_env(host, s)
     assert token not in env.values() and "rt" not in env.values()
     assert not any("TOKEN" in k or "SECRET" in k for k in env)
     assert env["GITHUB_REPOSITORY"] == REPO and env["GITHUB_SHA"] == "c" * 40 and env["CI"] == "true"
@@ -104,7 +106,7 @@ def test_local_runner_env_strips_credentials(tmp_path):
     token = "ghs_" + secrets.token_hex(16)
     host = {"GITHUB_TOKEN": token, "GH_TOKEN": token, "ACTIONS_RUNTIME_TOKEN": "rt", "OTHER": token,
             "PATH": "/usr/bin"}
-    env = C.local_env(host, settings(tmp_path, ["--gpus", "1"]))
+    env = local.local_env(host, settings(tmp_path, ["--gpus", "1"]))
     assert token not in env.values() and "ACTIONS_RUNTIME_TOKEN" not in env
     assert env["PATH"] == "/usr/bin" and env["CUDA_VISIBLE_DEVICES"] == "1"
 
@@ -114,20 +116,20 @@ def test_a_token_persisted_by_checkout_is_refused(tmp_path):
     (tmp_path / ".git" / "config").write_text(
         '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n')
     with pytest.raises(UsageError, match="persist-credentials: false"):
-        C.check_no_persisted_token(tmp_path)
+        workspace.check_no_persisted_token(tmp_path)
     (tmp_path / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/o/r\n')
-    C.check_no_persisted_token(tmp_path)  # a plain remote is fine
+    workspace.check_no_persisted_token(tmp_path)  # a plain remote is fine
 
 
 def test_dir_store_outside_the_workspace_gets_its_own_mount(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     inside = settings(ws, ["--store", "dir:data/baselines"])
-    assert C.store_mount(inside) == ("dir:/work/data/baselines", {})
+    assert runs.store_mount(inside) == ("dir:/work/data/baselines", {})
     outside = settings(ws, ["--store", f"dir:{tmp_path / 'store'}"])
-    store, volumes = C.store_mount(outside)
+    store, volumes = runs.store_mount(outside)
     assert store == "dir:/store" and volumes == {str(tmp_path / "store"): {"bind": "/store", "mode": "rw"}}
-    assert C.store_mount(settings(ws, ["--store", "git:profopt-data"])) == ("git:profopt-data", {})
+    assert runs.store_mount(settings(ws, ["--store", "git:profopt-data"])) == ("git:profopt-data", {})
 
 
 # ---- the image tag -------------------------------------------------------------------------------
@@ -145,7 +147,7 @@ def _context(tmp_path: Path) -> Path:
 
 def test_image_tag_follows_the_dockerfile_base_and_sources_only(tmp_path):
     ctx = _context(tmp_path)
-    tag, digest = C.image_tag(ctx)
+    tag, digest = action_image.image_tag(ctx)
     assert tag == f"profopt-runner:{digest[:16]}" and len(digest) == 64
     # Not part of the image: the README, tests, caches.
     (ctx / "README.md").write_text("changed\n")
@@ -153,25 +155,25 @@ def test_image_tag_follows_the_dockerfile_base_and_sources_only(tmp_path):
     (ctx / "tests" / "t.py").write_text("x\n")
     (ctx / "src" / "pkg" / "__pycache__").mkdir()
     (ctx / "src" / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
-    assert C.image_tag(ctx)[1] == digest
+    assert action_image.image_tag(ctx)[1] == digest
     seen = {digest}
     for change in (lambda: (ctx / "src" / "pkg" / "a.py").write_text("A = 2\n"),
                    lambda: (ctx / "src" / "pkg" / "b.py").write_text("B = 1\n"),
                    lambda: (ctx / "pyproject.toml").write_text("[project]\nname='q'\n"),
                    lambda: (ctx / "Dockerfile").write_text("FROM y\n")):
         change()
-        new = C.image_tag(ctx)[1]
+        new = action_image.image_tag(ctx)[1]
         assert new not in seen
         seen.add(new)
-    assert C.image_tag(ctx, base_image="other:1")[1] not in seen
-    assert C.image_tag(ctx, repo="mine")[0].startswith("mine:")
+    assert action_image.image_tag(ctx, base_image="other:1")[1] not in seen
+    assert action_image.image_tag(ctx, repo="mine")[0].startswith("mine:")
 
 
 def test_the_real_context_hashes_the_repositorys_dockerfile():
-    tag, _ = C.image_tag(ROOT)
+    tag, _ = action_image.image_tag(ROOT)
     assert tag.startswith("profopt-runner:")
-    names = {p.relative_to(ROOT).as_posix() for p in C._source_files(ROOT, "Dockerfile")}
-    assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/action/run.py"} <= names
+    names = {p.relative_to(ROOT).as_posix() for p in action_image._source_files(ROOT, "Dockerfile")}
+    assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/action/main.py"} <= names
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
 
 
@@ -205,6 +207,48 @@ def test_mode_compare_without_base_is_a_usage_error(tmp_path):
     make_pr_repo(ws, bench_files(2), bench_files(1))
     proc = run_entrypoint(action_env(tmp_path, ws, inputs={"mode": "compare", "runner": "local"}), timeout=60)
     assert proc.returncode == 2 and "mode compare needs `base`" in proc.stderr
+
+
+def test_an_unexpected_error_is_exit_3_in_one_line_never_1(tmp_path):
+    # A file where .profopt should be: an OSError no job expects. It must not read as "policy failed".
+    ws = tmp_path / "ws"
+    make_pr_repo(ws, bench_files(2), bench_files(1))
+    (ws / ".profopt").write_text("not a directory\n")
+    proc = run_entrypoint(action_env(tmp_path, ws, inputs={"mode": "compare", "base": "main", "runner": "local"}),
+                          timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("profopt: internal error: FileExistsError") and "Traceback" not in proc.stderr
+
+
+def test_the_failure_note_speaks_the_reports_language(tmp_path):
+    from profopt_ci.action.host import finish_report
+    from profopt_ci.action.outcome import Cause, Outcome
+
+    s = action_inputs.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_LANG": "zh"})
+    s.workdir.mkdir()
+    (s.workdir / "report.md").write_text("# 报告\n")
+    outcome = Outcome(exit_code=3, cause=Cause("action.cause.local_timeout", {"minutes": "0.3"}))
+    report, _ = finish_report(s, outcome)
+    text = report.read_text()
+    assert text.startswith("## profopt：基准测试运行失败") and "超时" in text and "0.3 分钟" in text
+    assert text.endswith("# 报告\n") and "timed out" not in text
+    assert outcome.cause_text("en").startswith("timed out: the run went past its limit of 0.3 min")
+
+
+def test_base_is_the_prs_base_branch_merge_base_or_the_default_branchs(tmp_path):
+    from profopt_ci.measure.checkouts import resolve_refs
+
+    ws = tmp_path / "ws"
+    base, head = make_pr_repo(ws, bench_files(2), bench_files(1))
+    git(ws, "branch", "release", head)  # a second branch: a PR into it has head as its own base
+    assert resolve_refs(ws, None, None)["base"] == ("merge-base of main", base)
+    assert resolve_refs(ws, None, None, base_branch="main")["base"] == ("merge-base of main", base)
+    assert resolve_refs(ws, None, None, base_branch="release")["base"][1] == head
+    assert resolve_refs(ws, None, None, base_branch="gone", base_sha=base)["base"] == (base, base)
+    with pytest.raises(UsageError, match="base branch 'gone' is not in the checkout"):
+        resolve_refs(ws, None, None, base_branch="gone")
+    assert resolve_refs(ws, "main", head)["base"] == ("main", base)  # an explicit base wins
 
 
 @pytest.mark.slow
@@ -253,7 +297,7 @@ def test_local_runner_timeout_is_exit_3_and_keeps_what_was_measured(tmp_path):
 
 def test_connect_names_the_socket_it_tried(tmp_path):
     with pytest.raises(InfraError, match=r"no Docker engine answers at unix://.*nothing\.sock"):
-        C.connect({"DOCKER_HOST": f"unix://{tmp_path}/nothing.sock"})
+        action_image.connect({"DOCKER_HOST": f"unix://{tmp_path}/nothing.sock"})
 
 
 def test_root_owned_workspace_is_lent_to_the_image_user_and_given_back(tmp_path):
@@ -264,13 +308,13 @@ def test_root_owned_workspace_is_lent_to_the_image_user_and_given_back(tmp_path)
     ws = tmp_path / "ws"
     make_pr_repo(ws, bench_files(2), bench_files(1))
     s = settings(ws)
-    C.prepare_workdir(s)
-    own = C.benchmark_user(s)
-    assert own.user == f"{C.IMAGE_UID}:{C.IMAGE_UID}"
-    assert (ws / ".profopt").stat().st_uid == C.IMAGE_UID
-    assert (ws / ".git" / "worktrees").stat().st_uid == C.IMAGE_UID
+    workspace.prepare_workdir(s)
+    own = workspace.benchmark_user(s)
+    assert own.user == f"{workspace.IMAGE_UID}:{workspace.IMAGE_UID}"
+    assert (ws / ".profopt").stat().st_uid == workspace.IMAGE_UID
+    assert (ws / ".git" / "worktrees").stat().st_uid == workspace.IMAGE_UID
     assert (ws / ".git" / "config").stat().st_uid == 0  # nothing else changes hands
-    C.restore_ownership(own)
+    workspace.restore_ownership(own)
     assert all(p.lstat().st_uid == 0 for p in [ws / ".profopt", *(ws / ".profopt").rglob("*")])
 
 
@@ -282,7 +326,7 @@ def test_workspace_of_a_non_root_runner_keeps_its_owner(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     os.chown(ws, 1001, 127)
-    own = C.benchmark_user(settings(ws))
+    own = workspace.benchmark_user(settings(ws))
     assert own.user == "1001:127" and own.restore_to is None
 
 
@@ -303,7 +347,7 @@ def test_local_runner_output_cannot_issue_workflow_commands(tmp_path):
 
 def test_baseline_mode_commits_in_the_container_and_pushes_from_the_host(tmp_path):
     s = settings(tmp_path, [], {"INPUT_MODE": "baseline", "INPUT_STORE": "git:profopt-data"})
-    argv = C.baseline_argv(s, s.store)
+    argv = workspace.baseline_argv(s, s.store)
     assert argv[:2] == ["baseline", "refresh"] and "--no-push" in argv  # no credentials inside
     d = settings(tmp_path, [], {"INPUT_MODE": "baseline", "INPUT_STORE": "dir:baselines"})
-    assert "--no-push" not in C.baseline_argv(d, d.store)
+    assert "--no-push" not in workspace.baseline_argv(d, d.store)

@@ -31,7 +31,9 @@ from actionkit import (
 )
 from conftest import ROOT
 
-from profopt_ci.action import run as C
+from profopt_ci.action import image as action_image
+from profopt_ci.action import inputs as action_inputs
+from profopt_ci.action import runs
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -58,14 +60,14 @@ def engine():
     client = _client()
     if client is None:
         pytest.skip("no Docker engine answers")
-    tag, digest = C.image_tag(ROOT, base_image=BASE_IMAGE, repo=E2E_REPO)
+    tag, digest = action_image.image_tag(ROOT, base_image=BASE_IMAGE, repo=E2E_REPO)
     _untag(client, tag)  # a leftover from an interrupted session would hide the build
     yield client
     # Keep the layers as the default tag (what the action itself would leave), drop the test tag.
     from docker.errors import ImageNotFound
 
     try:
-        client.images.get(tag).tag(C.DEFAULT_IMAGE_REPO, tag.split(":")[1])
+        client.images.get(tag).tag(action_inputs.DEFAULT_IMAGE_REPO, tag.split(":")[1])
     except ImageNotFound:  # the build under test failed: nothing to keep
         pass
     _untag(client, tag)
@@ -86,7 +88,7 @@ def run_ids(engine):
     ids: list[str] = []
     yield ids
     for run_id in ids:
-        for c in engine.containers.list(all=True, filters={"label": f"{C.RUN_LABEL}={run_id}"}):
+        for c in engine.containers.list(all=True, filters={"label": f"{runs.RUN_LABEL}={run_id}"}):
             c.remove(force=True)
 
 
@@ -100,8 +102,8 @@ def docker_env(tmp: Path, ws: Path, run_ids: list[str], **kw) -> dict[str, str]:
 
 
 def containers(engine, env: dict[str, str]) -> dict[str, object]:
-    found = engine.containers.list(all=True, filters={"label": f"{C.RUN_LABEL}={env['PROFOPT_RUN_ID']}"})
-    return {c.labels[C.PHASE_LABEL]: c for c in found}
+    found = engine.containers.list(all=True, filters={"label": f"{runs.RUN_LABEL}={env['PROFOPT_RUN_ID']}"})
+    return {c.labels[runs.PHASE_LABEL]: c for c in found}
 
 
 def test_pr_run_builds_then_reuses_the_image_measures_inside_and_comments_once(engine, gh, run_ids, tmp_path):
@@ -119,10 +121,10 @@ def test_pr_run_builds_then_reuses_the_image_measures_inside_and_comments_once(e
     first = run_entrypoint(env, timeout=400)
     log = first.stdout + first.stderr
     assert first.returncode in (0, 1), log[-4000:]
-    tag, digest = C.image_tag(ROOT, base_image=BASE_IMAGE, repo=E2E_REPO)
+    tag, digest = action_image.image_tag(ROOT, base_image=BASE_IMAGE, repo=E2E_REPO)
     assert f"building image {tag}" in log and f"built image {tag}" in log
     image = engine.images.get(tag)
-    assert image.labels[C.HASH_LABEL] == digest
+    assert image.labels[action_image.HASH_LABEL] == digest
     assert image.attrs["Config"]["Entrypoint"] == ["profopt"] and image.attrs["Config"]["User"] == "10001:10001"
     assert "Step 1/" in (ws / ".profopt" / "logs" / "image-build.log").read_text()
 

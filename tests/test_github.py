@@ -10,9 +10,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from ghserver import BOT_LOGIN, FakeGitHub
 
-from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.errors import InfraError, ProfoptError, UsageError
 from profopt_ci.publish.comment import (
     PublishSettings,
     marker_for,
@@ -28,6 +29,17 @@ from profopt_ci.publish.rest import GitHubClient
 REPO = "octo/widgets"
 PR = 12
 SHA = "a" * 40
+
+
+def publish_exit(*args, err=None, **kw) -> int:
+    """`run_publish`'s exit code as `profopt publish` gives it: the error it raises goes to the CLI's
+    boundary, which prints `profopt: MESSAGE` (test_publish_errors_reach_the_clis_one_boundary runs it)."""
+    try:
+        return run_publish(*args, **kw)
+    except ProfoptError as exc:
+        if err is not None:
+            err.write(f"profopt: {exc}\n")
+        return exc.exit_code
 
 
 class FakeClock:
@@ -290,7 +302,7 @@ def test_connection_refused_is_exit_3(bot_token, tmp_path, clock):
     report = tmp_path / "report.md"
     report.write_text("# r\n")
     err = io.StringIO()
-    code = run_publish(report, None, repo=REPO, pr=PR, api_url=f"http://127.0.0.1:{port}",
+    code = publish_exit(report, None, repo=REPO, pr=PR, api_url=f"http://127.0.0.1:{port}",
                        environ={"GITHUB_TOKEN": bot_token}, out=io.StringIO(), err=err,
                        sleep=clock.sleep, clock=clock, max_wait_s=20)
     assert code == 3
@@ -302,7 +314,7 @@ def test_bad_token_is_rejected_clearly_without_echoing_it(gh, clock, tmp_path):
     report.write_text("# r\n")
     err = io.StringIO()
     token = "ghp_" + secrets.token_hex(18)  # unknown to the server
-    code = run_publish(report, None, repo=REPO, pr=PR, api_url=gh.url, token=token,
+    code = publish_exit(report, None, repo=REPO, pr=PR, api_url=gh.url, token=token,
                        environ={}, out=io.StringIO(), err=err, sleep=clock.sleep, clock=clock)
     assert code == 3
     assert "401 Bad credentials" in err.getvalue() and token not in err.getvalue()
@@ -378,7 +390,7 @@ def test_read_only_token_falls_back_then_workflow_run_posts(gh, tmp_path, monkey
     cmp_path.write_text(json.dumps(comparison()))
     env = fork_env(tmp_path, ro, gh, {"pull_request": {"number": PR, "head": {"sha": SHA}}})
     out = io.StringIO()
-    code = run_publish(report, cmp_path, environ=env, out=out, err=out, sleep=clock.sleep, clock=clock)
+    code = publish_exit(report, cmp_path, environ=env, out=out, err=out, sleep=clock.sleep, clock=clock)
     assert code == 0, out.getvalue()
     folder = tmp_path / "profopt-comment"
     assert (folder / "pr_number").read_text() == "12\n" and (folder / "head_sha").read_text() == SHA + "\n"
@@ -396,7 +408,7 @@ def test_read_only_token_falls_back_then_workflow_run_posts(gh, tmp_path, monkey
     (tmp_path / "wr").mkdir()
     env2 = fork_env(tmp_path / "wr", writer, gh, {"workflow_run": {"head_sha": SHA, "pull_requests": []}})
     out2 = io.StringIO()
-    assert run_publish(None, from_artifact=folder, environ=env2, out=out2, err=out2,
+    assert publish_exit(None, from_artifact=folder, environ=env2, out=out2, err=out2,
                        sleep=clock.sleep, clock=clock) == 0, out2.getvalue()
     comments = gh.comments(REPO, PR)
     # re-rendered from the artifact's comparison.json, never the fork's own report.md
@@ -422,7 +434,7 @@ def make_artifact(directory: Path, pr: str = "12", report: str = "# r\n", sha: s
 def test_from_artifact_rejects_a_bad_pr_number(gh, bot_token, tmp_path, bad):
     folder = make_artifact(tmp_path / "art", pr=bad)
     err = io.StringIO()
-    code = run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url,
+    code = publish_exit(None, from_artifact=folder, repo=REPO, api_url=gh.url,
                        environ={"GITHUB_TOKEN": bot_token}, out=io.StringIO(), err=err)
     assert code == 2 and "PR number" in err.getvalue()
     assert gh.requests == []  # rejected before any call
@@ -435,7 +447,7 @@ def test_from_artifact_does_not_follow_symlinks(gh, bot_token, tmp_path):
     (folder / "report.md").unlink()
     (folder / "report.md").symlink_to(secret)
     err, out = io.StringIO(), io.StringIO()
-    code = run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url,
+    code = publish_exit(None, from_artifact=folder, repo=REPO, api_url=gh.url,
                        environ={"GITHUB_TOKEN": bot_token}, out=out, err=err)
     assert code == 2 and "symbolic link" in err.getvalue()
     assert "TOP SECRET" not in out.getvalue() + err.getvalue()
@@ -486,10 +498,10 @@ def test_token_only_ever_in_the_authorization_header(gh, tmp_path, capsys, clock
     cmp_path = tmp_path / "comparison.json"
     cmp_path.write_text(json.dumps(comparison()))
     env = fork_env(tmp_path, token, gh, {"pull_request": {"number": PR, "head": {"sha": SHA}}})
-    codes = [run_publish(report, cmp_path, environ=env, sleep=clock.sleep, clock=clock) for _ in range(2)]
-    codes.append(run_publish(report, cmp_path, environ={**env, "GITHUB_TOKEN": ro},
+    codes = [publish_exit(report, cmp_path, environ=env, sleep=clock.sleep, clock=clock) for _ in range(2)]
+    codes.append(publish_exit(report, cmp_path, environ={**env, "GITHUB_TOKEN": ro},
                              sleep=clock.sleep, clock=clock))
-    codes.append(run_publish(report, cmp_path, environ={**env, "GITHUB_TOKEN": "ghp_" + "0" * 36},
+    codes.append(publish_exit(report, cmp_path, environ={**env, "GITHUB_TOKEN": "ghp_" + "0" * 36},
                              sleep=clock.sleep, clock=clock))
     assert codes == [0, 0, 0, 3]
     assert len(gh.requests) > 10
@@ -510,7 +522,7 @@ def test_token_only_ever_in_the_authorization_header(gh, tmp_path, capsys, clock
 def test_outside_actions_the_token_is_not_printed_at_all(gh, bot_token, capsys, tmp_path):
     report = tmp_path / "r.md"
     report.write_text("# r\n")
-    assert run_publish(report, None, repo=REPO, pr=PR, api_url=gh.url,
+    assert publish_exit(report, None, repo=REPO, pr=PR, api_url=gh.url,
                        environ={"GITHUB_TOKEN": bot_token}) == 0
     captured = capsys.readouterr()
     assert bot_token not in captured.out + captured.err and "created comment" in captured.out
@@ -547,7 +559,7 @@ def test_missing_settings_are_usage_errors_after_the_summary(tmp_path, env, kw, 
     report.write_text("# r\n")
     summary = tmp_path / "summary.md"
     err = io.StringIO()
-    code = run_publish(report, None, environ={**env, "GITHUB_STEP_SUMMARY": str(summary)},
+    code = publish_exit(report, None, environ={**env, "GITHUB_STEP_SUMMARY": str(summary)},
                        out=io.StringIO(), err=err, **kw)
     assert code == 2 and missing in err.getvalue()
     assert summary.read_text() == "# r\n"
@@ -559,7 +571,7 @@ def test_bad_flags_are_usage_errors(tmp_path, kw):
     report = tmp_path / "r.md"
     report.write_text("# r\n")
     base = {"repo": REPO, "pr": 1, "api_url": "http://127.0.0.1:9"}
-    code = run_publish(report, None, environ={"GITHUB_TOKEN": "t"}, out=io.StringIO(),
+    code = publish_exit(report, None, environ={"GITHUB_TOKEN": "t"}, out=io.StringIO(),
                        err=io.StringIO(), **{**base, **kw})
     assert code == 2
 
@@ -570,9 +582,9 @@ def test_unreadable_files_are_usage_errors(tmp_path):
     report = tmp_path / "r.md"
     report.write_text("x")
     kw = {"environ": {}, "out": io.StringIO(), "err": io.StringIO()}
-    assert run_publish(tmp_path / "missing.md", None, **kw) == 2
-    assert run_publish(report, bad, **kw) == 2
-    assert run_publish(None, None, **kw) == 2
+    assert publish_exit(tmp_path / "missing.md", None, **kw) == 2
+    assert publish_exit(report, bad, **kw) == 2
+    assert publish_exit(None, None, **kw) == 2
 
 
 # ---- summary, outputs, annotations --------------------------------------------------------------
@@ -632,7 +644,7 @@ def test_a_server_message_echoing_the_token_is_redacted(gh, bot_token, tmp_path)
     report = tmp_path / "r.md"
     report.write_text("# r\n")
     err = io.StringIO()
-    code = run_publish(report, None, repo=REPO, pr=PR, api_url=gh.url,
+    code = publish_exit(report, None, repo=REPO, pr=PR, api_url=gh.url,
                        environ={"GITHUB_TOKEN": bot_token}, out=io.StringIO(), err=err)
     assert code == 3 and "Problems parsing ***" in err.getvalue() and bot_token not in err.getvalue()
     # The client's own errors are clean too, for callers that print them their own way.
@@ -668,10 +680,21 @@ def test_artifact_label_is_ignored_the_trusted_job_names_the_comment(gh, bot_tok
         read_comment_artifact(folder)
 
 
-def test_errors_go_to_stderr_by_default(capsys, tmp_path):
-    assert run_publish(tmp_path / "missing.md", None, environ={}) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and "cannot read report" in captured.err
+def test_publish_errors_reach_the_clis_one_boundary(tmp_path):
+    # run_publish is no boundary of its own: it raises, and `profopt publish` prints `profopt: …`
+    with pytest.raises(UsageError, match="cannot read report"):
+        run_publish(tmp_path / "missing.md", None, environ={})
+    proc = run_cli(["publish", "--report", str(tmp_path / "missing.md"), "--repo", REPO, "--pr", str(PR)],
+                   tmp_path, env={"GITHUB_TOKEN": "ghs_" + "k" * 36})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("profopt: cannot read report") and "Traceback" not in proc.stderr
+
+
+def test_a_token_echoed_in_an_error_is_masked_before_the_boundary(tmp_path):
+    token = "ghs_" + "q" * 36
+    with pytest.raises(ProfoptError) as info:
+        run_publish(tmp_path / "missing.md", None, repo=token, environ={"GITHUB_TOKEN": token})
+    assert token not in str(info.value) and "***" in str(info.value) and info.value.exit_code == 2
 
 
 def test_from_artifact_with_a_read_only_token_says_what_permission_is_missing(gh, tmp_path):
@@ -700,7 +723,7 @@ def hostile_comparison() -> dict:
 def test_from_artifact_renders_the_comparison_with_escaping_not_the_forks_markdown(gh, bot_token, tmp_path):
     folder = make_artifact(tmp_path / "art", report=f"{HOSTILE}\n::set-output name=a::b\n", doc=hostile_comparison())
     (folder / "label").write_text("other-job")
-    assert run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
+    assert publish_exit(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
                        out=io.StringIO(), err=io.StringIO()) == 0
     (comment,) = gh.comments(REPO, PR)
     body = comment["body"]
@@ -736,7 +759,7 @@ def test_from_artifact_refuses_hostile_files(gh, bot_token, tmp_path, how):
     elif how == "nan":
         target.write_text('{"schema": "profopt/comparison@1", "decision": "keep", "benchmarks": [], "rounds": NaN}')
     err = io.StringIO()
-    code = run_publish(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
+    code = publish_exit(None, from_artifact=folder, repo=REPO, api_url=gh.url, environ={"GITHUB_TOKEN": bot_token},
                        out=io.StringIO(), err=err)
     assert code == 2, err.getvalue()
     assert "internal error" not in err.getvalue() and "TOP SECRET" not in err.getvalue()

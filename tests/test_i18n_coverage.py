@@ -123,8 +123,12 @@ def test_every_next_action_is_translated():
 
 # ---- notes, collected from the producers' source ----------------------------------------------------
 
-PRODUCERS = ("pipeline.compare", "pipeline.diff", "pipeline.entries", "pipeline.stored", "pipeline.guards", "store.baseline", "analyze.changepoints", "measure.instructions",
-             "analyze.instructions", "pipeline.run", "action.run", "store.stores")
+# The action's failure causes are message keys (action.cause.*, report/i18n_action.py), not notes.
+ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
+                    "action.host", "action.main")
+PRODUCERS = ("pipeline.compare", "pipeline.diff", "pipeline.entries", "pipeline.stored", "pipeline.guards",
+             "store.baseline", "analyze.changepoints", "measure.instructions", "analyze.instructions", "pipeline.run",
+             "store.stores", *ACTION_PRODUCERS)
 SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
 
 
@@ -218,3 +222,18 @@ def fx_data(c: dict) -> list[str]:
     from test_report_snapshots import _data_strings
 
     return sorted(_data_strings(c), key=len, reverse=True)
+
+
+def test_every_action_cause_the_action_uses_exists_and_is_translated():
+    used = set()
+    for name in ACTION_PRODUCERS:
+        source = inspect.getsource(importlib.import_module(f"profopt_ci.{name}"))
+        used |= set(re.findall(r"\"(action\.(?:cause|failed)\.\w+)\"", source))
+    keys = {k for k in i18n.EN if k.startswith("action.")}
+    assert used and used <= keys, used - keys  # a key the catalog lacks would print as the key itself
+    assert len(used) >= 15  # the collector still sees the producers
+    for key in sorted(keys):
+        fields = {f: SAMPLE for f in re.findall(r"\{(\w+)", i18n.EN[key])}
+        zh = i18n.t("zh", key, **fields)
+        words = english(re.sub(r"`[^`]*`", " ", zh)) - {"Docker", "NVIDIA", "Container", "Toolkit"}  # code, names
+        assert zh != i18n.t("en", key, **fields) and not words, (key, words)

@@ -197,14 +197,15 @@ totals: 50 3
 
 
 def test_the_action_input_instrument_reaches_compare_and_refresh(tmp_path):
-    from profopt_ci.action import run as C
+    from profopt_ci.action import inputs as action_inputs
+    from profopt_ci.action import workspace
     from profopt_ci.errors import UsageError
 
-    s = C.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "instructions, walltime"})
+    s = action_inputs.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "instructions, walltime"})
     assert s.instrument == "walltime,instructions"
-    argv = C.compare_argv(s, "measure", "/work")
+    argv = workspace.compare_argv(s, "measure", "/work")
     assert argv[argv.index("--instrument") + 1] == "walltime,instructions"
-    assert C.baseline_argv(s, "dir:b")[-2:] == ["--instrument", "walltime,instructions"]
-    assert "--instrument" not in C.compare_argv(C.settings_from_args(["--workspace", str(tmp_path)], {}), "all", "/w")
+    assert workspace.baseline_argv(s, "dir:b")[-2:] == ["--instrument", "walltime,instructions"]
+    assert "--instrument" not in workspace.compare_argv(action_inputs.settings_from_args(["--workspace", str(tmp_path)], {}), "all", "/w")
     with pytest.raises(UsageError, match="instrument: cycles"):
-        C.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "cycles"})
+        action_inputs.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_INSTRUMENT": "cycles"})

@@ -15,7 +15,7 @@ import yaml
 from conftest import ROOT
 
 from profopt_ci.action import inputs as action_inputs
-from profopt_ci.action import run as C
+from profopt_ci.action import workspace
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml")) + sorted((ROOT / "examples" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
@@ -116,6 +116,6 @@ def test_dockerfile_keeps_its_contract():
     text = (ROOT / "Dockerfile").read_text()
     assert re.search(r"^ARG BASE_IMAGE=python:3\.11-slim-bookworm$", text, re.M)
     assert "/opt/profopt" in text and 'ENTRYPOINT ["profopt"]' in text
-    assert re.search(r"^USER 10001", text, re.M) and f"--uid {C.IMAGE_UID}" in text
+    assert re.search(r"^USER 10001", text, re.M) and f"--uid {workspace.IMAGE_UID}" in text
     assert not re.search(r"(?<![\w-])python(?![\w.:-])", text.replace("python3", "")), "use python3, never python"
     assert "torch" not in re.sub(r"#.*", "", text)  # users' setup installs it; the image stays small

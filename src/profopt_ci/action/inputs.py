@@ -2,6 +2,9 @@
 
 Parsed and checked here into one `ActionSettings`, so every input is validated in one place (a bad
 `gpus`, `cpuset`, `memory` or `store` is a usage error naming the input) before anything runs.
+
+In: argv and the environment (`INPUT_*`, `GITHUB_WORKSPACE`, `GITHUB_ACTION_PATH`, `RUNNER_TEMP`).
+Out: `ActionSettings`, or a `UsageError` (exit 2) naming the input.
 """
 from __future__ import annotations
 

@@ -52,6 +52,35 @@ def default_base(repo: Path, head: str) -> tuple[str, str]:
     )
 
 
+def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None, *, base_branch: str | None = None,
+                 base_sha: str | None = None) -> dict[str, tuple[str | None, str]]:
+    """{"base": (label, commit), "head": (label, commit)}. The base is `base_ref` when given; else the
+    merge-base of head with `base_branch` (a PR's base branch: origin/<branch>, else <branch>), or
+    `base_sha` (the branch tip the event saw) when the checkout lacks that branch; else the
+    merge-base of head with the default branch."""
+    head_label = head_ref or "HEAD"
+    head = resolve_commit(repo, head_label)
+    if base_ref:
+        base = (base_ref, resolve_commit(repo, base_ref))
+    elif base_branch:
+        base = _pr_base(repo, head, base_branch, base_sha)
+    else:
+        label, sha = default_base(repo, head)
+        base = (f"merge-base of {label}", sha)
+    return {"base": base, "head": (head_label, head)}
+
+
+def _pr_base(repo: Path, head: str, branch: str, sha: str | None) -> tuple[str, str]:
+    # The event's base sha is the branch tip at event time, not the fork point: prefer the merge-base.
+    for candidate in (f"origin/{branch}", branch):
+        if git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], repo, check=False):
+            return f"merge-base of {candidate}", merge_base(repo, candidate, head)
+    if sha and git(["rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"], repo, check=False):
+        return sha, sha
+    raise UsageError(f"the PR's base branch {branch!r} is not in the checkout — use actions/checkout with "
+                     "`fetch-depth: 0`" + _shallow_hint(repo))
+
+
 def merge_base(repo: Path, a: str, b: str) -> str:
     try:
         return git(["merge-base", a, b], repo)

@@ -24,11 +24,10 @@ from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
 from profopt_ci.measure import instructions
 from profopt_ci.measure.checkouts import (
-    default_base,
     load_state,
     open_workspace,
     prepare_sides,
-    resolve_commit,
+    resolve_refs,
 )
 from profopt_ci.measure.cpus import format_cpuset
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
@@ -80,17 +79,6 @@ class CompareRun:
 def _side_meta(side: Side, fp: dict | None, plan: Plan) -> dict:
     env = dict(plan.side_spec(side.name).env)
     return {"ref": side.ref, "commit": side.commit, "fingerprint": fp or {}, "env": env}
-
-
-def resolve_refs(repo: Path, base_ref: str | None, head_ref: str | None) -> dict[str, tuple[str | None, str]]:
-    head_label = head_ref or "HEAD"
-    head = resolve_commit(repo, head_label)
-    if base_ref:
-        base = (base_ref, resolve_commit(repo, base_ref))
-    else:
-        label, sha = default_base(repo, head)
-        base = (f"merge-base of {label}", sha)
-    return {"base": base, "head": (head_label, head)}
 
 
 def _setup_sides(sides: list[Side], plan: Plan, log) -> dict[str, str]:

@@ -23,10 +23,16 @@ from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import commit_info, toplevel
 from profopt_ci.measure import instructions
-from profopt_ci.measure.checkouts import _shallow_hint, add_worktree, make_venv, open_workspace, side_spec
+from profopt_ci.measure.checkouts import (
+    _shallow_hint,
+    add_worktree,
+    make_venv,
+    open_workspace,
+    resolve_refs,
+    side_spec,
+)
 from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.pipeline.compare import resolve_refs
 from profopt_ci.pipeline.diff import _bench_from_results
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, verdict
 from profopt_ci.pipeline.run import run_tree

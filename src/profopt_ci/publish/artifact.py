@@ -4,6 +4,9 @@ The reader treats the directory as hostile: a fork's workflow wrote it. Every fi
 strict pattern, files are read with a size cap through O_NOFOLLOW (a symlink to a runner secret is
 refused, not read), only regular files count, and nothing in it is ever executed or interpolated
 into a command.
+
+In (write): the report, the PR number, the trusted head commit, the label, the comparison. Out: the
+directory. In (read): that directory. Out: a `CommentArtifact`, or a `UsageError` naming the field.
 """
 from __future__ import annotations
 

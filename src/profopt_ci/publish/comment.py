@@ -6,12 +6,16 @@ token's own identity, so a comment someone else wrote with our marker is never t
 read-only token (a fork PR) the POST gets 403 and publish falls back to a directory meant for an
 artifact; a `workflow_run` job then runs `profopt publish --from-artifact DIR`, which treats that
 directory as untrusted data.
+
+In: report.md (and comparison.json), or a fork's artifact directory, and the job's environment.
+Out: the comment posted or updated (or the fork fallback written), summary, outputs, annotations;
+a result dict. Errors are raised (token masked) for the CLI's boundary: `run_publish` is no
+boundary of its own.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import sys
 import time
@@ -28,6 +32,7 @@ from profopt_ci.publish.artifact import (
     read_comment_artifact,
     write_comment_artifact,
 )
+from profopt_ci.publish.event import pr_and_head, read_event
 from profopt_ci.publish.outputs import (
     annotations,
     append_summary,
@@ -53,7 +58,6 @@ __all__ = [
 ]
 
 DEFAULT_BODY_CHARS = 65_000  # GitHub's limit less a margin for how it counts characters
-_EVENT_CAP = 25 * 1024 * 1024
 
 
 def marker_for(label: str | None = None) -> str:
@@ -86,41 +90,12 @@ class PublishSettings:
         return marker_for(self.label)
 
 
-def _load_event(path: str | None) -> dict[str, Any]:
-    if not path:
-        return {}
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(_EVENT_CAP))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read GITHUB_EVENT_PATH: {exc}") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _pr_from_event(event: Mapping[str, Any]) -> tuple[int | None, str | None]:
-    pr = event.get("pull_request")
-    if isinstance(pr, dict):  # pull_request, pull_request_target, pull_request_review…
-        return pr.get("number"), (pr.get("head") or {}).get("sha")
-    issue = event.get("issue")
-    if isinstance(issue, dict) and isinstance(issue.get("pull_request"), dict):  # comment on a PR
-        return issue.get("number"), None
-    run = event.get("workflow_run")
-    if isinstance(run, dict):
-        # pull_requests is empty for a fork PR: the artifact then names the PR.
-        prs = [p for p in run.get("pull_requests") or [] if isinstance(p, dict)]
-        return (prs[0].get("number") if len(prs) == 1 else None), run.get("head_sha")
-    return None, None
-
-
 def settings_from_env(environ: Mapping[str, str], *, repo: str | None = None, pr: object = None,
                       api_url: str | None = None, token: str | None = None, label: str | None = None,
                       author: str | None = None, artifact_dir: str | Path | None = None,
                       max_wait_s: float | None = None) -> PublishSettings:
     """Settings from the Actions environment; flags given here win over the environment."""
-    event = _load_event(environ.get("GITHUB_EVENT_PATH"))
-    ev_pr, ev_sha = _pr_from_event(event)
+    ev_pr, ev_sha = pr_and_head(read_event(environ, strict=True))
     pr_value = pr if pr not in (None, "") else ev_pr
     repo = repo or environ.get("GITHUB_REPOSITORY") or None
     server, run_id = environ.get("GITHUB_SERVER_URL", "https://github.com"), environ.get("GITHUB_RUN_ID")
@@ -385,11 +360,12 @@ def run_publish(report_path: str | Path | None, comparison_path: str | Path | No
                 from_artifact: str | Path | None = None, repo: str | None = None, pr: object = None,
                 api_url: str | None = None, token: str | None = None, label: str | None = None,
                 environ: Mapping[str, str] = os.environ, out: IO[str] | None = None,
-                err: IO[str] | None = None, shrink: Callable[[str, int], str] | None = None,
+                shrink: Callable[[str, int], str] | None = None,
                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
                 max_wait_s: float | None = None) -> int:
-    """`profopt publish`: 0 done (posted, updated, fork fallback or skipped) · 2 usage (missing
-    repo/PR/token, bad files, a bad artifact) · 3 GitHub unreachable or failing after retries."""
+    """`profopt publish`: returns 0 when done (posted, updated, fork fallback or skipped); raises
+    UsageError (2: missing repo/PR/token, bad files, a bad artifact) or ProfoptError (3: GitHub
+    unreachable or failing after retries) for the CLI's boundary, its message free of the token."""
     secret = token or environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN")
     try:
         settings = settings_from_env(environ, repo=repo, pr=pr, api_url=api_url, token=token,
@@ -406,5 +382,12 @@ def run_publish(report_path: str | Path | None, comparison_path: str | Path | No
                 sleep=sleep, clock=clock)
         return 0
     except ProfoptError as exc:
-        _Printer(err if err is not None else sys.stderr, secret)(f"profopt publish: error: {exc}")
-        return exc.exit_code
+        # Not a boundary: the error goes on to the CLI's, with any echo of the token masked first.
+        masked = _mask(str(exc), secret)
+        if masked != str(exc):
+            raise ProfoptError(masked, exit_code=exc.exit_code) from None
+        raise
+
+
+def _mask(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret and len(secret) >= 8 else text

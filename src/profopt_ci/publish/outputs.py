@@ -1,5 +1,8 @@
 """What a step hands back to GitHub Actions besides the PR comment: the job summary, step outputs and
 annotations. Plain files and stdout lines; no network.
+
+In: a report's Markdown and its comparison@1 (or None). Out: text appended to $GITHUB_STEP_SUMMARY
+(shrunk to its size limit), `name=value` lines in $GITHUB_OUTPUT, `::warning`/`::error` lines.
 """
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ total would pass `max_wait_s`, so a job never hangs for an hour on a rate-limit 
 
 The token travels only in the Authorization header, only to the API's own origin (a Link header
 pointing elsewhere is refused), and every message this module builds is passed through `redact`.
+
+In: the API URL, a token, a repository and PR. Out: the JSON of GitHub's answers (comments, the
+pull request, the token's login), or a typed error (NotFound, PermissionDenied, BodyTooLong,
+AmbiguousWrite; InfraError when GitHub stays unreachable).
 """
 from __future__ import annotations
 

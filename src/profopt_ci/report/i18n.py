@@ -8,7 +8,7 @@ it is when no pattern knows it (English beats a wrong guess). The catalogs are d
 """
 from __future__ import annotations
 
-from profopt_ci.report import i18n_zh
+from profopt_ci.report import i18n_action, i18n_zh
 from profopt_ci.report.messages_en import EN
 from profopt_ci.report.messages_zh import ZH
 
@@ -16,6 +16,8 @@ __all__ = ["LANGS", "EN", "ZH", "CATALOGS", "CLASSES", "evidence", "note", "next
            "bottleneck_class"]
 
 LANGS = ("en", "zh")
+EN.update(i18n_action.EN)  # the action's failure causes (report/i18n_action.py)
+ZH.update(i18n_action.ZH)
 
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
