@@ -113,7 +113,7 @@ class Workspace:
     def close(self) -> None:
         if self.keep:
             return
-        from profopt_ci.pipeline.guards import interrupt_safe
+        from profopt_ci.measure.proctree import interrupt_safe
 
         with interrupt_safe():  # a second Ctrl-C during cleanup would leak the worktrees
             for wt in self._worktrees:

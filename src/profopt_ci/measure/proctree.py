@@ -12,9 +12,12 @@ parent pid, which `kill_tagged` also walks. Linux only; elsewhere both are no-op
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 TAG_VAR = "PROFOPT_PROC_TAG"
@@ -80,3 +83,17 @@ def kill_tagged(tag: str, root: int | None = None, rounds: int = 3) -> int:
                 pass
         killed |= pids
     return len(killed)
+
+
+@contextlib.contextmanager
+def interrupt_safe() -> Iterator[None]:
+    """Ignore SIGINT and SIGTERM inside the block (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)

@@ -31,6 +31,7 @@ from profopt_ci.measure.checkouts import (
 )
 from profopt_ci.measure.cpus import format_cpuset
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
+from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
 from profopt_ci.pipeline.entries import (
     ALPHA,
@@ -41,7 +42,7 @@ from profopt_ci.pipeline.entries import (
     track_dict,
     verdict,
 )
-from profopt_ci.pipeline.guards import interrupt_safe, measure_new, new_entries, new_note, tree_dirty
+from profopt_ci.pipeline.guards import measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.profile.sides import annotate, profile_all
 from profopt_ci.spec.load import Benchmark

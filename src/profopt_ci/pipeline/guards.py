@@ -12,11 +12,8 @@ In: the repository, the sides, the round state. Out: plain values the comparison
 """
 from __future__ import annotations
 
-import contextlib
 import random
-import signal
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.gitutil import git
@@ -58,17 +55,3 @@ def new_entries(new: list[Benchmark], state: RoundState) -> list[dict]:
 
 def new_note(new: list[Benchmark]) -> list[str]:
     return [f"new in this PR: measured on head only: {', '.join(b.name for b in new)}"] if new else []
-
-
-@contextlib.contextmanager
-def interrupt_safe() -> Iterator[None]:
-    """Ignore SIGINT and SIGTERM inside the block (main thread only; elsewhere a no-op)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)

@@ -17,8 +17,8 @@ from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
 from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instructions
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
+from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
-from profopt_ci.pipeline.guards import interrupt_safe
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 
