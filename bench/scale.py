@@ -1,4 +1,4 @@
-"""Scale of the document paths (issue 14 item 7): validate, diff and report of N benchmarks.
+"""Scale of the document paths (issue 14 item 7): validate, diff and report (md, html) of N benchmarks.
 
     python bench/scale.py            # N = 10^3, 10^4 (diff), 10^4, 10^5 (report, validate), 3.5·10^5 (validate)
     python bench/scale.py --big      # adds diff at 10^5 and report at 10^6 (minutes, GBs)
@@ -56,9 +56,11 @@ def main() -> None:
             base, head = write(n, work / str(n))
             row("diff", n, *measure(["diff", str(base), str(head), "--out", f"c{n}.json", "--fail-on", "none"], work))
             row("report", n, *measure(["report", f"c{n}.json", "--out", f"r{n}.md"], work))
+            row("html", n, *measure(["report", f"c{n}.json", "--format", "html", "--out", f"r{n}.html"], work))
         if not big:  # report of 10^5 without the 10^5 diff: the 10^4 comparison tiled ten times
             tile(work / "c10000.json", work / "c100000.json", 10)
             row("report", 100_000, *measure(["report", "c100000.json", "--out", "r100000.md"], work))
+            row("html", 100_000, *measure(["report", "c100000.json", "--format", "html", "--out", "r100000.html"], work))
 
 
 def tile(src: Path, dst: Path, times: int) -> None:

@@ -380,6 +380,17 @@ def test_html_overview_for_many_benchmarks(many):
     assert overview.count("<circle") == 60
 
 
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_streamed_html_file_is_the_rendered_page(many, tmp_path, lang):
+    """`report --format html --out` streams the page (render.write_html): the same text as render()."""
+    from profopt_ci.report.render import write_html
+
+    for i, c in enumerate((many, fx.hostile(), fx.keep())):
+        out = tmp_path / f"r{i}.html"
+        write_html(c, out, lang)
+        assert out.read_text(encoding="utf-8") == render(c, "html", lang)
+
 # ---- json, template override, errors --------------------------------------------------------------
 
 def test_json_is_the_comparison(tmp_path):

@@ -50,7 +50,7 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     """Write the comparison, report.md and report.html; on the final call also say where, show a
     failed benchmark's cause, and on a terminal print the terminal view of the report."""
     from profopt_ci.documents.results import save_json
-    from profopt_ci.report.render import render
+    from profopt_ci.report.render import render, write_html
 
     out, report, html = output_paths(args)
     if not (args.out and args.report and args.html):
@@ -61,7 +61,7 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     template = Path(args.template) if args.template else None
     md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
     report.write_text(md, encoding="utf-8")
-    html.write_text(render(comparison, "html", args.lang, max_chars=None), encoding="utf-8")
+    write_html(comparison, html, args.lang)  # streamed: the page is never one string in memory
     if not final:
         return
     where = out.parent if out.parent == report.parent == html.parent else None

@@ -28,11 +28,14 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.report.render import MAX_CHARS, load_comparison, render
+    from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
     comparison = load_comparison(args.file)
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
+    if fmt == "html" and args.out:  # never cut, so streamed to the file rather than built as one string
+        write_html(comparison, Path(args.out), args.lang, template=template)
+        return EXIT_OK
     text = render(comparison, fmt, args.lang, template=template, max_chars=MAX_CHARS if fmt == "md" else None,
                   cols=shutil.get_terminal_size().columns)
     if args.out:

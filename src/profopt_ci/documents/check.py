@@ -109,6 +109,7 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
             target["c"](value)
         return ref
     checks: list[Check] = []
+    leaf = False  # typed as scalars only: `typed` already bounds the number, nothing can nest below
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         exact = frozenset(t for name in types for t in _EXACT[name])  # parsed JSON has exact types
@@ -120,12 +121,13 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
             if kind is float and not -MAX_ABS <= value <= MAX_ABS:
                 raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
         checks.append(typed)
+        leaf = not {"object", "array"} & set(types)
     checks.extend(_value_checks(schema))
     if {"properties", "required", "additionalProperties"} & set(schema):
         checks.append(_object_check(schema, root))
     if "items" in schema or "minItems" in schema:
         checks.append(_array_check(schema, root))
-    if not {"properties", "required", "additionalProperties", "items"} & set(schema):
+    if not leaf and not {"properties", "required", "additionalProperties", "items"} & set(schema):
         checks.append(_free)  # nothing below is described: still bounded in depth and magnitude
 
     if len(checks) == 1:

@@ -32,7 +32,7 @@ from profopt_ci.report.i18n import LANGS, t
 from profopt_ci.report.shrink import shrink
 from profopt_ci.report.view import build_view
 
-__all__ = ["render", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
+__all__ = ["render", "write_html", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
 SCHEMA = COMPARISON_SCHEMA  # kept under its old name: `report.render.SCHEMA` is imported by callers
 FORMATS = ("md", "html", "json", "text")
@@ -58,8 +58,21 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
         v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=full_report_hint)
     if fmt == "html":
         return text
+    del view  # hundreds of MB at 10⁵ benchmarks: gone before the copies that cleaning and shrinking make
     text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
     return shrink(text, max_chars, hint=full_report_hint) if max_chars is not None else text
+
+
+def write_html(comparison: dict, path: Path, lang: str = "en", *, template: Path | None = None,
+               full_report_hint: str | None = None) -> None:
+    """The HTML report streamed into `path` chunk by chunk (jinja2's `generate()`): the same text as
+    `render(…, "html")`, without the whole page (hundreds of MB at 10⁵ benchmarks) held as one string."""
+    _check(comparison, "html", lang)
+    view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True)
+    chunks = _template("html", template).generate(
+        v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=full_report_hint)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(chunks)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:
