@@ -73,6 +73,7 @@ from profopt_ci.analyze.ranks import (
     OUTLIER_CUTOFF,
     check_better,
     check_threshold,
+    fast_median,
     finite,
     interval,
     level,
@@ -81,6 +82,7 @@ from profopt_ci.analyze.ranks import (
     modified_z_outliers,
     pairwise_differences,
     signed_rank_cut,
+    sorted_median,
     walsh_averages,
     wilcoxon_p,
 )
@@ -150,8 +152,8 @@ def _decide(
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
     return {
-        "base": float(np.median(base)) if base.size else None,
-        "head": float(np.median(head)) if head.size else None,
+        "base": fast_median(base) if base.size else None,
+        "head": fast_median(head) if head.size else None,
         "delta_pct": None,
         "ci_low_pct": None,
         "ci_high_pct": None,
@@ -199,7 +201,7 @@ def paired_change(
     d = np.log(h) - np.log(b)
     walsh = walsh_averages(d)
     lo, hi = interval(walsh, signed_rank_cut(n, a))
-    res["delta_pct"] = _pct(float(np.median(walsh)))
+    res["delta_pct"] = _pct(sorted_median(walsh))
     res["ci_low_pct"], res["ci_high_pct"] = _pct(lo), _pct(hi)
     res["p_value"] = wilcoxon_p(d)
     res["outliers"] = sum(modified_z_outliers(d))
@@ -235,7 +237,7 @@ def unpaired_change(
         return res
     diffs = pairwise_differences(b, h)
     lo, hi = interval(diffs, mann_whitney_cut(b.size, h.size, a))
-    res["delta_pct"] = _pct(float(np.median(diffs)))
+    res["delta_pct"] = _pct(sorted_median(diffs))
     res["ci_low_pct"], res["ci_high_pct"] = _pct(lo), _pct(hi)
     res["p_value"] = mannwhitney_p(b, h)
     res["outliers"] = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h))

@@ -55,10 +55,17 @@ def new_entry(bench: Benchmark) -> dict:
     }
 
 
+INDENT_MAX_CHARS = 2_000_000  # ~1,000 benchmarks of a comparison
+
+
 def save_json(data: dict, path: str | Path) -> None:
     """Write via a temporary file and rename, so a reader never sees half a file."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    # indent forces json's pure-Python encoder (~10x slower): big documents are written compact.
+    text = json.dumps(data, default=str)
+    if len(text) <= INDENT_MAX_CHARS:
+        text = json.dumps(data, indent=2, default=str)
+    tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(p)

@@ -11,15 +11,17 @@ from dataclasses import replace
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
-from profopt_ci.spec.load import Benchmark, Spec, resolve_settings
+from profopt_ci.spec.load import Benchmark, Settings, Spec, resolve_settings
 
 
 def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired."""
     names = [n for n in head["benchmarks"] if n in base["benchmarks"]]
     missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
-    pairs = [(_bench_from_results(n, base["benchmarks"][n], spec), _bench_from_results(n, head["benchmarks"][n], spec))
-             for n in names]
+    defined = {b.name: b for b in spec.benchmarks} if spec is not None else {}
+    defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
+    pairs = [(_bench_from(n, base["benchmarks"][n], defined, defaults),
+              _bench_from(n, head["benchmarks"][n], defined, defaults)) for n in names]
     entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
     for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
         counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
@@ -47,12 +49,15 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
 
 def _bench_from_results(name: str, entry: dict, spec: Spec | None) -> Benchmark:
     """The spec's definition when there is one (constraints, goal, threshold), with the file's params."""
+    defined = {b.name: b for b in spec.benchmarks if b.name == name} if spec is not None else {}
+    return _bench_from(name, entry, defined, resolve_settings({}, {}))
+
+
+def _bench_from(name: str, entry: dict, defined: dict[str, Benchmark], defaults: Settings) -> Benchmark:
+    """`_bench_from_results` with the spec indexed by name and the default settings resolved once."""
     params = entry.get("params") or {}
-    if spec is not None:
-        for b in spec.benchmarks:
-            if b.name == name:
-                return replace(b, params=params)
+    if name in defined:
+        return replace(defined[name], params=params)
     return Benchmark(name=name, callable=None, command=None, params=params,
                      items_per_iteration=entry.get("items_per_iteration"), unit=entry.get("unit") or "items",
-                     goal=None, constraints=[], env={}, settings=resolve_settings({}, {}))
-
+                     goal=None, constraints=[], env={}, settings=defaults)
