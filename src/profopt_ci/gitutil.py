@@ -55,5 +55,9 @@ def commit_info(cwd: Path) -> tuple[str | None, bool]:
         sha = git(["rev-parse", "HEAD"], cwd)
     except GitError:
         return None, False
-    dirty = bool(git(["status", "--porcelain", "--untracked-files=no"], cwd, check=False))
-    return sha, dirty
+    return sha, is_dirty(cwd)
+
+
+def is_dirty(cwd: Path) -> bool:
+    """Tracked files changed and not committed (untracked files are not measured either way)."""
+    return bool(git(["status", "--porcelain", "--untracked-files=no"], cwd, check=False))

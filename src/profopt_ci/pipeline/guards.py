@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.gitutil import git
+from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds
 from profopt_ci.spec.load import Benchmark
@@ -24,7 +24,7 @@ from profopt_ci.spec.plan import Plan
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:
-    dirty = bool(git(["status", "--porcelain", "--untracked-files=no"], repo, check=False))
+    dirty = is_dirty(repo)
     if dirty:
         log("profopt: warning: the working tree has uncommitted changes — they are NOT measured "
             "(compare measures commits); commit them to include them")
