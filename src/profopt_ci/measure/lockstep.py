@@ -31,6 +31,7 @@ from pathlib import Path
 from random import Random
 from typing import Protocol
 
+from profopt_ci.figures import sig
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.processes import (
     Side,
@@ -230,18 +231,14 @@ def _int(w: WorkerProcess, text: str) -> int:
         raise w.lost(f"answered {text[:80]!r} instead of a number") from None
 
 
-def _sig(x: float) -> float:
-    return float(f"{x:.6g}")
-
-
 def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, values_ns: list[int], loops: int,
             final: dict) -> dict:
-    ms = [_sig(ns / loops / 1e6) for ns in values_ns]
+    ms = [sig(ns / loops / 1e6, 6) for ns in values_ns]
     step = statistics.median(ms)
     hwm = final.get("vm_hwm_kb")
     return {
         "round": round_index, "order": 0 if first and first[0] == side else 1, "pairing": "lockstep",
-        "pairs": len(ms), "first_share": _sig(first.count(side) / len(first)) if first else None,
+        "pairs": len(ms), "first_share": sig(first.count(side) / len(first), 6) if first else None,
         "step_time_ms": step, "values_ms": ms, "loops": loops, "throughput": _throughput(bench, step),
         "peak_memory_mb": hwm / 1024.0 if hwm else None, "cpu_time_ms": None,
         "cuda_max_allocated_mb": final.get("cuda_max_allocated_mb"),
@@ -271,7 +268,7 @@ def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str,
     out = {}
     for side in sides:
         res, b = runs[side.name], benches[side.name]
-        walls = [_sig(r.wall_ns / 1e6) for r in res]
+        walls = [sig(r.wall_ns / 1e6, 6) for r in res]
         step = statistics.median(walls)
         out[side.name] = {
             "round": round_index, "order": 0 if first[0] == side.name else 1, "pairing": "lockstep",
