@@ -142,9 +142,9 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     plan, sides, state = run.plan, run.sides, run.state
     for side in sides:
         run.fps[side.name] = fingerprint(side, plan.side_spec(side.name))
-    timed = [b for b in run.benches if "walltime" in b.settings.instrument]
+    timed = [b for b in run.benches if b.settings.timed]
     run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log)
-    measure_new(plan, [b for b in run.new if "walltime" in b.settings.instrument], sides[1], state,
+    measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                 work, random.Random(run.seed), log)
     run.profiles = profile_all(plan, timed, sides, state.measured, work, trace_dir, log)
     # ---- instrument: instructions, after the walltime rounds (instructions.py) ----

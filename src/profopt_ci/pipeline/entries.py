@@ -44,7 +44,7 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
     }
     failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
     counted_only = not base["samples"] and not head["samples"] and (base.get("instructions") or head.get("instructions"))
-    if "walltime" in bench.settings.instrument and not counted_only:  # instructions-only: no timed samples
+    if bench.settings.timed and not counted_only:  # instructions-only: no timed samples
         failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
                             for side, d in (("base", base), ("head", head)) if not d["samples"]]
     if failed:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents.results import new_entry, new_results, save_json
-from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
+from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instructions
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
@@ -28,7 +28,7 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
         track = state.track(bench.name, side)
         entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
         entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
-        timed = "walltime" in bench.settings.instrument  # instructions-only: no timed samples by design
+        timed = bench.settings.timed  # instructions-only: no timed samples by design
         if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
             entry.update(status="failed", error=track.error or "no samples were measured")
 
@@ -56,7 +56,7 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
 
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
-            timed = [b for b in benches if "walltime" in b.settings.instrument]
+            timed = [b for b in benches if b.settings.timed]
             run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
                        rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
             return instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
@@ -80,7 +80,7 @@ def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: 
     for name in failed:
         track = state.track(name, side.name)
         # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
-        cause = [ln for ln in str(track.error or "").rstrip().splitlines() if ln.strip()][-6:]
+        cause = cause_lines(track.error, 6)
         log("\n".join([f"profopt: {name} {track.status} (the whole error is in {out}):",
                         *(f"profopt:   {ln}" for ln in cause)]))
     return failed

@@ -69,6 +69,11 @@ class Settings:
     value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float = 1000.0  # lockstep: pairs per round fill about this long
 
+    @property
+    def timed(self) -> bool:
+        """Wall time is measured (instrument walltime, alone or beside instructions)."""
+        return "walltime" in self.instrument
+
 
 @dataclass
 class Constraint:
