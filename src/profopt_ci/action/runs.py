@@ -10,7 +10,6 @@ the token), no capabilities, no new privileges, and the optional cpuset, memory 
 """
 from __future__ import annotations
 
-import re
 import shlex
 import threading
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from profopt_ci.action.inputs import ActionSettings
 from profopt_ci.action.outcome import Cause, CauseError, Outcome, PhaseResult, say
 from profopt_ci.action.workspace import baseline_argv, benchmark_user, compare_argv, restore_ownership
 from profopt_ci.errors import EXIT_INFRA
+from profopt_ci.measure.processes import SECRET_NAME
 
 CONTAINER_WORKSPACE = "/work"
 CONTAINER_STORE = "/store"
@@ -36,13 +36,12 @@ ENV_ALLOWLIST = (
     "GITHUB_BASE_REF", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB", "GITHUB_WORKFLOW",
     "RUNNER_OS", "RUNNER_ARCH", "RUNNER_NAME", "TZ",
 )
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|_KEY$|^KEY$|AUTH", re.I)
 
 
 def container_env(environ: Mapping[str, str], s: ActionSettings) -> dict[str, str]:
     """Built from an allowlist, never from the host environment wholesale: no token gets in."""
-    env = {k: environ[k] for k in ENV_ALLOWLIST if k in environ and not _SECRET_NAME.search(k)}
-    secrets = {environ[k] for k in environ if _SECRET_NAME.search(k) and environ[k]}
+    env = {k: environ[k] for k in ENV_ALLOWLIST if k in environ and not SECRET_NAME.search(k)}
+    secrets = {environ[k] for k in environ if SECRET_NAME.search(k) and environ[k]}
     env = {k: v for k, v in env.items() if v not in secrets}
     env.update({"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PROFOPT_IN_CONTAINER": "1"})
     if s.hardware_label:

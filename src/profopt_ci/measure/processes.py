@@ -152,13 +152,14 @@ PASS_ENV = frozenset({
 })
 PASS_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "OMP_", "MKL_", "KMP_", "OPENBLAS_",
                  "GOMP_", "NCCL_", "XLA_", "TORCH_", "PYTORCH_")
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|_KEY$|^KEY$|AUTH", re.I)
+# Names that look like a credential: never passed to PR code, whatever an allowlist says (the action's too).
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|_KEY$|^KEY$|AUTH", re.I)
 
 
 def passed_env(environ: dict[str, str] | os._Environ) -> dict[str, str]:
     """The allowlisted part of an environment (PASS_ENV, PASS_PREFIXES), never a secret-like name."""
     return {k: v for k, v in environ.items()
-            if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not _SECRET_NAME.search(k)}
+            if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not SECRET_NAME.search(k)}
 
 
 def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]:
