@@ -40,3 +40,8 @@ class InfraError(ProfoptError):
     """Setup, a crash, a timeout, Docker, the network: exit 3."""
 
     exit_code = EXIT_INFRA
+
+
+def cause_lines(message: object, n: int) -> list[str]:
+    """The last `n` non-blank lines of an error message: where a traceback or a stderr tail puts its cause."""
+    return [ln for ln in str(message or "").rstrip().splitlines() if ln.strip()][-n:]

@@ -26,6 +26,7 @@ import statistics
 from typing import Any
 
 from profopt_ci.analyze import multiplicity, stats
+from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec.load import Benchmark, Constraint
 
@@ -243,8 +244,8 @@ def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
     parts = [top["name"]]
     if top["decision"] == "failed":
         err = top.get("error") or {}
-        lines = [ln.strip() for ln in (err.get("message") or "").splitlines() if ln.strip()]
-        return f"{top['name']} failed on {err.get('side', 'a side')}: {(lines[-1] if lines else '')[:160]}"
+        last = cause_lines(err.get("message"), 1)
+        return f"{top['name']} failed on {err.get('side', 'a side')}: {(last[0].strip() if last else '')[:160]}"
     if m and m.get("delta_pct") is not None:
         parts.append(_speed_phrase(m, f"{confidence * 100:g}% CI"))
     ins = top.get("metrics", {}).get("instructions")

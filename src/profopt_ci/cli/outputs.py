@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
-from profopt_ci.errors import EXIT_INFRA, EXIT_OK, EXIT_POLICY
+from profopt_ci.errors import EXIT_INFRA, EXIT_OK, EXIT_POLICY, cause_lines
 
 OUTPUT_DIR = ".profopt"  # where compare/diff write what no flag names; ignored by its own .gitignore
 
@@ -80,7 +80,7 @@ def print_failures(comparison: dict, lines: int = 8) -> None:
         error = b.get("error") or {}
         if b.get("decision") != "failed" or not error.get("message"):
             continue
-        tail = [ln for ln in str(error["message"]).rstrip().splitlines() if ln.strip()][-lines:]
+        tail = cause_lines(error["message"], lines)
         print(f"profopt: {b.get('name')} failed on {error.get('side', '?')}:", file=sys.stderr)
         for ln in tail:
             print(f"profopt:   {ln}", file=sys.stderr)

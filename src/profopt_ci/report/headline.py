@@ -9,6 +9,7 @@ Markdown renderer escapes it; step outputs and check titles can use it as it is.
 """
 from __future__ import annotations
 
+from profopt_ci.errors import cause_lines
 from profopt_ci.report.format import clip, confidence_label, num, pct
 from profopt_ci.report.i18n import EN, t, word
 from profopt_ci.report.instructions import floor_text, is_runs_range, threshold_shown
@@ -192,6 +193,6 @@ def _failed_side(bench: dict) -> str | None:
 def _failed(bench: dict, lang: str, conf: str) -> str:
     side = _failed_side(bench) or "head"
     message = str((bench.get("error") or {}).get("message") or "")
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    cause = lines[-1] if lines else str((bench.get("status") or {}).get(side) or "failed")
+    last = cause_lines(message, 1)
+    cause = last[0].strip() if last else str((bench.get("status") or {}).get(side) or "failed")
     return t(lang, "hl.failed", side=word(lang, "side", clip(side, 20)), name=_name(bench), cause=clip(cause, 120))
