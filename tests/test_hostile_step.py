@@ -154,6 +154,25 @@ def test_a_grandchild_that_calls_setsid_dies_on_timeout(tmp_path):
     assert not _alive(pid), "the setsid grandchild survived the timeout"
 
 
+def test_a_lockstep_workers_setsid_grandchild_dies_on_timeout(tmp_path):
+    # compare's default pairing drives live workers itself (not through run_child): same guarantee.
+    # Every grandchild appends its pid: after the lockstep round fails, head is measured alone too.
+    pidfile = tmp_path / "grandchild.pid"
+    root = tmp_path / "repo"
+    appending = SETSID.replace("open(%r,'w')", "open(%r,'a')").replace("str(os.getpid())", "str(os.getpid())+chr(10)")
+    make_repo(root, [{"bench/__init__.py": "", "bench/s.py": appending, "profopt.yml": spec_for(
+        f"  - name: s\n    callable: bench.s:make_step\n    params: {{pidfile: {pidfile}}}\n    timeout_s: 3\n")},
+        {"x": "1"}])
+    proc = run_cli(["compare", "--base", "HEAD~1"], root, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    pids = [int(line) for line in pidfile.read_text().split()]
+    assert len(pids) >= 2, pids  # the lockstep round's (at least base's) and head's alone
+    deadline = time.time() + 5
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "a setsid grandchild of a lockstep worker survived the timeout"
+
+
 def test_run_child_kills_setsid_descendants_in_process(tmp_path):
     pidfile = tmp_path / "gc.pid"
     code = (f"import os,subprocess,sys,time; subprocess.Popen([sys.executable,'-c',"

@@ -38,10 +38,12 @@ from profopt_ci.measure.processes import (
     _throughput,
     command_argv,
     failure_of,
+    kill_all,
     parse_metrics,
     run_command,
     tail,
 )
+from profopt_ci.measure.proctree import tag_env
 from profopt_ci.spec.load import Benchmark
 
 MIN_PAIRS = 10
@@ -97,6 +99,7 @@ class WorkerProcess:
         path.write_text(json.dumps(job))
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
+        env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
         try:
             self.proc = subprocess.Popen(
                 [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root, env=env,
@@ -176,10 +179,7 @@ class WorkerProcess:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_all(self.proc.pid, self._tag)
 
     def close(self) -> None:
         self.kill()

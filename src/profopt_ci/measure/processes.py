@@ -108,13 +108,13 @@ def run_child(
         try:
             reaper.join(timeout_s)
         except BaseException:
-            _kill_all(proc.pid, tag)
+            kill_all(proc.pid, tag)
             reaper.join()
             proc.returncode = -9
             raise
         timed_out = reaper.is_alive()
         if timed_out:
-            _kill_all(proc.pid, tag)
+            kill_all(proc.pid, tag)
             reaper.join()
         _, status, usage = box["wait"]
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -131,7 +131,7 @@ def run_child(
         )
 
 
-def _kill_all(pid: int, tag: str) -> None:
+def kill_all(pid: int, tag: str) -> None:
     """The child's group, then every descendant that left it (setsid, double fork) by its tag."""
     try:
         os.killpg(pid, signal.SIGKILL)
