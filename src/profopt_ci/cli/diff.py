@@ -11,6 +11,7 @@ import gc
 
 from profopt_ci.cli.options import load
 from profopt_ci.cli.outputs import finish, output_flags
+from profopt_ci.gc_pause import paused
 
 
 def register(sub) -> None:
@@ -29,15 +30,10 @@ def command(args: argparse.Namespace) -> int:
     # The two documents are millions of objects at 10^5 benchmarks, none in reference cycles: the
     # cyclic GC's full passes over them cost ~40% of reading and comparing. They are frozen out of
     # its sight afterwards, so the outputs (templates make cycles) are still collected.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         base = load_side(args.base_file)
         head = load_side(args.head_file)
         spec = load(args.spec) if args.spec else None
         comparison = run_diff(spec, base, head)
         gc.freeze()
-    finally:
-        if enabled:
-            gc.enable()
     return finish(comparison, args)
