@@ -21,9 +21,11 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+from profopt_ci.documents.records import TRUSTED
 from profopt_ci.errors import UsageError
 
 MAX_ABS = 1e100  # figures past this overflow the statistics (squares, products) into inf/NaN
+MAX_INT = 10**40  # read.py refuses longer integers while parsing; the fast reader (msgspec) here
 MAX_DEPTH = 32
 _SUPPORTED = {"$schema", "$id", "$ref", "$defs", "title", "description", "type", "enum", "const", "required",
               "properties", "additionalProperties", "items", "minItems", "minimum", "exclusiveMinimum",
@@ -66,6 +68,11 @@ def _free(value: Any, depth: int = 0) -> None:
             _within(i, _free, v, depth + 1)
     elif isinstance(value, float) and not -MAX_ABS <= value <= MAX_ABS:
         raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
+    elif type(value) is int and not -MAX_INT < value < MAX_INT:
+        raise Invalid([], "is an integer of more than 40 digits")
+
+
+free_check = _free  # for documents.fast: a row's open `quality` object
 
 
 def _within(key: Any, check: Callable[..., None], value: Any, *args: Any) -> None:
@@ -117,9 +124,13 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
         def typed(value: Any) -> None:
             kind = type(value)
             if kind not in exact:
+                if kind in TRUSTED:
+                    return  # msgspec typed it on reading, at least as strictly (documents/rows.py)
                 raise Invalid([], f"is {_kind(value)} — expected {' or '.join(types)}")
             if kind is float and not -MAX_ABS <= value <= MAX_ABS:
                 raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
+            if kind is int and not -MAX_INT < value < MAX_INT:
+                raise Invalid([], "is an integer of more than 40 digits")
         checks.append(typed)
         leaf = not {"object", "array"} & set(types)
     checks.extend(_value_checks(schema))
@@ -205,6 +216,8 @@ def _array_check(schema: dict, root: dict) -> Check:
     def check(value: Any) -> None:
         if not isinstance(value, list):
             return
+        if value and type(value[0]) in TRUSTED:
+            return  # a list msgspec decoded as list[Row]: every item is one, typed on reading
         if len(value) < least:
             raise Invalid([], f"has {len(value)} item(s) — expected at least {least}")
         for i, item in enumerate(value):
