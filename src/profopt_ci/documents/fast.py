@@ -28,6 +28,8 @@ from profopt_ci.documents.records import Metric, Rows
 EXTRA = {
     "results.entry": ("params", "unit", "items_per_iteration", "profile"),
     "comparison.entry": ("baseline", "new_in_pr", "drift"),
+    "results": ("merged_from",),  # profopt merge
+    "comparison": (),
 }
 
 
@@ -89,8 +91,9 @@ def _document_type() -> Any:
                       EXTRA["results.entry"], {"samples": msgspec.Raw})
     c_entry = _struct("ComparisonEntry", comparison["$defs"]["entry"], EXTRA["comparison.entry"],
                       {"samples": dict[str, msgspec.Raw], "metrics": dict[str, Metric]})
-    return (_struct("Results", results, (), {"benchmarks": dict[str, r_entry]}, tag=RESULTS_SCHEMA)
-            | _struct("Comparison", comparison, (), {"benchmarks": list[c_entry]}, tag=COMPARISON_SCHEMA))
+    return (_struct("Results", results, EXTRA["results"], {"benchmarks": dict[str, r_entry]}, tag=RESULTS_SCHEMA)
+            | _struct("Comparison", comparison, EXTRA["comparison"], {"benchmarks": list[c_entry]},
+                      tag=COMPARISON_SCHEMA))
 
 
 def _struct(name: str, schema: dict, extra: tuple[str, ...], typed: dict[str, Any], tag: str | None = None) -> Any:

@@ -75,16 +75,21 @@ def parse_document(raw: bytes, p: str, wanted: tuple[str, ...]) -> dict[str, Any
 def _parse(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
     """Parse the bytes in `box` (taken out of it): at 10⁵ benchmarks the file is ~450 MB, so the bytes
     go once decoded and the text once parsed, and never sit beside the objects and each other."""
-    from profopt_ci.gc_pause import paused
-
-    shown = " or ".join(wanted)
     if FAST_SCHEMAS & set(wanted):
         from profopt_ci.documents.fast import decode
 
         data = decode(box[0])
         if data is not None and data["schema"] in wanted:
             return data
-        del data  # not taken: the plain reader below parses it again and words what is wrong
+        del data  # not taken: the plain reader parses it again and words what is wrong
+    return parse_plain(box, p, wanted)
+
+
+def parse_plain(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """json + documents.check: every document the fast reader does not take, and every error."""
+    from profopt_ci.gc_pause import paused
+
+    shown = " or ".join(wanted)
     try:
         text = box.pop().decode("utf-8")
     except UnicodeDecodeError as exc:
