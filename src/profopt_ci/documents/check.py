@@ -124,7 +124,7 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
         def typed(value: Any) -> None:
             kind = type(value)
             if kind not in exact:
-                if kind in TRUSTED:
+                if isinstance(value, TRUSTED):
                     return  # msgspec typed it on reading, at least as strictly (documents/rows.py)
                 raise Invalid([], f"is {_kind(value)} — expected {' or '.join(types)}")
             if kind is float and not -MAX_ABS <= value <= MAX_ABS:
@@ -216,7 +216,7 @@ def _array_check(schema: dict, root: dict) -> Check:
     def check(value: Any) -> None:
         if not isinstance(value, list):
             return
-        if value and type(value[0]) in TRUSTED:
+        if value and isinstance(value[0], TRUSTED):
             return  # a list msgspec decoded as list[Row]: every item is one, typed on reading
         if len(value) < least:
             raise Invalid([], f"has {len(value)} item(s) — expected at least {least}")

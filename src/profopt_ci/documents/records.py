@@ -168,7 +168,7 @@ class Rows(Sequence):
         return f"Rows({self.n} rows)"
 
 
-TRUSTED = (Row, Metric, Rows)  # documents.check skips them: msgspec checked their types on reading
+TRUSTED = (Record, Rows)  # documents.check skips them: msgspec checked their types on reading
 
 
 def json_default(value: Any) -> Any:
