@@ -171,6 +171,19 @@ class Rows(Sequence):
 TRUSTED = (Record, Rows)  # documents.check skips them: msgspec checked their types on reading
 
 
+def compact_metrics(entries: list[dict]) -> None:
+    """Each entry's metric dicts as `Metric`s (~40% of their memory; a diff of 10⁵ benchmarks holds
+    3·10⁵ of them through the report). A metric with a key `Metric` lacks stays a dict."""
+    convert = msgspec.convert
+    for entry in entries:
+        metrics = entry.get("metrics")
+        for name, m in (metrics or {}).items():
+            try:
+                metrics[name] = convert(m, Metric)
+            except msgspec.ValidationError:
+                pass
+
+
 def json_default(value: Any) -> Any:
     """`default=` for json.dumps of a document that may hold them: a Row or Metric as its dict,
     Rows as the list of row dicts, anything else as str() (what json's default=str did)."""
