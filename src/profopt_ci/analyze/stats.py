@@ -88,6 +88,7 @@ from profopt_ci.analyze.ranks import (
 )
 
 MIN_MEMORY_RUNS = 3
+ABS_TOLERANCE_MB = 4.0  # memory_change's default floor of the tolerance
 UNSTABLE_SHARE = 0.10
 
 
@@ -151,18 +152,25 @@ def _decide(
 
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
+    return result_of(fast_median(base) if base.size else None, fast_median(head) if head.size else None,
+                     int(base.size), int(head.size), better, paired, alpha)
+
+
+def result_of(base_median: float | None, head_median: float | None, n_base: int, n_head: int, better: str,
+              paired: bool, alpha: float | None) -> dict:
+    """A metric entry with its medians and counts, not yet judged (the batch path starts here too)."""
     return {
-        "base": fast_median(base) if base.size else None,
-        "head": fast_median(head) if head.size else None,
+        "base": base_median,
+        "head": head_median,
         "delta_pct": None,
         "ci_low_pct": None,
         "ci_high_pct": None,
         "p_value": None,
         "verdict": "inconclusive",
         "better": better,
-        "n": int(min(base.size, head.size)),
-        "n_base": int(base.size),
-        "n_head": int(head.size),
+        "n": min(n_base, n_head),
+        "n_base": n_base,
+        "n_head": n_head,
         "outliers": 0,
         "outlier_note": None,
         "reason": "",
@@ -237,14 +245,21 @@ def unpaired_change(
         return res
     diffs = pairwise_differences(b, h)
     lo, hi = interval(diffs, mann_whitney_cut(b.size, h.size, a))
-    res["delta_pct"] = _pct(sorted_median(diffs))
+    outliers = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h))
+    return judge_shift(res, sorted_median(diffs), lo, hi, mannwhitney_p(b, h), outliers, tau=tau, alpha=a)
+
+
+def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: float | None, outliers: int, *,
+                tau: float, alpha: float) -> dict:
+    """Fill an unpaired `result_of` entry from its log-scale HL shift, CI bounds, p and outlier count."""
+    nb, nh = res["n_base"], res["n_head"]
+    res["delta_pct"] = _pct(hl)
     res["ci_low_pct"], res["ci_high_pct"] = _pct(lo), _pct(hi)
-    res["p_value"] = mannwhitney_p(b, h)
-    res["outliers"] = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h))
-    smaller = min(b.size, h.size)
+    res["p_value"] = p
+    res["outliers"] = outliers
     return _decide(
-        res, units=b.size + h.size, unit_word="samples", enough=smaller >= MIN_ROUNDS,
-        need=f"at least {MIN_ROUNDS} on each side ({b.size} base, {h.size} head)", tau=tau, alpha=a,
+        res, units=nb + nh, unit_word="samples", enough=min(nb, nh) >= MIN_ROUNDS,
+        need=f"at least {MIN_ROUNDS} on each side ({nb} base, {nh} head)", tau=tau, alpha=alpha,
     )
 
 
@@ -253,7 +268,7 @@ def memory_change(
     head: Sequence[float],
     *,
     tolerance_pct: float = 5.0,
-    abs_tolerance_mb: float = 4.0,
+    abs_tolerance_mb: float = ABS_TOLERANCE_MB,
     better: str = "lower",
 ) -> dict:
     """Compare peak memory (MB): medians against max(tolerance_pct % of base, abs_tolerance_mb).
@@ -262,18 +277,27 @@ def memory_change(
     and `tolerance_mb`. delta_pct is None when the base median is 0 and the head's is not.
     """
     check_better(better)
-    for name, v in (("tolerance_pct", tolerance_pct), ("abs_tolerance_mb", abs_tolerance_mb)):
-        if not math.isfinite(float(v)) or float(v) < 0:
-            raise ValueError(f"{name} must be a non-negative number, not {v!r}")
+    check_tolerances(tolerance_pct, abs_tolerance_mb)
     b = finite("base", base, allow_zero=True)
     h = finite("head", head, allow_zero=True)
     res = _result(b, h, better, False, None)
+    outliers = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h)) if res["n"] >= MIN_MEMORY_RUNS else 0
+    return judge_memory(res, outliers, tolerance_pct=tolerance_pct, abs_tolerance_mb=abs_tolerance_mb)
+
+
+def check_tolerances(tolerance_pct: float, abs_tolerance_mb: float) -> None:
+    for name, v in (("tolerance_pct", tolerance_pct), ("abs_tolerance_mb", abs_tolerance_mb)):
+        if not math.isfinite(float(v)) or float(v) < 0:
+            raise ValueError(f"{name} must be a non-negative number, not {v!r}")
+
+
+def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_tolerance_mb: float) -> dict:
+    """Fill a memory `result_of` entry from its medians (already in it) and the outlier count."""
     res["delta_mb"] = None
     res["tolerance_mb"] = None
-    if b.size < MIN_MEMORY_RUNS or h.size < MIN_MEMORY_RUNS:
-        res["reason"] = (
-            f"only {b.size} base and {h.size} head values; at least {MIN_MEMORY_RUNS} each are needed"
-        )
+    nb, nh = res["n_base"], res["n_head"]
+    if nb < MIN_MEMORY_RUNS or nh < MIN_MEMORY_RUNS:
+        res["reason"] = f"only {nb} base and {nh} head values; at least {MIN_MEMORY_RUNS} each are needed"
         return res
     bm, hm = res["base"], res["head"]
     diff = hm - bm
@@ -283,12 +307,12 @@ def memory_change(
         res["delta_pct"] = float((hm / bm - 1.0) * 100.0)
     elif hm == 0:
         res["delta_pct"] = 0.0
-    res["outliers"] = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h))
+    res["outliers"] = outliers
     change = f"median {bm:.1f} → {hm:.1f} MB ({diff:+.1f} MB)"
     if abs(diff) <= tol:
         res["verdict"] = "unchanged"
         res["reason"] = f"{change} is within the tolerance of {tol:.1f} MB"
     else:
-        res["verdict"] = "regressed" if _is_worse(diff, better) else "improved"
+        res["verdict"] = "regressed" if _is_worse(diff, res["better"]) else "improved"
         res["reason"] = f"{change} exceeds the tolerance of {tol:.1f} MB"
     return res

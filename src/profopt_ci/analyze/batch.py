@@ -1,0 +1,192 @@
+"""Many benchmarks' unpaired metrics at once: what `decide.compare_metrics(..., paired=False)` gives each.
+
+In: (Benchmark, base samples, head samples) per benchmark, as `profopt diff` and the stored-baseline
+compare have them. Out: one metrics dict per benchmark, equal — every float, verdict and reason —
+to `[decide.compare_metrics(b, base, head, paired=False) for b, base, head in items]`.
+
+Why: a diff of 10^5 benchmarks makes 2·10^5 Mann–Whitney comparisons and 10^5 memory comparisons of
+about 5 + 5 values; numpy's per-call overhead on 5 values costs more than the arithmetic. Here the
+metrics with the same sample counts are stacked into one (rows × n) array and each step (log, sort,
+pairwise differences, medians, order statistics, U, modified z) runs once per group. The floats are
+the scalar path's: the same numpy ufuncs element by element, the same formulas in the same order, and
+the dicts come from the same builders (`stats.result_of`, `judge_shift`, `judge_memory`).
+
+What is rare goes to the scalar functions, which stay the reference: a benchmark with a value that
+is not a positive finite float (an int too, or a bool) or with more than
+`MAX_N` values a side is compared by `compare_metrics` whole; a row with ties or beyond the exact
+table gets its p from the shared normal approximation; a MAD of 0 with deviations from
+`ranks.modified_z_outliers`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from types import NoneType
+
+import numpy as np
+
+from profopt_ci.analyze import decide, stats
+from profopt_ci.analyze.ranks import (
+    OUTLIER_CUTOFF,
+    check_threshold,
+    level,
+    mann_whitney_cut,
+    modified_z_outliers,
+    mwu_exact_tail,
+    mwu_normal_p,
+)
+from profopt_ci.spec.load import Benchmark
+
+MAX_N = 64  # samples a side; beyond, fast_median switches to np.median: the scalar path takes them
+_SHIFT = {decide.SPEED: "lower", "throughput": "higher"}
+_ORDER = (*_SHIFT, *decide.MEMORY_METRICS)  # compare_metrics' key order
+_ALPHA = level(0.99, None)  # unpaired_change's default level, as compare_metrics calls it
+
+Item = tuple[Benchmark, Sequence[Mapping], Sequence[Mapping]]
+
+
+def compare_unpaired(items: Sequence[Item]) -> list[dict[str, dict]]:
+    """`decide.compare_metrics(bench, base, head, paired=False)` for each item, vectorized."""
+    out: list[dict[str, dict]] = [{} for _ in items]
+    shapes: dict[tuple[int, int], list[int]] = {}
+    scalar = []
+    for i, (_, base, head) in enumerate(items):
+        if 0 < len(base) <= MAX_N and 0 < len(head) <= MAX_N:
+            shapes.setdefault((len(base), len(head)), []).append(i)
+        else:
+            scalar.append(i)
+    for idx in shapes.values():
+        scalar += _shape_group(items, np.asarray(idx), out)
+    for i in scalar:
+        out[i] = decide.compare_metrics(*items[i], paired=False)
+    return out
+
+
+def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> list[int]:
+    """Fill `out` for the items `idx`, which all have as many base (and head) samples; → the rest."""
+    base_rows: list = []
+    head_rows: list = []
+    for i in idx.tolist():
+        base_rows += items[i][1]
+        head_rows += items[i][2]
+    scalar = np.zeros(idx.size, dtype=bool)
+    columns = []
+    for metric in _ORDER:
+        b = _column(base_rows, metric, idx.size, scalar)
+        h = _column(head_rows, metric, idx.size, scalar) if b is not None else None
+        if b is None or h is None:
+            continue  # nowhere measured on a side: compare_metrics skips the metric for every item
+        (vb, full_b, none_b), (vh, full_h, none_h) = b, h
+        skip = none_b | none_h  # no usable value on a side: skipped, whatever the other side holds
+        scalar |= ~skip & ~(full_b & full_h)  # some values usable, some not: the scalar path drops them
+        columns.append((metric, vb, vh, ~skip))
+    for metric, vb, vh, present in columns:
+        rows = present & ~scalar
+        if rows.any():
+            (_shift_rows if metric in _SHIFT else _memory_rows)(items, metric, idx[rows], vb[rows], vh[rows], out)
+    return idx[scalar].tolist()
+
+
+def _column(rows: list, metric: str, count: int, scalar: np.ndarray) -> tuple | None:
+    """One metric of all samples as a (count × samples) float array, which rows are all usable (a
+    positive finite float) and which have none usable; None when no sample has a value at all.
+    A row with a value that is not a float (a bool, an int, a string) is marked in `scalar`."""
+    try:
+        col = list(map(itemgetter(metric), rows))
+    except KeyError:  # rows rebuilt from a stored summary hold only the metrics it has
+        col = [r.get(metric) for r in rows]
+    if col.count(None) == len(col):
+        return None
+    if not set(map(type, col)) <= {float, NoneType}:
+        odd = np.asarray([type(v) not in (float, NoneType) for v in col]).reshape(count, -1).any(axis=1)
+        scalar |= odd
+        col = [v if type(v) is float else None for v in col]
+    values = np.asarray(col, dtype=float).reshape(count, -1)  # None → NaN: neither is usable
+    usable = np.isfinite(values) & (values > 0)
+    return values, usable.all(axis=1), ~usable.any(axis=1)
+
+
+def _mid(s: np.ndarray) -> np.ndarray:
+    """Row medians of row-sorted `s`, as `ranks._list_median` computes each."""
+    k = s.shape[1] // 2
+    return s[:, k] if s.shape[1] % 2 else (s[:, k - 1] + s[:, k]) / 2.0
+
+
+def _shift_rows(items: Sequence[Item], metric: str, idx: np.ndarray, raw_b: np.ndarray, raw_h: np.ndarray,
+                out: list[dict]) -> None:
+    """`stats.unpaired_change` of each row (timings and throughputs) into out[item][metric]."""
+    m, n = raw_b.shape[1], raw_h.shape[1]
+    rows = idx.tolist()
+    b, h = np.log(raw_b), np.log(raw_h)
+    base_med = _mid(np.sort(np.exp(b), axis=1)).tolist()
+    head_med = _mid(np.sort(np.exp(h), axis=1)).tolist()
+    diffs = np.sort((h[:, :, None] - b[:, None, :]).reshape(len(rows), n * m), axis=1)
+    hl = _mid(diffs).tolist()
+    cut = mann_whitney_cut(m, n, _ALPHA)
+    lo = diffs[:, cut - 1].tolist() if cut >= 1 else [None] * len(rows)
+    hi = diffs[:, n * m - cut].tolist() if cut >= 1 else [None] * len(rows)
+    p = _mwu_p(b, h, diffs)
+    outliers = (_outlier_counts(b) + _outlier_counts(h)).tolist()
+    better = _SHIFT[metric]
+    for r, i in enumerate(rows):
+        tau = check_threshold(items[i][0].settings.threshold_pct)
+        res = stats.result_of(base_med[r], head_med[r], m, n, better, False, _ALPHA)
+        out[i][metric] = stats.judge_shift(res, hl[r], lo[r], hi[r], p[r], outliers[r], tau=tau, alpha=_ALPHA)
+
+
+def _mwu_p(x: np.ndarray, y: np.ndarray, diffs: np.ndarray) -> list[float | None]:
+    """`ranks.mannwhitney_p(x[r], y[r])` of each row; `diffs` holds each row's y_j - x_i."""
+    n1, n2 = y.shape[1], x.shape[1]
+    u1 = np.count_nonzero(diffs > 0, axis=1).astype(float) + 0.5 * np.count_nonzero(diffs == 0, axis=1).astype(float)
+    u = np.maximum(u1, n1 * n2 - u1)
+    both = np.sort(np.concatenate((y, x), axis=1), axis=1)
+    tied = np.any(both[:, 1:] == both[:, :-1], axis=1)
+    if n1 <= 8 or n2 <= 8:  # exact null distribution, where there are no ties
+        lo = np.where(tied, 0, n1 * n2 - u.astype(np.int64))
+        p: list[float | None] = np.minimum(2.0 * mwu_exact_tail(n1, n2)[lo], 1.0).tolist()
+        normal = np.flatnonzero(tied)
+    else:
+        p = [None] * len(u)
+        normal = range(len(u))
+    us = u.tolist()
+    for r in normal:
+        tie_term = 0.0
+        if tied[r]:
+            tie_term = float(sum(c**3 - c for c in Counter(y[r].tolist() + x[r].tolist()).values()))
+        p[r] = mwu_normal_p(us[r], n1, n2, tie_term)
+    return p
+
+
+def _outlier_counts(x: np.ndarray) -> np.ndarray:
+    """How many values of each row `ranks.modified_z_outliers` flags."""
+    med = _mid(np.sort(x, axis=1))
+    eps = 1e-12 * np.maximum(1.0, np.abs(med))
+    dev = x - med[:, None]
+    dev[np.abs(dev) <= eps[:, None]] = 0.0
+    mad = _mid(np.sort(np.abs(dev), axis=1))
+    flat = mad == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = 0.6745 * dev / np.where(flat, 1.0, mad)[:, None]
+    counts = np.count_nonzero(np.abs(z) > OUTLIER_CUTOFF, axis=1)
+    counts[flat] = 0  # every deviation 0: every score 0
+    for r in np.flatnonzero(flat & np.any(dev != 0, axis=1)):  # MAD 0, mean deviation not: rare
+        counts[r] = sum(modified_z_outliers(x[r]))
+    return counts
+
+
+def _memory_rows(items: Sequence[Item], metric: str, idx: np.ndarray, b: np.ndarray, h: np.ndarray,
+                 out: list[dict]) -> None:
+    """`stats.memory_change` of each row, with compare_metrics' tolerances, into out[item][metric]."""
+    m, n = b.shape[1], h.shape[1]
+    rows = idx.tolist()
+    base_med = _mid(np.sort(b, axis=1)).tolist()
+    head_med = _mid(np.sort(h, axis=1)).tolist()
+    enough = min(m, n) >= stats.MIN_MEMORY_RUNS
+    outliers = (_outlier_counts(b) + _outlier_counts(h)).tolist() if enough else [0] * len(rows)
+    for r, i in enumerate(rows):
+        tol = items[i][0].settings.memory_tolerance_pct
+        stats.check_tolerances(tol, stats.ABS_TOLERANCE_MB)
+        res = stats.result_of(base_med[r], head_med[r], m, n, "lower", False, None)
+        out[i][metric] = stats.judge_memory(res, outliers[r], tolerance_pct=tol,
+                                                  abs_tolerance_mb=stats.ABS_TOLERANCE_MB)
