@@ -41,6 +41,7 @@ from profopt_ci.spec.load import Benchmark
 MAX_N = 64  # samples a side; beyond, fast_median switches to np.median: the scalar path takes them
 _SHIFT = {decide.SPEED: "lower", "throughput": "higher"}
 _ORDER = (*_SHIFT, *decide.MEMORY_METRICS)  # compare_metrics' key order
+_GET = itemgetter(*_ORDER)
 _ALPHA = level(0.99, None)  # unpaired_change's default level, as compare_metrics calls it
 
 Item = tuple[Benchmark, Sequence[Mapping], Sequence[Mapping]]
@@ -72,12 +73,10 @@ def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> lis
         head_rows += items[i][2]
     scalar = np.zeros(idx.size, dtype=bool)
     columns = []
-    for metric in _ORDER:
-        b = _column(base_rows, metric, idx.size, scalar)
-        h = _column(head_rows, metric, idx.size, scalar) if b is not None else None
-        if b is None or h is None:
-            continue  # nowhere measured on a side: compare_metrics skips the metric for every item
-        (vb, full_b, none_b), (vh, full_h, none_h) = b, h
+    for metric, col_b, col_h in zip(_ORDER, _columns(base_rows), _columns(head_rows), strict=True):
+        if _nowhere(col_b) or _nowhere(col_h):
+            continue  # no sample of a side has it: compare_metrics skips the metric for every item
+        (vb, full_b, none_b), (vh, full_h, none_h) = _values(col_b, idx.size, scalar), _values(col_h, idx.size, scalar)
         skip = none_b | none_h  # no usable value on a side: skipped, whatever the other side holds
         scalar |= ~skip & ~(full_b & full_h)  # some values usable, some not: the scalar path drops them
         columns.append((metric, vb, vh, ~skip))
@@ -88,20 +87,26 @@ def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> lis
     return idx[scalar].tolist()
 
 
-def _column(rows: list, metric: str, count: int, scalar: np.ndarray) -> tuple | None:
-    """One metric of all samples as a (count × samples) float array, which rows are all usable (a
-    positive finite float) and which have none usable; None when no sample has a value at all.
-    A row with a value that is not a float (a bool, an int, a string) is marked in `scalar`."""
+def _columns(rows: list) -> list[tuple]:
+    """Each metric of `_ORDER` over all sample rows: one visit per row (each is a cache miss at 10^6)."""
     try:
-        col = list(map(itemgetter(metric), rows))
+        values = list(map(_GET, rows))
     except KeyError:  # rows rebuilt from a stored summary hold only the metrics it has
-        col = [r.get(metric) for r in rows]
-    if col.count(None) == len(col):
-        return None
+        values = [tuple(r.get(m) for m in _ORDER) for r in rows]
+    return list(zip(*values, strict=True))
+
+
+def _nowhere(col: tuple) -> bool:
+    return col[0] is None and col.count(None) == len(col)
+
+
+def _values(col: tuple, count: int, scalar: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A column as a (count × samples) float array, which rows are all usable (positive finite
+    floats) and which have no usable value; a row with a bool, an int or a string → `scalar`."""
     if not set(map(type, col)) <= {float, NoneType}:
         odd = np.asarray([type(v) not in (float, NoneType) for v in col]).reshape(count, -1).any(axis=1)
         scalar |= odd
-        col = [v if type(v) is float else None for v in col]
+        col = tuple(v if type(v) is float else None for v in col)
     values = np.asarray(col, dtype=float).reshape(count, -1)  # None → NaN: neither is usable
     usable = np.isfinite(values) & (values > 0)
     return values, usable.all(axis=1), ~usable.any(axis=1)
@@ -128,11 +133,23 @@ def _shift_rows(items: Sequence[Item], metric: str, idx: np.ndarray, raw_b: np.n
     hi = diffs[:, n * m - cut].tolist() if cut >= 1 else [None] * len(rows)
     p = _mwu_p(b, h, diffs)
     outliers = (_outlier_counts(b) + _outlier_counts(h)).tolist()
-    better = _SHIFT[metric]
-    for r, i in enumerate(rows):
-        tau = check_threshold(items[i][0].settings.threshold_pct)
-        res = stats.result_of(base_med[r], head_med[r], m, n, better, False, _ALPHA)
-        out[i][metric] = stats.judge_shift(res, hl[r], lo[r], hi[r], p[r], outliers[r], tau=tau, alpha=_ALPHA)
+    better, taus = _SHIFT[metric], _Checked(check_threshold)
+    result_of, judge = stats.result_of, stats.judge_shift
+    for i, bm, hm, d, low, high, pv, k in zip(rows, base_med, head_med, hl, lo, hi, p, outliers, strict=True):
+        res = result_of(bm, hm, m, n, better, False, _ALPHA)
+        out[i][metric] = judge(res, d, low, high, pv, k, tau=taus[items[i][0].settings.threshold_pct], alpha=_ALPHA)
+
+
+class _Checked(dict):
+    """check(value) per distinct setting value, as it is first looked up (raising as the scalar path would)."""
+
+    def __init__(self, check) -> None:
+        super().__init__()
+        self.check = check
+
+    def __missing__(self, value):
+        self[value] = out = self.check(value)
+        return out
 
 
 def _mwu_p(x: np.ndarray, y: np.ndarray, diffs: np.ndarray) -> list[float | None]:
@@ -184,9 +201,10 @@ def _memory_rows(items: Sequence[Item], metric: str, idx: np.ndarray, b: np.ndar
     head_med = _mid(np.sort(h, axis=1)).tolist()
     enough = min(m, n) >= stats.MIN_MEMORY_RUNS
     outliers = (_outlier_counts(b) + _outlier_counts(h)).tolist() if enough else [0] * len(rows)
-    for r, i in enumerate(rows):
+    tolerances = _Checked(lambda tol: stats.check_tolerances(tol, stats.ABS_TOLERANCE_MB))
+    result_of, judge = stats.result_of, stats.judge_memory
+    for i, bm, hm, k in zip(rows, base_med, head_med, outliers, strict=True):
         tol = items[i][0].settings.memory_tolerance_pct
-        stats.check_tolerances(tol, stats.ABS_TOLERANCE_MB)
-        res = stats.result_of(base_med[r], head_med[r], m, n, "lower", False, None)
-        out[i][metric] = stats.judge_memory(res, outliers[r], tolerance_pct=tol,
-                                                  abs_tolerance_mb=stats.ABS_TOLERANCE_MB)
+        tolerances[tol]  # noqa: B018 (checked once per distinct value)
+        out[i][metric] = judge(result_of(bm, hm, m, n, "lower", False, None), k, tolerance_pct=tol,
+                               abs_tolerance_mb=stats.ABS_TOLERANCE_MB)

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -100,6 +101,7 @@ def _pct(log_value: float | None) -> float | None:
     return None if log_value is None else float(math.expm1(log_value) * 100.0)
 
 
+@lru_cache(maxsize=256)
 def _conf_label(alpha: float) -> str:
     text = f"{(1.0 - alpha) * 100:.3f}".rstrip("0").rstrip(".")
     return f"{text}% CI"
@@ -113,14 +115,12 @@ def _decide(
     res: dict, *, units: int, unit_word: str, enough: bool, need: str, tau: float, alpha: float
 ) -> dict:
     """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
-    delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
-    ci = _conf_label(alpha)
     if not enough:
         res["verdict"] = "inconclusive"
         res["reason"] = f"only {units} {unit_word}; {need} are needed for a verdict"
         return res
-    many = res["outliers"] > UNSTABLE_SHARE * units
-    share = f"{res['outliers']} of {units} {unit_word} are outliers (|modified z| > {OUTLIER_CUTOFF:g})"
+    delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
+    ci = _conf_label(alpha)
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
         res["reason"] = f"{units} {unit_word} cannot bound a {ci}; more are needed"
@@ -142,11 +142,14 @@ def _decide(
     else:
         res["verdict"] = "inconclusive"
         res["reason"] = f"{delta:+.2f}% ({span}) includes 0 and reaches beyond ±{tau:g}%"
-    if many and res["verdict"] == "inconclusive":
+    if res["outliers"] <= UNSTABLE_SHARE * units:
+        return res
+    share = f"{res['outliers']} of {units} {unit_word} are outliers (|modified z| > {OUTLIER_CUTOFF:g})"
+    if res["verdict"] == "inconclusive":
         res["verdict"] = "unstable"
         res["reason"] = (f"{share}, more than {UNSTABLE_SHARE:.0%}, and {res['reason']}: "
                          "the measurements are too noisy to judge")
-    elif many:
+    else:
         res["outlier_note"] = f"{share}; the {ci} decides regardless (rank statistics are robust to them)"
     return res
 
@@ -159,24 +162,31 @@ def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha
 def result_of(base_median: float | None, head_median: float | None, n_base: int, n_head: int, better: str,
               paired: bool, alpha: float | None) -> dict:
     """A metric entry with its medians and counts, not yet judged (the batch path starts here too)."""
-    return {
-        "base": base_median,
-        "head": head_median,
-        "delta_pct": None,
-        "ci_low_pct": None,
-        "ci_high_pct": None,
-        "p_value": None,
-        "verdict": "inconclusive",
-        "better": better,
-        "n": min(n_base, n_head),
-        "n_base": n_base,
-        "n_head": n_head,
-        "outliers": 0,
-        "outlier_note": None,
-        "reason": "",
-        "paired": paired,
-        "confidence": None if alpha is None else 1.0 - alpha,
-    }
+    res = _BLANK.copy()  # a copy and eight stores: half the time of a 16-key literal, 3·10^5 times a diff
+    res["base"], res["head"], res["better"] = base_median, head_median, better
+    res["n"], res["n_base"], res["n_head"] = min(n_base, n_head), n_base, n_head
+    res["paired"], res["confidence"] = paired, None if alpha is None else 1.0 - alpha
+    return res
+
+
+_BLANK = {
+    "base": None,
+    "head": None,
+    "delta_pct": None,
+    "ci_low_pct": None,
+    "ci_high_pct": None,
+    "p_value": None,
+    "verdict": "inconclusive",
+    "better": None,
+    "n": 0,
+    "n_base": 0,
+    "n_head": 0,
+    "outliers": 0,
+    "outlier_note": None,
+    "reason": "",
+    "paired": None,
+    "confidence": None,
+}
 
 
 def paired_change(
@@ -253,14 +263,18 @@ def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: flo
                 tau: float, alpha: float) -> dict:
     """Fill an unpaired `result_of` entry from its log-scale HL shift, CI bounds, p and outlier count."""
     nb, nh = res["n_base"], res["n_head"]
-    res["delta_pct"] = _pct(hl)
-    res["ci_low_pct"], res["ci_high_pct"] = _pct(lo), _pct(hi)
+    res["delta_pct"] = math.expm1(hl) * 100.0  # _pct, inlined: the batch path calls this 2·10^5 times
+    res["ci_low_pct"] = None if lo is None else math.expm1(lo) * 100.0
+    res["ci_high_pct"] = None if hi is None else math.expm1(hi) * 100.0
     res["p_value"] = p
     res["outliers"] = outliers
-    return _decide(
-        res, units=nb + nh, unit_word="samples", enough=min(nb, nh) >= MIN_ROUNDS,
-        need=f"at least {MIN_ROUNDS} on each side ({nb} base, {nh} head)", tau=tau, alpha=alpha,
-    )
+    return _decide(res, units=nb + nh, unit_word="samples", enough=min(nb, nh) >= MIN_ROUNDS,
+                   need=_unpaired_need(nb, nh), tau=tau, alpha=alpha)
+
+
+@lru_cache(maxsize=1024)
+def _unpaired_need(nb: int, nh: int) -> str:
+    return f"at least {MIN_ROUNDS} on each side ({nb} base, {nh} head)"
 
 
 def memory_change(
