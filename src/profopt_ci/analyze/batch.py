@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from operator import itemgetter
 from types import NoneType
 
@@ -42,6 +43,7 @@ MAX_N = 64  # samples a side; beyond, fast_median switches to np.median: the sca
 _SHIFT = {decide.SPEED: "lower", "throughput": "higher"}
 _ORDER = (*_SHIFT, *decide.MEMORY_METRICS)  # compare_metrics' key order
 _GET = itemgetter(*_ORDER)
+_BASE, _HEAD = itemgetter(1), itemgetter(2)
 _ALPHA = level(0.99, None)  # unpaired_change's default level, as compare_metrics calls it
 
 Item = tuple[Benchmark, Sequence[Mapping], Sequence[Mapping]]
@@ -50,27 +52,28 @@ Item = tuple[Benchmark, Sequence[Mapping], Sequence[Mapping]]
 def compare_unpaired(items: Sequence[Item]) -> list[dict[str, dict]]:
     """`decide.compare_metrics(bench, base, head, paired=False)` for each item, vectorized."""
     out: list[dict[str, dict]] = [{} for _ in items]
-    shapes: dict[tuple[int, int], list[int]] = {}
-    scalar = []
-    for i, (_, base, head) in enumerate(items):
-        if 0 < len(base) <= MAX_N and 0 < len(head) <= MAX_N:
-            shapes.setdefault((len(base), len(head)), []).append(i)
-        else:
-            scalar.append(i)
-    for idx in shapes.values():
-        scalar += _shape_group(items, np.asarray(idx), out)
-    for i in scalar:
+    if not out:
+        return out
+    n_base = np.fromiter(map(len, map(_BASE, items)), dtype=np.int64, count=len(items))
+    n_head = np.fromiter(map(len, map(_HEAD, items)), dtype=np.int64, count=len(items))
+    fits = (n_base > 0) & (n_base <= MAX_N) & (n_head > 0) & (n_head <= MAX_N)
+    scalar = np.flatnonzero(~fits).tolist()
+    shape = np.where(fits, n_base * (MAX_N + 1) + n_head, -1)
+    order = np.argsort(shape, kind="stable")  # the items of one shape together, in their order
+    starts = np.flatnonzero(np.diff(shape[order], prepend=-2))
+    for idx in np.split(order, starts[1:]):
+        if fits[idx[0]]:
+            scalar += _shape_group(items, idx, out)
+    for i in sorted(scalar):
         out[i] = decide.compare_metrics(*items[i], paired=False)
     return out
 
 
 def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> list[int]:
     """Fill `out` for the items `idx`, which all have as many base (and head) samples; → the rest."""
-    base_rows: list = []
-    head_rows: list = []
-    for i in idx.tolist():
-        base_rows += items[i][1]
-        head_rows += items[i][2]
+    chosen = list(map(items.__getitem__, idx.tolist()))
+    base_rows = list(chain.from_iterable(map(_BASE, chosen)))
+    head_rows = list(chain.from_iterable(map(_HEAD, chosen)))
     scalar = np.zeros(idx.size, dtype=bool)
     columns = []
     for metric, col_b, col_h in zip(_ORDER, _columns(base_rows), _columns(head_rows), strict=True):
@@ -91,7 +94,7 @@ def _columns(rows: list) -> list[tuple]:
     """Each metric of `_ORDER` over all sample rows: one visit per row (each is a cache miss at 10^6)."""
     try:
         values = list(map(_GET, rows))
-    except KeyError:  # rows rebuilt from a stored summary hold only the metrics it has
+    except (KeyError, TypeError):  # rows rebuilt from a stored summary hold only the metrics it has
         values = [tuple(r.get(m) for m in _ORDER) for r in rows]
     return list(zip(*values, strict=True))
 

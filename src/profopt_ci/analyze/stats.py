@@ -117,7 +117,7 @@ def _decide(
     """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
     if not enough:
         res["verdict"] = "inconclusive"
-        res["reason"] = f"only {units} {unit_word}; {need} are needed for a verdict"
+        res["reason"] = _too_few(units, unit_word, need)
         return res
     delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
     ci = _conf_label(alpha)
@@ -152,6 +152,11 @@ def _decide(
     else:
         res["outlier_note"] = f"{share}; the {ci} decides regardless (rank statistics are robust to them)"
     return res
+
+
+@lru_cache(maxsize=1024)
+def _too_few(units: int, unit_word: str, need: str) -> str:
+    return f"only {units} {unit_word}; {need} are needed for a verdict"
 
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
