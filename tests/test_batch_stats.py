@@ -190,3 +190,10 @@ def test_multiplicity_names_the_first_bad_p_value() -> None:
         want_bh[order[rank - 1]] = min(run, 1.0)
     assert [p for p in bh if p is not None] == want_bh
     assert [p is None for p in holm] == [p is None for p in many]
+
+
+def test_chunks_of_one_shape_give_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _items(11, 300, odd_share=0.02)
+    want = _scalar(items)
+    monkeypatch.setattr(batch, "CHUNK", 7)  # many chunk boundaries inside each group of equal counts
+    _same(batch.compare_unpaired(items), want)
