@@ -10,9 +10,11 @@ does, then `pipeline.diff.run_diff(None, base, head)` `--repeat` times (medians 
 
     run_diff   the whole call, in-process (time.perf_counter)
     entries    time inside entries.build_entry + entries.finish: per-benchmark metrics, multiplicity
-               (p_adjusted / p_holm across all benchmarks), decisions
+               (p_adjusted / p_holm across all benchmarks), decisions; wall and (cpu) process time
     metrics    time inside the metric statistics alone: decide.compare_metrics (old, per benchmark)
-               or analyze.batch.compare_unpaired (new, all at once)
+               or analyze.batch.compare_unpaired (new, all at once); wall and (cpu)
+
+On a VM shared with other jobs the wall figures move with their load; the cpu ones much less.
 
 `same` says whether both trees wrote the same comparison (json.dumps, `created` left out). Last, the
 paired path: decide.compare_metrics(paired=True) on 20 literal rounds a side, µs per call.
@@ -40,14 +42,20 @@ from profopt_ci.spec.load import Benchmark, resolve_settings
 mode, repeat = sys.argv[1], int(sys.argv[2])
 spent = {}
 
+try:  # a tree whose comparison holds msgspec records (documents/records.py) writes them so
+    from profopt_ci.documents.records import json_default
+except ImportError:
+    json_default = str
+
 def timed(owner, name, key):
     f = getattr(owner, name)
     def wrapper(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return f(*a, **k)
         finally:
             spent[key] = spent.get(key, 0.0) + time.perf_counter() - t
+            spent[key + " cpu"] = spent.get(key + " cpu", 0.0) + time.process_time() - c
     setattr(owner, name, wrapper)
 
 def unpaired(folder):
@@ -69,7 +77,7 @@ def unpaired(folder):
         c = diff.run_diff(None, base, head)
         rows.append({"run_diff": time.perf_counter() - t, **spent})
         c.pop("created", None)
-        digest = hashlib.sha256(json.dumps(c).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps(c, default=json_default).encode()).hexdigest()
         del c
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]} | {"digest": digest, "n": len(head["benchmarks"])}
 
@@ -120,7 +128,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     trees = {"old": Path(args.old), "new": HERE.parent / "src"}
-    print(f"{'data':<14} {'tree':<4} {'run_diff s':>10} {'entries s':>10} {'metrics s':>10} {'µs/bench':>9}  same")
+    print(f"{'data':<12} {'tree':<4} {'run_diff':>9} {'entries':>9} {'(cpu)':>7} {'metrics':>9} {'(cpu)':>7}"
+          f" {'µs/bench':>9}  same   (seconds, medians; µs/bench = entries cpu / N)")
     with tempfile.TemporaryDirectory(prefix="profopt-stats-") as tmp:
         for size in args.sizes.split(","):
             cases = [(size, 5)] + ([(f"{float(size) / 10:g}", 12)] if float(size) >= 1e4 else [])
@@ -129,8 +138,9 @@ def main() -> None:
                 got = {name: child(tree, "unpaired", str(args.repeat), str(folder)) for name, tree in trees.items()}
                 same = "yes" if got["old"]["digest"] == got["new"]["digest"] else "NO"
                 for name, r in got.items():
-                    print(f"{label + ' x' + str(samples):<14} {name:<4} {r['run_diff']:>10.2f} {r['entries']:>10.2f} "
-                          f"{r['metrics']:>10.2f} {r['entries'] / r['n'] * 1e6:>9.1f}  {same}", flush=True)
+                    print(f"{label + ' x' + str(samples):<12} {name:<4} {r['run_diff']:>9.2f} {r['entries']:>9.2f} "
+                          f"{r['entries cpu']:>7.2f} {r['metrics']:>9.2f} {r['metrics cpu']:>7.2f} "
+                          f"{r['entries cpu'] / r['n'] * 1e6:>9.1f}  {same}", flush=True)
     for name, tree in trees.items():
         print(f"paired compare_metrics, 20 rounds a side, {name}: {child(tree, 'paired', '3', '2000')['us_per_call']:.0f} µs/call")
 
