@@ -13,6 +13,7 @@ does, then `pipeline.diff.run_diff(None, base, head)` `--repeat` times (medians 
                (p_adjusted / p_holm across all benchmarks), decisions; wall and (cpu) process time
     metrics    time inside the metric statistics alone: decide.compare_metrics (old, per benchmark)
                or analyze.batch.compare_unpaired (new, all at once); wall and (cpu)
+    multipl.   time inside decide.apply_multiplicity (BH and Holm across all benchmarks), wall
 
 On a VM shared with other jobs the wall figures move with their load; the cpu ones much less.
 
@@ -66,6 +67,7 @@ def unpaired(folder):
     timed(diff, "build_entry", "entries")
     timed(diff, "finish", "entries")
     timed(entries, "compare_metrics", "metrics")
+    timed(entries, "apply_multiplicity", "multiplicity")
     if hasattr(entries, "batch"):
         timed(entries.batch, "compare_unpaired", "metrics")
     gc.disable()  # as `profopt diff` does (gc_pause.paused) around reading and comparing
@@ -90,7 +92,7 @@ def paired(calls):
                  "peak_memory_mb": 50.0 + rng.random(), "cuda_max_allocated_mb": None} for r in range(20)]
     data = [(side(1.0), side(1.03)) for _ in range(calls)]
     best = []
-    for _ in range(3):
+    for _ in range(repeat):
         t = time.perf_counter()
         for b, h in data:
             decide.compare_metrics(bench, b, h, paired=True)
@@ -129,7 +131,7 @@ def main() -> None:
     args = ap.parse_args()
     trees = {"old": Path(args.old), "new": HERE.parent / "src"}
     print(f"{'data':<12} {'tree':<4} {'run_diff':>9} {'entries':>9} {'(cpu)':>7} {'metrics':>9} {'(cpu)':>7}"
-          f" {'µs/bench':>9}  same   (seconds, medians; µs/bench = entries cpu / N)")
+          f" {'multipl.':>9} {'µs/bench':>9}  same   (seconds, medians; µs/bench: metrics + multiplicity, cpu)")
     with tempfile.TemporaryDirectory(prefix="profopt-stats-") as tmp:
         for size in args.sizes.split(","):
             cases = [(size, 5)] + ([(f"{float(size) / 10:g}", 12)] if float(size) >= 1e4 else [])
@@ -138,11 +140,13 @@ def main() -> None:
                 got = {name: child(tree, "unpaired", str(args.repeat), str(folder)) for name, tree in trees.items()}
                 same = "yes" if got["old"]["digest"] == got["new"]["digest"] else "NO"
                 for name, r in got.items():
+                    stats_cpu = r["metrics cpu"] + r["multiplicity cpu"]
                     print(f"{label + ' x' + str(samples):<12} {name:<4} {r['run_diff']:>9.2f} {r['entries']:>9.2f} "
                           f"{r['entries cpu']:>7.2f} {r['metrics']:>9.2f} {r['metrics cpu']:>7.2f} "
-                          f"{r['entries cpu'] / r['n'] * 1e6:>9.1f}  {same}", flush=True)
+                          f"{r['multiplicity']:>9.2f} {stats_cpu / r['n'] * 1e6:>9.1f}  {same}", flush=True)
     for name, tree in trees.items():
-        print(f"paired compare_metrics, 20 rounds a side, {name}: {child(tree, 'paired', '3', '2000')['us_per_call']:.0f} µs/call")
+        print(f"paired compare_metrics, 20 rounds a side, {name}: "
+              f"{child(tree, 'paired', '5', '1000')['us_per_call']:.0f} µs/call (best of 5 × 1000 calls)")
 
 
 if __name__ == "__main__":

@@ -197,3 +197,14 @@ def test_chunks_of_one_shape_give_the_same(monkeypatch: pytest.MonkeyPatch) -> N
     want = _scalar(items)
     monkeypatch.setattr(batch, "CHUNK", 7)  # many chunk boundaries inside each group of equal counts
     _same(batch.compare_unpaired(items), want)
+
+
+def test_normal_p_many_is_the_scalar_normal_p() -> None:
+    rng = random.Random(2)
+    for n1, n2 in ((9, 9), (12, 30), (40, 40), (2, 2)):
+        mn = n1 * n2
+        u = np.asarray([rng.randint(mn // 2 * 2, mn * 2) / 2 for _ in range(300)])
+        ties = np.asarray([rng.choice([0.0, 6.0, 24.0, float((n1 + n2) ** 3 - (n1 + n2))]) for _ in range(300)])
+        got = ranks.mwu_normal_p_many(u, n1, n2, ties)
+        assert got == [ranks.mwu_normal_p(float(a), n1, n2, float(t)) for a, t in zip(u, ties, strict=True)]
+        assert None in got or all(0.0 <= p <= 1.0 for p in got)

@@ -35,7 +35,7 @@ from profopt_ci.analyze.ranks import (
     mann_whitney_cut,
     modified_z_outliers,
     mwu_exact_tail,
-    mwu_normal_p,
+    mwu_normal_p_many,
 )
 from profopt_ci.spec.load import Benchmark
 
@@ -170,13 +170,14 @@ def _mwu_p(x: np.ndarray, y: np.ndarray, diffs: np.ndarray) -> list[float | None
         normal = np.flatnonzero(tied)
     else:
         p = [None] * len(u)
-        normal = range(len(u))
-    us = u.tolist()
-    for r in normal:
-        tie_term = 0.0
-        if tied[r]:
-            tie_term = float(sum(c**3 - c for c in Counter(y[r].tolist() + x[r].tolist()).values()))
-        p[r] = mwu_normal_p(us[r], n1, n2, tie_term)
+        normal = np.arange(len(u))
+    if normal.size:  # the normal approximation, tie-corrected where there are ties
+        tie_term = np.zeros(normal.size)
+        for k in np.flatnonzero(tied[normal]).tolist():
+            r = normal[k]
+            tie_term[k] = float(sum(c**3 - c for c in Counter(y[r].tolist() + x[r].tolist()).values()))
+        for r, value in zip(normal.tolist(), mwu_normal_p_many(u[normal], n1, n2, tie_term), strict=True):
+            p[r] = value
     return p
 
 

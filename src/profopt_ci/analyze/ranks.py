@@ -328,6 +328,16 @@ def mwu_normal_p(u: float, n1: int, n2: int, tie_term: float) -> float | None:
     return min(max(p, 0.0), 1.0)
 
 
+def mwu_normal_p_many(u: np.ndarray, n1: int, n2: int, tie_term: np.ndarray) -> list[float | None]:
+    """`mwu_normal_p` of each element (the same operations in the same order, so the same floats)."""
+    n = n1 + n2
+    s = np.sqrt(np.maximum(0.0, n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))).tolist()
+    num = (u - n1 * n2 / 2 - 0.5).tolist()
+    root2, erfc = math.sqrt(2.0), math.erfc
+    return [(1.0 if x < 0 else None) if sd == 0.0 else min(max(2.0 * (0.5 * erfc(x / sd / root2)), 0.0), 1.0)
+            for sd, x in zip(s, num, strict=True)]
+
+
 @lru_cache(maxsize=512)
 def mwu_exact_tail(n1: int, n2: int) -> np.ndarray:
     """P(U <= j) for j = 0 … n1 n2 // 2 under the null, as floats (each count / C(n1+n2, n1), rounded once)."""
