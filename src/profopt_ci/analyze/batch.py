@@ -11,11 +11,13 @@ pairwise differences, medians, order statistics, U, modified z) runs once per gr
 the scalar path's: the same numpy ufuncs element by element, the same formulas in the same order, and
 the dicts come from the same builders (`stats.result_of`, `judge_shift`, `judge_memory`).
 
-What is rare goes to the scalar functions, which stay the reference: a benchmark with a value that
-is not a positive finite float (an int too, or a bool) or with more than
-`MAX_N` values a side is compared by `compare_metrics` whole; a row with ties or beyond the exact
-table gets its p from the shared normal approximation; a MAD of 0 with deviations from
-`ranks.modified_z_outliers`.
+What is rare goes to the scalar functions, which stay the reference: a benchmark with an int, a
+bool or a string for a metric, with NaN, ±inf, 0 or a negative beside usable values of a metric
+(those the scalar path drops), or with more than `MAX_N` samples a side, is compared by
+`compare_metrics` whole; a row whose
+MAD is 0 while its deviations are not gets its outliers from `ranks.modified_z_outliers`. Ties
+and larger samples take the normal approximation of the p-value (`ranks.mwu_normal_p_many`).
+Tested against the scalar path on random inputs in tests/test_batch_stats.py.
 """
 from __future__ import annotations
 
