@@ -1,16 +1,18 @@
-"""`Row` and `Metric`: a sample row and a metric of a results@1 / comparison@1 file, read back compact.
+"""What a read results@1 / comparison@1 holds instead of some of its dicts and lists, to stay small.
 
-In: the JSON object of one sample (the keys `measure` writes: round, order, step_time_ms,
-values_ms, loops, throughput, peak memory, phases, quality… see measure/processes.py and
-measure/lockstep.py). Out: a `Row`, which reads like the dict it came from (`row["step_time_ms"]`,
-`row.get("quality")`, `"loops" in row`, `dict(row)`, `==` a dict) and which msgspec writes back
-as that same object, absent keys still absent (`UNSET`).
+In: the JSON of a side's sample rows and of a comparison's metrics. Out:
+- `Rows`: one side's rows kept as their JSON text (a slice of the file's bytes) that reads like
+  the list of dicts it is (len, iteration, indexing, `==`), decoded anew on each read;
+- `Row`: the type that checks one row on reading (the keys measure/processes.py and
+  measure/lockstep.py write, each at least as strict as the results@1 schema's sample);
+- `Metric`: one metric, kept as a compact record that reads like its dict (`m["delta_pct"]`,
+  `m.get("verdict")`, `"p_value" in m`, `dict(m)`, `==` a dict), absent keys still absent (UNSET).
+msgspec writes all three back as the JSON they came from; `json_default` lets json.dumps do it.
 
-Why not the dict: a diff of 10⁵ benchmarks holds 10⁶ rows; as dicts they take ~1 KB each, as a
-`Row` (a msgspec Struct, no GC header) about 400 bytes, and msgspec decodes straight into it.
-The field types are at least as strict as the results@1 schema's sample, so a file the fast
-reader accepts is one the schema accepts (documents/fast.py falls back to the plain reader
-for anything else: unknown keys, other types, out-of-range numbers).
+Why: a diff of 10⁵ benchmarks holds 10⁶ rows and 3·10⁵ metrics. As dicts the rows alone took
+~1 KB each; as text they cost the file's bytes and nothing more, and a metric as a `Metric` about
+half its dict. documents/fast.py falls back to the plain reader (dicts and lists) for anything
+these types do not take: unknown keys, other types, out-of-range numbers.
 """
 from __future__ import annotations
 
@@ -123,11 +125,12 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 
 Mapping.register(Record)
 _DECODE_ROWS = msgspec.json.Decoder(list[Row]).decode
+_DECODE_PLAIN = msgspec.json.Decoder(list[dict[str, Any]]).decode
 
 
 class Rows(Sequence):
     """One side's sample rows as read: their JSON text (a zero-copy slice of the file's bytes),
-    decoded into `Row`s on each read. At 10⁵ benchmarks the rows are 10⁶ objects that only the
+    decoded into plain dicts on each read. At 10⁵ benchmarks the rows are 10⁶ objects that only the
     statistics (one benchmark at a time) and the shown part of the report ever look at; kept as
     text they cost nothing beyond the file, and msgspec writes them back verbatim."""
 
@@ -142,8 +145,10 @@ class Rows(Sequence):
         rows = _DECODE_ROWS(raw)
         return cls(raw, rows), rows
 
-    def rows(self) -> list[Row]:
-        return _DECODE_ROWS(self.raw)
+    def rows(self) -> list[dict[str, Any]]:
+        """Plain dicts, decoded anew: a reader gets what json.loads gives, and only for as long as it
+        holds them (the Row types served to check them on reading)."""
+        return _DECODE_PLAIN(self.raw)
 
     def __len__(self) -> int:
         return self.n
@@ -154,7 +159,7 @@ class Rows(Sequence):
     def __getitem__(self, index: Any) -> Any:
         return self.rows()[index]
 
-    def __iter__(self) -> Iterator[Row]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.rows())
 
     def __eq__(self, other: object) -> bool:
@@ -190,7 +195,7 @@ def json_default(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, Rows):
-        return [r.to_dict() for r in value.rows()]
+        return value.rows()
     return str(value)
 
 

@@ -23,7 +23,9 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
     pairs = [(_bench_from(n, base["benchmarks"][n], defined, defaults),
               _bench_from(n, head["benchmarks"][n], defined, defaults)) for n in names]
-    entries = [_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name]) for _, h in pairs]
+    # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
+    # (analyze.batch, in `finish`) read each side once, and the comparison writes them back verbatim.
+    entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
     for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
         counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
         instr_merge.merge(e, h, counted if all(counted.values()) else None)
@@ -47,16 +49,6 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
         mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
         verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,
         notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
-
-
-def _entry(bench: Benchmark, base: dict, head: dict) -> dict:
-    """build_entry on the rows decoded once (a file's rows are kept as text, documents.records.Rows:
-    the statistics read them several times), the entry keeping them as read."""
-    kept = {"base": base["samples"], "head": head["samples"]}
-    entry = build_entry(bench, {**base, "samples": list(kept["base"])}, {**head, "samples": list(kept["head"])},
-                        paired=False)
-    entry["samples"] = kept
-    return entry
 
 
 def _bench_from_results(name: str, entry: dict, spec: Spec | None) -> Benchmark:
