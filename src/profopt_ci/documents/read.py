@@ -12,6 +12,8 @@ than 40 digits are refused while parsing, so they can never reach the statistics
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,19 @@ def _where_bad(text: str) -> str:
     return f"{json_path(path)}: " if path is not None else ""
 
 
+def _read_capped(fh: Any) -> bytes:
+    """At most MAX_DOCUMENT_BYTES + 1 bytes. A regular file is read at its size: read(4 GiB + 1)
+    would reserve a 4 GiB buffer first. A pipe or device (/dev/zero) is read in chunks to the cap."""
+    size = os.fstat(fh.fileno()).st_size
+    if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) and size <= MAX_DOCUMENT_BYTES:
+        return fh.read(size + 1)  # one buffer of the file's size (+1: a file still growing shows it)
+    chunks, total = [], 0
+    while total <= MAX_DOCUMENT_BYTES and (chunk := fh.read(min(64 * 1024 ** 2, MAX_DOCUMENT_BYTES + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
 def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]:
     """Load a profopt file, insist on its `schema` and validate it against the packaged JSON Schema
     (documents.names): a bad file is a user error naming the file and the field's path."""
@@ -55,7 +70,7 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
     shown = " or ".join(wanted)
     try:
         with open(p, "rb") as fh:
-            raw = fh.read(MAX_DOCUMENT_BYTES + 1)
+            raw = _read_capped(fh)
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file — expected a {shown} file") from None
     except OSError as exc:
