@@ -47,6 +47,20 @@ def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
             "shown": len(points), "total": total}
 
 
+def has_chart(benches: list[dict], lang: str, conf: str) -> bool:
+    """Whether `chart(benches, …)` draws anything, without building it (a look at two benchmarks
+    where two have a step time change: then the chart has its largest changes)."""
+    usable = 0
+    for b in benches:
+        if _point((b.get("metrics") or {}).get("step_time_ms")):
+            usable += 1
+            if usable == 2:
+                return True
+    if not usable and len(benches) != 1:
+        return False
+    return chart(benches, lang, conf) is not None
+
+
 def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
     """(estimate, CI low, CI high) as % of base: 100 + the change column's figures."""
     if not m or not isinstance(m.get("delta_pct"), (int, float)):
@@ -90,6 +104,16 @@ def phases(b: dict) -> dict:
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows}
 
 
+def may_have_phases(b: dict) -> bool:
+    """False where `phases(b)` surely has no rows: no profile phases and no timed phase in a sample."""
+    prof = b.get("profile") or {}
+    if (prof.get("base") or {}).get("phases") or (prof.get("head") or {}).get("phases"):
+        return True
+    samples = b.get("samples") or {}
+    return any(isinstance(v, (int, float)) for side in ("base", "head") for s in samples.get(side) or []
+               if s.get("phases_ms") for v in s["phases_ms"].values())
+
+
 def _sample_phases(samples: list[dict] | None) -> dict:
     """Median ms per phase over the rounds, when no profile summarised them."""
     per: dict[str, list[float]] = {}
@@ -119,6 +143,11 @@ def hot_ops(b: dict, lang: str) -> dict:
                            plain=num(summary["step_time_ms"])))
     notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+def may_have_hot_ops(b: dict) -> bool:
+    """False where `hot_ops(b, …)` surely has neither rows nor notes: no profile, no instruction counts."""
+    return bool(b.get("profile") or b.get("instructions"))
 
 
 def _instruction_notes(b: dict, lang: str) -> list[str]:
