@@ -6,6 +6,7 @@ medians and spreads formatted, long values capped). Formatting only: no statisti
 """
 from __future__ import annotations
 
+import heapq
 import statistics
 
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
@@ -31,8 +32,8 @@ def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
         what = b.get("name", "?")
         total = len(points)
     else:
-        biggest = sorted(usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
-        keep = {id(b) for b in biggest[:CHART_MAX]}
+        biggest = heapq.nsmallest(CHART_MAX, usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
+        keep = {id(b) for b in biggest}
         points = [(b.get("name", "?"), _point(b["metrics"]["step_time_ms"])) for b in usable if id(b) in keep]
         what = metric_word(lang, "step_time_ms")
         total = len(usable)
@@ -119,8 +120,11 @@ def _sample_phases(samples: list[dict] | None) -> dict:
     per: dict[str, list[float]] = {}
     for s in samples or []:
         for k, v in (s.get("phases_ms") or {}).items():
-            if isinstance(v, (int, float)):
-                per.setdefault(k, []).append(v)
+            if type(v) is float or isinstance(v, (int, float)):
+                if k in per:
+                    per[k].append(v)
+                else:
+                    per[k] = [v]
     return {k: statistics.median(v) for k, v in per.items()}
 
 

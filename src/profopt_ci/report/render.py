@@ -26,7 +26,7 @@ import jinja2
 from profopt_ci.documents.comparison import load_comparison
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.errors import UsageError
-from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_inline
+from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
 from profopt_ci.report.i18n import LANGS, t
 from profopt_ci.report.markdown import LazyMarkdown
@@ -142,6 +142,8 @@ def _environment(fmt: str, extra_dir: str | None) -> jinja2.Environment:
 
 
 def _md_finalize(value: object) -> str:
+    if type(value) is str:  # most of what a template prints: straight to the (cached) escaping
+        return md_escape(value)
     return "" if value is None else md_inline(value)
 
 

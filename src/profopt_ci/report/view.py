@@ -81,9 +81,10 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
 def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:
     """The benchmarks with a section of their own (failed, reject, trade-off, inconclusive, keep, in
     that order, each group in the comparison's order) and the unchanged ones, known before any view."""
-    ordered = sorted(benches, key=lambda b: ORDER.get(_decision(b), 3))
-    changed = [b for b in ordered if _decision(b) != "no-change"]
-    return changed, ordered[len(changed):]
+    groups: list[list[dict]] = [[] for _ in range(len(ORDER))]
+    for b in benches:  # a stable sort by decision, in one pass
+        groups[ORDER.get(_decision(b), ORDER["inconclusive"])].append(b)
+    return [b for group in groups[:-1] for b in group], groups[-1]
 
 
 def _decision(b: dict) -> str:
