@@ -13,6 +13,12 @@ tails are untrusted PR content. HTML autoescapes. The context a template gets: `
 report/view.build_view), `c` (the raw comparison), `lang`, `t(key, **fields)` (the message
 catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a fenced
 block).
+
+Scale: the view builds what a template reads, when it reads it (report/view.py). The packaged
+Markdown is streamed and stopped where shrink() would cut it (report/markdown.py; the text is the
+same as `full_markdown`'s, which a `--template` and a report that may fit take). The HTML page
+gives the first HTML_FULL_MAX benchmarks in report order a full section with plots and every
+other one a row (name, decision, step time change and CI), and is streamed by `write_html`.
 """
 from __future__ import annotations
 

@@ -1,10 +1,13 @@
 """comparison@1 → a view: the report's content as plain strings and rows, in one language.
 
 In: a comparison@1 dict, the language, the characters all error tails may take, whether to draw
-SVG plots (HTML). Out: the dict the templates print as `v`: headline, meta line, notes, benchmark
-sections (report/bench_view.py), unchanged ones apart, and the detail sections (report/details.py).
-No statistics happen here: numbers are formatted, rows ordered and long values capped. The view is
-format-neutral; the Markdown environment escapes every string it prints, the HTML one autoescapes.
+SVG plots (HTML), and how many benchmarks get a full section (HTML; None: all). Out: the mapping
+the templates print as `v` (report/lazy.LazyMap: each entry built when first read; the benchmark
+lists build a section's view when it is reached and keep none): headline, meta line, notes,
+benchmark sections (report/bench_view.py) in report order, unchanged ones apart, compact rows past
+the cap, and the detail sections (report/details.py). No statistics happen here: numbers are
+formatted, rows ordered and long values capped. The view is format-neutral; the Markdown
+environment escapes every string it prints, the HTML one autoescapes.
 """
 from __future__ import annotations
 
@@ -84,7 +87,7 @@ def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:
     groups: list[list[dict]] = [[] for _ in range(len(ORDER))]
     for b in benches:  # a stable sort by decision, in one pass
         groups[ORDER.get(_decision(b), ORDER["inconclusive"])].append(b)
-    return [b for group in groups[:-1] for b in group], groups[-1]
+    return [b for group in groups[:-1] for b in group], groups[-1]  # no-change is the last group
 
 
 def _decision(b: dict) -> str:
