@@ -101,7 +101,7 @@ def test_every_fixture_and_limit_gives_the_full_reports_text():
     for name, make in fx.ALL.items():
         c = make() if name != "many" else make(120)
         for lang in ("en", "zh"):
-            for limit in (300, 1200, 5000, 65000):
+            for limit in (0, 300, 1200, 5000, 65000):
                 assert render(c, "md", lang, max_chars=limit, full_report_hint=HINT) == \
                     full_markdown(c, lang, max_chars=limit, full_report_hint=HINT), (name, lang, limit)
 

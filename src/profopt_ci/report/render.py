@@ -81,7 +81,7 @@ def full_markdown(comparison: dict, lang: str = "en", *, template: Path | None =
 
 def _lazy_markdown(comparison: dict, lang: str, max_chars: int, hint: str | None) -> str | None:
     """The packaged report cut to `max_chars`, built only as far as the cut (report/markdown.py)."""
-    budget = max_chars // 2
+    budget = (max_chars or MAX_CHARS) // 2  # as full_markdown shares it among the error tails
     view = build_view(comparison, lang, error_budget=budget)
     benches = comparison.get("benchmarks") or []
     env = _environment("md", None)
