@@ -8,6 +8,7 @@ import re
 
 import comparison_fixtures as fx
 import pytest
+from test_report import parse
 
 from profopt_ci.report import render as render_mod
 from profopt_ci.report.render import TEMPLATES, full_markdown, render, write_html
@@ -199,7 +200,9 @@ def capped_page(c: dict, monkeypatch, cap: int, lang: str = "en") -> str:
 def test_html_over_the_cap_shows_full_sections_then_one_row_each(monkeypatch, tmp_path):
     c = mixed(7, 9)
     page = capped_page(c, monkeypatch, 5)
-    assert page.count('<section class="benchmark">') == 5
+    doc = parse(page)
+    assert not doc.errors and doc.stack == []
+    assert page.count('<section class="benchmark">') == 5 and doc.tags["svg"] > 5  # plots, overview
     rows = re.findall(r"<tr><td>([^<]*)</td><td>[^<]*</td><td class=\"n\">[^<]*</td><td class=\"n\">", page)
     view = build_view(c, "en")
     order = [b["name"] for b in view["benchmarks"]] + [b["name"] for b in view["unchanged"]]
