@@ -111,8 +111,12 @@ def may_have_phases(b: dict) -> bool:
     if (prof.get("base") or {}).get("phases") or (prof.get("head") or {}).get("phases"):
         return True
     samples = b.get("samples") or {}
-    return any(isinstance(v, (int, float)) for side in ("base", "head") for s in samples.get(side) or []
-               if s.get("phases_ms") for v in s["phases_ms"].values())
+    for side in ("base", "head"):
+        for s in samples.get(side) or ():
+            phases_ms = s.get("phases_ms")
+            if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):
+                return True
+    return False
 
 
 def _sample_phases(samples: list[dict] | None) -> dict:

@@ -193,7 +193,7 @@ def _plain(b: Mapping, diffs: list[str]) -> bool:
         if "#" in text:
             return False
     for key, m in (get("metrics") or {}).items():
-        if _hash(key) or _anywhere(m.get("verdict")) or _anywhere(m.get("base")) or _anywhere(m.get("head")):
+        if _hash(key) or _hash(m.get("verdict")) or _hash(m.get("base")) or _hash(m.get("head")):
             return False
     for key in ("goal", "constraints", "bottleneck", "error", "status"):
         if _anywhere(get(key)):
