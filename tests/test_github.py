@@ -620,6 +620,16 @@ def test_annotations_flag_regressions_and_broken_constraints():
     assert len(lines) == 3 and all("\n" not in line for line in lines)
 
 
+def test_annotations_of_a_comparison_read_from_its_file_are_the_same(tmp_path):
+    """Read back, metrics are documents.records.Metric, not dicts: the same lines must come out."""
+    from profopt_ci.documents.comparison import load_comparison
+
+    (tmp_path / "c.json").write_text(json.dumps(comparison()))
+    read = load_comparison(tmp_path / "c.json")
+    assert type(read["benchmarks"][0]["metrics"]["step_time_ms"]).__name__ == "Metric"
+    assert annotations(read) == annotations(comparison())
+
+
 def test_annotations_are_printed_in_actions(gh, bot_token, tmp_path):
     out = io.StringIO()
     publish("# r\n", comparison(), settings(gh, bot_token, in_actions=True), out=out)

@@ -13,16 +13,19 @@ import numpy as np
 
 
 def _present(p_values: Sequence[float | None]) -> tuple[list[int], np.ndarray]:
-    idx, ps = [], []
-    for i, p in enumerate(p_values):
-        if p is None:
-            continue
-        f = float(p)
-        if not 0.0 <= f <= 1.0:  # NaN fails this too
-            raise ValueError(f"p_values[{i}] = {p!r} is not a probability in [0, 1]")
-        idx.append(i)
-        ps.append(f)
-    return idx, np.asarray(ps, dtype=float)
+    idx = [i for i, p in enumerate(p_values) if p is not None]
+    try:  # one conversion for all: a diff of 10^5 benchmarks passes 10^5 p-values, twice
+        ps = np.asarray([p_values[i] for i in idx], dtype=float)
+        ok = bool(np.all((ps >= 0.0) & (ps <= 1.0)))  # NaN fails this too
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        return idx, ps
+    for i in idx:  # the first bad value, with the error the loop always gave
+        f = float(p_values[i])
+        if not 0.0 <= f <= 1.0:
+            raise ValueError(f"p_values[{i}] = {p_values[i]!r} is not a probability in [0, 1]")
+    return idx, np.asarray([float(p_values[i]) for i in idx], dtype=float)
 
 
 def _adjusted(p_values: Sequence[float | None], adjust: Callable[[np.ndarray], np.ndarray]) -> list[float | None]:
@@ -32,9 +35,10 @@ def _adjusted(p_values: Sequence[float | None], adjust: Callable[[np.ndarray], n
     if ps.size == 0:
         return out
     order = np.argsort(ps, kind="stable")
-    adj = np.minimum(adjust(ps[order]), 1.0)
-    for rank, k in enumerate(order):
-        out[idx[k]] = float(adj[rank])
+    adj = np.empty(ps.size)
+    adj[order] = np.minimum(adjust(ps[order]), 1.0)
+    for i, v in zip(idx, adj.tolist(), strict=True):
+        out[i] = v
     return out
 
 

@@ -310,11 +310,38 @@ def mannwhitney_p(x: np.ndarray, y: np.ndarray) -> float | None:
         lo = n1 * n2 - int(u)  # P(U >= u) = P(U <= mn - u) by symmetry; u >= mn/2
         p = 2.0 * (_mwu_cumulative(n1, n2)[lo] / math.comb(n1 + n2, n1))
         return min(p, 1.0)
-    n = n1 + n2
     tie_term = 0.0 if t is None else float(np.sum(t**3 - t))
+    return mwu_normal_p(u, n1, n2, tie_term)
+
+
+def mwu_normal_p(u: float, n1: int, n2: int, tie_term: float) -> float | None:
+    """Normal approximation of the two-sided Mann–Whitney p (tie and continuity corrected), u >= n1 n2 / 2.
+
+    `tie_term` is the sum of t^3 - t over groups of t tied values (0.0 without ties).
+    """
+    n = n1 + n2
     s = math.sqrt(max(0.0, n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))))
     num = u - n1 * n2 / 2 - 0.5
     if s == 0.0:
         return 1.0 if num < 0 else None  # every value tied: nothing speaks against "no change"
     p = 2.0 * (0.5 * math.erfc(num / s / math.sqrt(2.0)))
     return min(max(p, 0.0), 1.0)
+
+
+def mwu_normal_p_many(u: np.ndarray, n1: int, n2: int, tie_term: np.ndarray) -> list[float | None]:
+    """`mwu_normal_p` of each element (the same operations in the same order, so the same floats)."""
+    n = n1 + n2
+    s = np.sqrt(np.maximum(0.0, n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))).tolist()
+    num = (u - n1 * n2 / 2 - 0.5).tolist()
+    root2, erfc = math.sqrt(2.0), math.erfc
+    return [(1.0 if x < 0 else None) if sd == 0.0 else min(max(2.0 * (0.5 * erfc(x / sd / root2)), 0.0), 1.0)
+            for sd, x in zip(s, num, strict=True)]
+
+
+@lru_cache(maxsize=512)
+def mwu_exact_tail(n1: int, n2: int) -> np.ndarray:
+    """P(U <= j) for j = 0 … n1 n2 // 2 under the null, as floats (each count / C(n1+n2, n1), rounded once)."""
+    total = math.comb(n1 + n2, n1)
+    out = np.asarray([c / total for c in _mwu_cumulative(n1, n2)], dtype=float)
+    out.setflags(write=False)
+    return out

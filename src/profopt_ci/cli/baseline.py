@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, Parser, instrument_flag, load, plan, positive
+from profopt_ci.documents.records import json_default
 from profopt_ci.errors import EXIT_OK, UsageError
 
 STORE_HELP = "dir:PATH or git:BRANCH (default: git:profopt-data on origin)"
@@ -102,7 +103,7 @@ def _show(args: argparse.Namespace) -> int:
             label = None
     path, doc = baseline.pick(store, repo, ident=args.id, label=label, at=args.at)
     if args.json:
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(doc, indent=2, default=json_default))
     else:
         print("\n".join(baseline.show_lines(store, path, doc)))
     return EXIT_OK

@@ -21,13 +21,15 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+from profopt_ci.documents.records import TRUSTED
 from profopt_ci.errors import UsageError
 
 MAX_ABS = 1e100  # figures past this overflow the statistics (squares, products) into inf/NaN
+MAX_INT = 10**40  # read.py refuses longer integers while parsing; the fast reader (msgspec) here
 MAX_DEPTH = 32
 _SUPPORTED = {"$schema", "$id", "$ref", "$defs", "title", "description", "type", "enum", "const", "required",
               "properties", "additionalProperties", "items", "minItems", "minimum", "exclusiveMinimum",
-              "maximum", "pattern", "maxLength", "minLength"}
+              "maximum", "pattern", "maxLength", "minLength", "uniqueItems", "oneOf"}
 Check = Callable[[Any], None]
 
 
@@ -66,6 +68,11 @@ def _free(value: Any, depth: int = 0) -> None:
             _within(i, _free, v, depth + 1)
     elif isinstance(value, float) and not -MAX_ABS <= value <= MAX_ABS:
         raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
+    elif type(value) is int and not -MAX_INT < value < MAX_INT:
+        raise Invalid([], "is an integer of more than 40 digits")
+
+
+free_check = _free  # for documents.fast: a row's open `quality` object
 
 
 def _within(key: Any, check: Callable[..., None], value: Any, *args: Any) -> None:
@@ -117,17 +124,23 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
         def typed(value: Any) -> None:
             kind = type(value)
             if kind not in exact:
+                if isinstance(value, TRUSTED):
+                    return  # msgspec typed it on reading, at least as strictly (documents/rows.py)
                 raise Invalid([], f"is {_kind(value)} — expected {' or '.join(types)}")
             if kind is float and not -MAX_ABS <= value <= MAX_ABS:
                 raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
+            if kind is int and not -MAX_INT < value < MAX_INT:
+                raise Invalid([], "is an integer of more than 40 digits")
         checks.append(typed)
         leaf = not {"object", "array"} & set(types)
     checks.extend(_value_checks(schema))
     if {"properties", "required", "additionalProperties"} & set(schema):
         checks.append(_object_check(schema, root))
-    if "items" in schema or "minItems" in schema:
+    if "items" in schema or "minItems" in schema or "uniqueItems" in schema:
         checks.append(_array_check(schema, root))
-    if not leaf and not {"properties", "required", "additionalProperties", "items"} & set(schema):
+    if "oneOf" in schema:
+        checks.append(_one_of([compile_schema(sub, root) for sub in schema["oneOf"]]))
+    if not leaf and not {"properties", "required", "additionalProperties", "items", "oneOf"} & set(schema):
         checks.append(_free)  # nothing below is described: still bounded in depth and magnitude
 
     if len(checks) == 1:
@@ -151,21 +164,40 @@ def _value_checks(schema: dict) -> list[Check]:
     if "enum" in schema:
         options = schema["enum"]
         out.append(lambda v: None if any(v == o and type(v) is type(o) for o in options)
-                   else _fail(f"is {json.dumps(v)[:60]} — expected one of {options}"))
+                   else _fail(f"is {json.dumps(v, default=str)[:60]} — expected one of {options}"))
     if "const" in schema:
         const = schema["const"]
-        out.append(lambda v: None if v == const else _fail(f"is {json.dumps(v)[:60]} — expected {const!r}"))
+        out.append(lambda v: None if v == const and type(v) is type(const) else _fail(f"is {json.dumps(v, default=str)[:60]} — expected {const!r}"))
     for key, ok in (("minimum", lambda v, b: v >= b), ("exclusiveMinimum", lambda v, b: v > b),
                     ("maximum", lambda v, b: v <= b)):
         if key in schema:
             bound = schema[key]
             out.append(lambda v, ok=ok, bound=bound, key=key: None if not _is_type(v, "number") or ok(v, bound)
                        else _fail(f"is {v} — expected {key} {bound}"))
+    for key, ok in (("minLength", lambda v, b: len(v) >= b), ("maxLength", lambda v, b: len(v) <= b)):
+        if key in schema:
+            bound = schema[key]
+            out.append(lambda v, ok=ok, bound=bound, key=key: None if not isinstance(v, str) or ok(v, bound)
+                       else _fail(f"has {len(v)} character(s) — expected {key} {bound}"))
     if "pattern" in schema:
         rx = re.compile(schema["pattern"])
         out.append(lambda v: None if not isinstance(v, str) or rx.search(v)
                    else _fail(f"is {v[:60]!r} — expected to match {schema['pattern']}"))
     return out
+
+
+def _one_of(options: list[Check]) -> Check:
+    def check(value: Any) -> None:
+        matched = 0
+        for option in options:
+            try:
+                option(value)
+            except Invalid:
+                continue
+            matched += 1
+        if matched != 1:
+            raise Invalid([], f"matches {matched} of the {len(options)} allowed forms — expected exactly one")
+    return check
 
 
 def _fail(message: str) -> None:
@@ -201,12 +233,17 @@ def _unknown(_value: Any) -> None:
 def _array_check(schema: dict, root: dict) -> Check:
     items = compile_schema(schema["items"], root) if isinstance(schema.get("items"), dict) else _free
     least = schema.get("minItems", 0)
+    unique = schema.get("uniqueItems", False)
 
     def check(value: Any) -> None:
         if not isinstance(value, list):
             return
+        if value and isinstance(value[0], TRUSTED):
+            return  # a list msgspec decoded as list[Row]: every item is one, typed on reading
         if len(value) < least:
             raise Invalid([], f"has {len(value)} item(s) — expected at least {least}")
+        if unique and any(a == b for i, a in enumerate(value) for b in value[:i]):  # True == 1: stricter
+            raise Invalid([], "has the same item twice — expected unique items")
         for i, item in enumerate(value):
             try:
                 items(item)

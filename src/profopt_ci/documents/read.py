@@ -3,7 +3,9 @@
 In: a path (or bytes with the name to show in errors) and the document name(s) the caller accepts
 (`documents.names`: results@1, comparison@1, baseline@1, sides@1). Out: the parsed dict, after the
 `schema` key was checked and the document validated against its packaged JSON Schema
-(`documents.check`, the fast checker). Anything else is a `UsageError` (exit 2) that names the file,
+(`documents.check`, the fast checker). Results and comparisons go through `documents.fast` first
+(msgspec, sample rows as compact `Row`s), and through json + documents.check only when it declines,
+which then words the error. Anything else is a `UsageError` (exit 2) that names the file,
 the JSON path or line:col, and what was expected. Strict JSON: NaN, ±Infinity and integers of more
 than 40 digits are refused while parsing, so they can never reach the statistics.
 """
@@ -13,10 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from profopt_ci.documents.names import SCHEMA_FILES
+from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA, SCHEMA_FILES
 from profopt_ci.errors import UsageError
 
 MAX_DOCUMENT_BYTES = 4 * 1024 ** 3  # a results or comparison file past 4 GiB is not one of ours
+FAST_SCHEMAS = {RESULTS_SCHEMA, COMPARISON_SCHEMA}  # documents.fast reads these first (rows as Row)
 
 
 class _BadNumber(ValueError):
@@ -72,6 +75,18 @@ def parse_document(raw: bytes, p: str, wanted: tuple[str, ...]) -> dict[str, Any
 def _parse(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
     """Parse the bytes in `box` (taken out of it): at 10⁵ benchmarks the file is ~450 MB, so the bytes
     go once decoded and the text once parsed, and never sit beside the objects and each other."""
+    if FAST_SCHEMAS & set(wanted):
+        from profopt_ci.documents.fast import decode
+
+        data = decode(box[0])
+        if data is not None and data["schema"] in wanted:
+            return data
+        del data  # not taken: the plain reader parses it again and words what is wrong
+    return parse_plain(box, p, wanted)
+
+
+def parse_plain(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """json + documents.check: every document the fast reader does not take, and every error."""
     from profopt_ci.gc_pause import paused
 
     shown = " or ".join(wanted)

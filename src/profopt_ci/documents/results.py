@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA  # noqa: F401 — re-exported
 from profopt_ci.documents.read import load_json, parse_document  # noqa: F401 — re-exported
+from profopt_ci.documents.records import json_default, msgspec_default
 
 if TYPE_CHECKING:  # types only: documents/ imports no stage at run time (docs/layout.md)
     from profopt_ci.spec.load import Benchmark, Spec
@@ -56,6 +57,8 @@ def new_entry(bench: Benchmark) -> dict:
 
 
 INDENT_MAX_CHARS = 2_000_000  # ~1,000 benchmarks of a comparison
+STREAM_MIN_BENCHMARKS = 1_000  # past this a document is written compact, by msgspec, in chunks
+CHUNK = 1_000
 
 
 def save_json(data: dict, path: str | Path) -> None:
@@ -63,9 +66,31 @@ def save_json(data: dict, path: str | Path) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    # indent forces json's pure-Python encoder (~10x slower): big documents are written compact.
-    text = json.dumps(data, default=str)
-    if len(text) <= INDENT_MAX_CHARS:
-        text = json.dumps(data, indent=2, default=str)
-    tmp.write_text(text + "\n", encoding="utf-8")
+    benches = data.get("benchmarks")
+    if isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS:
+        _write_streamed(data, tmp)
+    else:
+        # indent forces json's pure-Python encoder (~10x slower): big documents are written compact.
+        text = json.dumps(data, default=json_default)
+        if len(text) <= INDENT_MAX_CHARS:
+            text = json.dumps(data, indent=2, default=json_default)
+        tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(p)
+
+
+def _write_streamed(data: dict, tmp: Path) -> None:
+    """The document compact, `benchmarks` last and encoded CHUNK entries at a time: at 10⁵
+    benchmarks the whole text would be ~450 MB in memory at once, and json.dumps takes ~9 s."""
+    import msgspec
+
+    encode = msgspec.json.Encoder(enc_hook=msgspec_default).encode
+    rest = {k: v for k, v in data.items() if k != "benchmarks"}
+    benches = data["benchmarks"]
+    is_list = isinstance(benches, list)
+    keys = range(len(benches)) if is_list else list(benches)
+    with open(tmp, "wb") as fh:
+        fh.write(encode(rest)[:-1] + (b',"benchmarks":' if rest else b'"benchmarks":') + (b"[" if is_list else b"{"))
+        for i in range(0, len(keys), CHUNK):
+            chunk = benches[i:i + CHUNK] if is_list else {n: benches[n] for n in keys[i:i + CHUNK]}
+            fh.write((b"," if i else b"") + encode(chunk)[1:-1])
+        fh.write((b"]" if is_list else b"}") + b"}\n")

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.records import compact_metrics
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
 from profopt_ci.spec.load import Benchmark, Settings, Spec, resolve_settings
 
@@ -22,12 +23,15 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
     pairs = [(_bench_from(n, base["benchmarks"][n], defined, defaults),
               _bench_from(n, head["benchmarks"][n], defined, defaults)) for n in names]
+    # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
+    # (analyze.batch, in `finish`) read each side once, and the comparison writes them back verbatim.
     entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
     for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
         counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
         instr_merge.merge(e, h, counted if all(counted.values()) else None)
     finish(entries, {h.name: h for _, h in pairs})
     instr_merge.mark_failures(entries)
+    compact_metrics(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
              "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
              "shows up as change"]

@@ -5,9 +5,14 @@ samples}, paired (rounds of one compare) or not (two stored results). Out: the b
 `profopt/comparison@1` (docs/data-model.md) with its metrics, constraints and goal; `finish` adds
 the multiplicity corrections and each decision; `differences` lists what differs besides the code
 (params, env, the machine's fingerprint); `outlier_notes` the notes on outliers a CI decided anyway.
+
+A paired entry gets its metrics in `build_entry`. An unpaired one (diff, stored baseline) gets its
+metrics, goal and outlier rounds in `resolve`, which `finish` runs first: all unpaired entries at
+once, through the vectorized `analyze.batch` (a diff of 10^5 benchmarks).
 """
 from __future__ import annotations
 
+from profopt_ci.analyze import batch
 from profopt_ci.analyze.decide import (
     SPEED,
     apply_multiplicity,
@@ -24,6 +29,7 @@ from profopt_ci.measure.rounds import RoundState
 from profopt_ci.spec.load import Benchmark
 
 ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
+_PENDING = "_pending_metrics"  # an unpaired entry's Benchmark until `resolve`; never serialized
 
 
 def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha: float | None = None) -> dict:
@@ -53,16 +59,32 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         entry["decision"] = "failed"
         entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
         return entry
-    metrics = compare_metrics(bench, base["samples"], head["samples"], paired=paired, alpha=alpha)
-    entry["metrics"] = metrics
-    entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
     entry["constraints"] = [check_constraint(c, base["samples"], head["samples"]) for c in bench.constraints]
-    entry["goal"] = goal_status(bench, metrics)
+    if paired:
+        _fill(entry, bench, compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alpha))
+    else:
+        entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
     return entry
 
 
+def _fill(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> None:
+    """The timed metrics first, then any the instructions merge put in meanwhile (their order before)."""
+    entry["metrics"] = {**metrics, **entry["metrics"]} if entry["metrics"] else metrics
+    entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
+    entry["goal"] = goal_status(bench, metrics)
+
+
+def resolve(entries: list[dict]) -> None:
+    """The metrics of the unpaired entries `build_entry` left pending, computed for all at once."""
+    pending = [e for e in entries if _PENDING in e]
+    items = [(e[_PENDING], e["samples"]["base"], e["samples"]["head"]) for e in pending]
+    for e, metrics in zip(pending, batch.compare_unpaired(items), strict=True):
+        _fill(e, e.pop(_PENDING), metrics)
+
+
 def finish(entries: list[dict], benches: dict[str, Benchmark]) -> None:
-    """Multiplicity across benchmarks, then each decision."""
+    """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision."""
+    resolve(entries)
     apply_multiplicity([e for e in entries if e.get("decision") != "failed"])
     for e in entries:
         if e.get("decision") == "failed":

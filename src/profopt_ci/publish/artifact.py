@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from profopt_ci.documents.records import json_default
 from profopt_ci.errors import UsageError
 
 ARTIFACT_REPORT_CAP = 1024 * 1024
@@ -50,7 +51,7 @@ def write_comment_artifact(directory: Path, report_md: str, pr_number: int, *,
     report.md and label are kept for people reading the artifact; the posting job trusts neither."""
     directory.mkdir(parents=True, exist_ok=True)
     if comparison is not None:
-        (directory / "comparison.json").write_text(json.dumps(comparison, default=str), encoding="utf-8")
+        (directory / "comparison.json").write_text(json.dumps(comparison, default=json_default), encoding="utf-8")
     (directory / "report.md").write_text(report_md, encoding="utf-8")
     (directory / "pr_number").write_text(f"{int(pr_number)}\n", encoding="utf-8")
     if head_sha:

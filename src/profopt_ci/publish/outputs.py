@@ -122,7 +122,7 @@ def annotations(comparison: Mapping[str, Any]) -> list[str]:
     for bench in comparison.get("benchmarks") or []:
         name = str(bench.get("name") or "?")
         for metric, m in (bench.get("metrics") or {}).items():
-            if isinstance(m, dict) and m.get("verdict") == "regressed":
+            if isinstance(m, Mapping) and m.get("verdict") == "regressed":  # a dict, or a read Metric
                 delta = m.get("delta_pct")
                 change = f" {delta:+.1f}%" if isinstance(delta, (int, float)) else ""
                 lines.append(_command("warning", f"profopt: {name} regressed",

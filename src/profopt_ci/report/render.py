@@ -31,6 +31,7 @@ import jinja2
 
 from profopt_ci.documents.comparison import load_comparison
 from profopt_ci.documents.names import COMPARISON_SCHEMA
+from profopt_ci.documents.records import json_default
 from profopt_ci.errors import UsageError
 from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
@@ -53,7 +54,7 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
     `cols`: the terminal's width for "text" (80 when not given)."""
     _check(comparison, fmt, lang)
     if fmt == "json":
-        return json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(comparison, indent=2, ensure_ascii=False, default=json_default) + "\n"
     if fmt == "text":
         from profopt_ci.report.text import text
 

@@ -181,6 +181,18 @@ def _percent_problem(value: Any, path: list[Any]):
         yield path, f"`{_label(path)}`: {exc}"
 
 
+def _valid_fast(data: Any) -> bool:
+    """documents.check's compiled schema, ~20x faster than jsonschema and never laxer: a spec it
+    passes has no schema errors, so jsonschema (which lists them all, for the messages) is skipped."""
+    from profopt_ci.documents.check import Invalid, packaged
+
+    try:
+        packaged("profopt")[1](data)
+    except (Invalid, RecursionError):
+        return False
+    return True
+
+
 def check(data: Any, node: yaml.Node, shown: str) -> list[str]:
     if not isinstance(data, dict):
         return [f"{where(shown, node.start_mark)}: the spec is {_type_name(data)} — expected a mapping with `version` and `benchmarks`"]
@@ -191,8 +203,8 @@ def check(data: Any, node: yaml.Node, shown: str) -> list[str]:
         found.append((path, msg, True))
         if "did you mean `" in msg:
             suggested.add((*path[:-1], msg.split("did you mean `")[1].split("`")[0]))
-    validator = jsonschema.Draft202012Validator(sch)
-    for err in validator.iter_errors(data):
+    errors = [] if _valid_fast(data) else jsonschema.Draft202012Validator(sch).iter_errors(data)
+    for err in errors:
         if err.validator == "required" and "'" in err.message:
             if (*err.absolute_path, err.message.split("'")[1]) in suggested:
                 continue  # `benchmark` → `benchmarks` says it better than "missing benchmarks"

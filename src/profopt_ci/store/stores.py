@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from profopt_ci.documents.baseline import check_baseline
+from profopt_ci.documents.records import json_default
 from profopt_ci.errors import UsageError
 from profopt_ci.gitutil import run_git
 from profopt_ci.store.dirstore import DirStore
@@ -116,7 +117,7 @@ def save(store: Store, doc: dict) -> str:
         when = None
     path = new_path(doc["hardware_label"], doc["commit"], when)
     # compact: thousands of these files are scanned and fetched; `baseline show --json` pretty-prints
-    data = (json.dumps(doc, separators=(",", ":"), default=str) + "\n").encode()
+    data = (json.dumps(doc, separators=(",", ":"), default=json_default) + "\n").encode()
     message = f"profopt baseline {doc['hardware_label']} {doc['commit'][:SHORT]}"
     return store.write(path, data, message)
 
