@@ -8,7 +8,7 @@ constraint rows, the bottleneck note and the failed side's error tail. Formattin
 from __future__ import annotations
 
 from profopt_ci.analyze.bottleneck import NO_CLEAR_ACTION, NO_PROFILE_ACTION
-from profopt_ci.report.format import NAME_MAX, ci, clip, num, pct, value_text
+from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import (
     DECISION_EMOJI,
     VERDICT_SYMBOL,
@@ -42,6 +42,17 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "differences": diffs,
         "error": _error(b, lang, error_cap),
     }
+
+
+def compact_row(b: dict, lang: str) -> dict:
+    """One benchmark as one row (name, decision, step time change and CI): how the HTML page shows
+    the benchmarks past its cap of full sections."""
+    decision = str(b.get("decision") or "inconclusive")
+    m = (b.get("metrics") or {}).get("step_time_ms")
+    return {"name": clip(str(b.get("name", "?")), NAME_MAX), "decision": decision,
+            "emoji": DECISION_EMOJI.get(decision, "❔"), "word": word(lang, "decision", decision),
+            "change": _change_text(m) if m else DASH,
+            "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
 
 def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
@@ -185,7 +196,7 @@ def _error(b: dict, lang: str, cap: int) -> dict | None:
             return None
         side = bad[0] if bad else "head"
     message = str(error.get("message") or "")
-    tail = _tail(message, cap)
+    tail = error_tail(message, cap)
     return {
         "side": side,
         "title": _failed_title(lang, side, status.get(side)),
@@ -202,7 +213,7 @@ def _failed_title(lang: str, side: str, status: str | None) -> str:
     return t(lang, "failed_side", side=name, status=clip(str(status), 40))
 
 
-def _tail(message: str, cap: int, max_lines: int = 60) -> str:
+def error_tail(message: str, cap: int, max_lines: int = 60) -> str:
     """The end of a stderr tail, where the exception is, cut at a line boundary."""
     # Only the end matters; never split megabytes of stderr into lines.
     lines = message[-max(cap * 2, 16000):].rstrip().splitlines()[-max_lines:]

@@ -6,6 +6,7 @@ medians and spreads formatted, long values capped). Formatting only: no statisti
 """
 from __future__ import annotations
 
+import heapq
 import statistics
 
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
@@ -31,8 +32,8 @@ def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
         what = b.get("name", "?")
         total = len(points)
     else:
-        biggest = sorted(usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
-        keep = {id(b) for b in biggest[:CHART_MAX]}
+        biggest = heapq.nsmallest(CHART_MAX, usable, key=lambda b: -abs(b["metrics"]["step_time_ms"].get("delta_pct") or 0))
+        keep = {id(b) for b in biggest}
         points = [(b.get("name", "?"), _point(b["metrics"]["step_time_ms"])) for b in usable if id(b) in keep]
         what = metric_word(lang, "step_time_ms")
         total = len(usable)
@@ -45,6 +46,20 @@ def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
             "low": [p[1][1] for p in points], "high": [p[1][2] for p in points],
             "y_max": int(top * 1.1 // 10 + 1) * 10, "conf": conf,
             "shown": len(points), "total": total}
+
+
+def has_chart(benches: list[dict], lang: str, conf: str) -> bool:
+    """Whether `chart(benches, …)` draws anything, without building it (a look at two benchmarks
+    where two have a step time change: then the chart has its largest changes)."""
+    usable = 0
+    for b in benches:
+        if _point((b.get("metrics") or {}).get("step_time_ms")):
+            usable += 1
+            if usable == 2:
+                return True
+    if not usable and len(benches) != 1:
+        return False
+    return chart(benches, lang, conf) is not None
 
 
 def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
@@ -90,13 +105,30 @@ def phases(b: dict) -> dict:
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows}
 
 
+def may_have_phases(b: dict) -> bool:
+    """False where `phases(b)` surely has no rows: no profile phases and no timed phase in a sample."""
+    prof = b.get("profile") or {}
+    if (prof.get("base") or {}).get("phases") or (prof.get("head") or {}).get("phases"):
+        return True
+    samples = b.get("samples") or {}
+    for side in ("base", "head"):
+        for s in samples.get(side) or ():
+            phases_ms = s.get("phases_ms")
+            if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):
+                return True
+    return False
+
+
 def _sample_phases(samples: list[dict] | None) -> dict:
     """Median ms per phase over the rounds, when no profile summarised them."""
     per: dict[str, list[float]] = {}
     for s in samples or []:
         for k, v in (s.get("phases_ms") or {}).items():
-            if isinstance(v, (int, float)):
-                per.setdefault(k, []).append(v)
+            if type(v) is float or isinstance(v, (int, float)):
+                if k in per:
+                    per[k].append(v)
+                else:
+                    per[k] = [v]
     return {k: statistics.median(v) for k, v in per.items()}
 
 
@@ -119,6 +151,11 @@ def hot_ops(b: dict, lang: str) -> dict:
                            plain=num(summary["step_time_ms"])))
     notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+def may_have_hot_ops(b: dict) -> bool:
+    """False where `hot_ops(b, …)` surely has neither rows nor notes: no profile, no instruction counts."""
+    return bool(b.get("profile") or b.get("instructions"))
 
 
 def _instruction_notes(b: dict, lang: str) -> list[str]:

@@ -36,11 +36,12 @@ def md_inline(value: object) -> str:
     """
     if isinstance(value, Raw):
         return value
-    return _escape(value if isinstance(value, str) else str(value))
+    return md_escape(value if isinstance(value, str) else str(value))
 
 
 @functools.lru_cache(maxsize=8192)
-def _escape(text: str) -> str:
+def md_escape(text: str) -> str:
+    """`md_inline` of a plain str (the Markdown environment calls it for most of what it prints)."""
     if not _NEEDS_ESCAPE.search(text):
         return text
     text = _CONTROL.sub("", text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
@@ -79,16 +80,18 @@ def clip(text: str, limit: int) -> str:
 
 def num(value: float | int | None) -> str:
     """Three significant figures without exponents; thousands get separators instead."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return DASH if value is None else str(value)
+    kind = type(value)
+    if kind is not float and kind is not int:  # the usual two first: this runs for every cell
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return DASH if value is None else str(value)
     if not math.isfinite(value):
         return str(value)
     if value == 0:
         return "0"
     if abs(value) >= 999.5:
         return f"{value:,.0f}".replace("-", MINUS)
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}".replace("-", MINUS)
+    text = f"{value:.{max(0, 2 - math.floor(math.log10(abs(value))))}f}"
+    return text.replace("-", MINUS) if value < 0 else text
 
 
 def pct(value: float | None, signed: bool = True) -> str:

@@ -137,6 +137,12 @@ EN: dict[str, str] = {
     "full_report": "Full report: {hint}",
     "plots": "Per-round step time (dots) and change with its CI (bar)",
     "plot.overview": "Step time change per benchmark with its CI",
+    "html.capped": "{shown} of {total} benchmarks are shown in full (failed, reject, trade-off, inconclusive, keep, "
+                   "then unchanged); the other {rest} are one row each in the table after them, and the detail "
+                   "tables cover only the {shown}. The comparison JSON (comparison.json) has every figure.",
+    "html.compact": "{n} more benchmarks, one row each",
+    "col.decision": "decision",
+    "col.step_change": "step time change",
     "hl.faster": "{name} {pct} faster ({ci} {lo}–{hi}%)",
     "hl.slower": "{name} {pct} slower ({ci} {lo}–{hi}%)",
     "hl.metric": "{name} {metric} {pct} ({ci} {lo} to {hi})",

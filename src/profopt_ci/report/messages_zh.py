@@ -133,6 +133,12 @@ ZH: dict[str, str] = {
     "full_report": "完整报告：{hint}",
     "plots": "每轮单步时间（点）与变化及其置信区间（柱）",
     "plot.overview": "各基准单步时间的变化及其置信区间",
+    "html.capped": "{total} 个基准中的 {shown} 个完整显示（依次为失败、拒绝、权衡、不确定、保留，然后是无变化）；"
+                   "其余 {rest} 个在其后的表格中各占一行，详情表格只包含这 {shown} 个。比较文件（comparison.json）"
+                   "含有全部数据。",
+    "html.compact": "另外 {n} 个基准，每个一行",
+    "col.decision": "决定",
+    "col.step_change": "单步时间变化",
     "hl.faster": "{name} 快 {pct}（{ci} {lo}–{hi}%）",
     "hl.slower": "{name} 慢 {pct}（{ci} {lo}–{hi}%）",
     "hl.metric": "{name} {metric} {pct}（{ci} {lo} 至 {hi}）",

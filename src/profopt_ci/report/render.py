@@ -13,6 +13,12 @@ tails are untrusted PR content. HTML autoescapes. The context a template gets: `
 report/view.build_view), `c` (the raw comparison), `lang`, `t(key, **fields)` (the message
 catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a fenced
 block).
+
+Scale: the view builds what a template reads, when it reads it (report/view.py). The packaged
+Markdown is streamed and stopped where shrink() would cut it (report/markdown.py; the text is the
+same as `full_markdown`'s, which a `--template` and a report that may fit take). The HTML page
+gives the first HTML_FULL_MAX benchmarks in report order a full section with plots and every
+other one a row (name, decision, step time change and CI), and is streamed by `write_html`.
 """
 from __future__ import annotations
 
@@ -27,11 +33,12 @@ from profopt_ci.documents.comparison import load_comparison
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.records import json_default
 from profopt_ci.errors import UsageError
-from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_inline
+from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
 from profopt_ci.report.i18n import LANGS, t
+from profopt_ci.report.markdown import LazyMarkdown
 from profopt_ci.report.shrink import shrink
-from profopt_ci.report.view import build_view
+from profopt_ci.report.view import HTML_FULL_MAX, build_view, differences_by_benchmark, error_cap
 
 __all__ = ["render", "write_html", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
 
@@ -52,28 +59,52 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
         from profopt_ci.report.text import text
 
         return text(comparison, lang, cols or 80)
-    budget = max_chars or MAX_CHARS
-    view = build_view(comparison, lang, error_budget=budget // 2 if fmt == "md" else 10 * MAX_CHARS,
-                      plots=fmt == "html")
-    text = _template(fmt, template).render(
-        v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=full_report_hint)
     if fmt == "html":
-        return text
-    del view  # hundreds of MB at 10⁵ benchmarks: gone before the copies that cleaning and shrinking make
+        view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True, full_max=HTML_FULL_MAX)
+        return _template("html", template).render(**_context(view, comparison, lang, full_report_hint))
+    if template is None and max_chars is not None:
+        cut = _lazy_markdown(comparison, lang, max_chars, full_report_hint)
+        if cut is not None:
+            return cut
+    return full_markdown(comparison, lang, template=template, max_chars=max_chars, full_report_hint=full_report_hint)
+
+
+def full_markdown(comparison: dict, lang: str = "en", *, template: Path | None = None,
+                  max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None) -> str:
+    """The Markdown report rendered whole, then cut to `max_chars` by shrink(). render() takes this
+    path where report/markdown.py cannot stop early; the tests hold the two to the same text."""
+    view = build_view(comparison, lang, error_budget=(max_chars or MAX_CHARS) // 2)
+    text = _template("md", template).render(**_context(view, comparison, lang, full_report_hint))
+    del view
     text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
     return shrink(text, max_chars, hint=full_report_hint) if max_chars is not None else text
+
+
+def _lazy_markdown(comparison: dict, lang: str, max_chars: int, hint: str | None) -> str | None:
+    """The packaged report cut to `max_chars`, built only as far as the cut (report/markdown.py)."""
+    budget = (max_chars or MAX_CHARS) // 2  # as full_markdown shares it among the error tails
+    view = build_view(comparison, lang, error_budget=budget)
+    benches = comparison.get("benchmarks") or []
+    env = _environment("md", None)
+    return LazyMarkdown(env.get_template("report.md.j2"), env.get_template("_benchmark.md.j2"),
+                        _context(view, comparison, lang, hint), max_chars, hint, error_cap(benches, budget),
+                        differences_by_benchmark(comparison.get("differences") or [], lang)).text()
 
 
 def write_html(comparison: dict, path: Path, lang: str = "en", *, template: Path | None = None,
                full_report_hint: str | None = None) -> None:
     """The HTML report streamed into `path` chunk by chunk (jinja2's `generate()`): the same text as
-    `render(…, "html")`, without the whole page (hundreds of MB at 10⁵ benchmarks) held as one string."""
+    `render(…, "html")`, never held as one string. Past HTML_FULL_MAX benchmarks only the first
+    ones in report order get a full section with plots; the others are one row each (report/view.py)."""
     _check(comparison, "html", lang)
-    view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True)
-    chunks = _template("html", template).generate(
-        v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=full_report_hint)
+    view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True, full_max=HTML_FULL_MAX)
+    chunks = _template("html", template).generate(**_context(view, comparison, lang, full_report_hint))
     with open(path, "w", encoding="utf-8") as fh:
         fh.writelines(chunks)
+
+
+def _context(view: object, comparison: dict, lang: str, hint: str | None) -> dict:
+    return dict(v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=hint)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:
@@ -118,6 +149,8 @@ def _environment(fmt: str, extra_dir: str | None) -> jinja2.Environment:
 
 
 def _md_finalize(value: object) -> str:
+    if type(value) is str:  # most of what a template prints: straight to the (cached) escaping
+        return md_escape(value)
     return "" if value is None else md_inline(value)
 
 

@@ -64,8 +64,7 @@ def shrink(md: str, limit: int, *, hint: str | None = None) -> str:
 def _drop(m: re.Match, rank: int, lang: str, dropped: list[str]) -> str:
     if int(m["rank"]) != rank:
         return m.group(0)
-    key = f"section.{m['name']}"
-    title = t(lang, key) if key in EN else m["name"]
+    title = section_title(lang, m["name"])
     if title not in dropped:
         dropped.append(title)
     if not m["collapse"]:
@@ -74,6 +73,12 @@ def _drop(m: re.Match, rank: int, lang: str, dropped: list[str]) -> str:
     names = [ln[5:].strip() for ln in lines if ln.startswith("#### ")]
     head = lines[0] if lines and lines[0].startswith("#") else ""
     return f"{head}\n\n{' · '.join(names)}\n\n"
+
+
+def section_title(lang: str, name: str) -> str:
+    """How the note names a dropped section: its catalog title, else its marker name."""
+    key = f"section.{name}"
+    return t(lang, key) if key in EN else name
 
 
 def _note(lang: str, dropped: list[str], hint: str | None, cut: int = 0) -> str:
@@ -90,6 +95,13 @@ def _note(lang: str, dropped: list[str], hint: str | None, cut: int = 0) -> str:
 
 def _cut(text: str, limit: int, lang: str, dropped: list[str], hint: str | None) -> str:
     """Keep the head of the report up to a benchmark heading, closing what was left open."""
+    cut_at = cut_point(text, limit, lang, dropped, hint)
+    return cut_output(text[:cut_at], limit, lang, dropped, hint, heading_lines(text[cut_at:]))
+
+
+def cut_point(text: str, limit: int, lang: str, dropped: list[str], hint: str | None) -> int:
+    """Where `_cut` cuts: the last benchmark heading before the budget. It reads `text` only up to
+    `limit` characters, so report/markdown.py can give it the head of a report it never finished."""
     first_line_end = text.find("\n") if "\n" in text else len(text)
     reserve = len(_note(lang, dropped, hint, cut=99999)) + 40
     budget = max(limit - reserve, 0)
@@ -98,8 +110,16 @@ def _cut(text: str, limit: int, lang: str, dropped: list[str], hint: str | None)
         cut_at = text.rfind("\n", 0, budget)
     if cut_at <= first_line_end:
         cut_at = min(budget, len(text))
-    kept, rest = text[:cut_at], text[cut_at:]
-    gone = sum(1 for ln in rest.splitlines() if ln.startswith(("### ", "#### ")))
+    return cut_at
+
+
+def heading_lines(text: str) -> int:
+    """The benchmark headings (`### `, `#### ` lines) in `text`: what the cut note counts as left out."""
+    return sum(1 for ln in text.splitlines() if ln.startswith(("### ", "#### ")))
+
+
+def cut_output(kept: str, limit: int, lang: str, dropped: list[str], hint: str | None, gone: int) -> str:
+    """The kept head, its open blocks closed, and the note that `gone` benchmark sections were left out."""
     out = _close_blocks(kept).rstrip("\n") + _note(lang, dropped, hint, cut=max(gone, 1))
     return out if len(out) <= limit else out[:limit]
 

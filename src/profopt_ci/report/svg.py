@@ -9,6 +9,7 @@ every benchmark (the largest first when there are many).
 """
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 
@@ -126,7 +127,7 @@ def overview_plot(benches: list[dict], threshold: float | None) -> Markup | None
     rows = [b for b in benches if ((b.get("metrics") or {}).get("step_time_ms") or {}).get("delta_pct") is not None]
     if not rows:
         return None
-    rows = sorted(rows, key=lambda b: -abs(b["metrics"]["step_time_ms"]["delta_pct"]))[:OVERVIEW_MAX]
+    rows = heapq.nsmallest(OVERVIEW_MAX, rows, key=lambda b: -abs(b["metrics"]["step_time_ms"]["delta_pct"]))
     tau = abs(threshold or 0.0)
     extremes = [abs(v) for b in rows for v in _triple(b["metrics"]["step_time_ms"]) if v is not None]
     span = max(extremes + [tau, 1.0]) * 1.1
