@@ -39,6 +39,7 @@ from profopt_ci.analyze.ranks import (
     mwu_exact_tail,
     mwu_normal_p_many,
 )
+from profopt_ci.documents.records import Rows
 from profopt_ci.spec.load import Benchmark
 
 MAX_N = 64  # samples a side; beyond, fast_median switches to np.median: the scalar path takes them
@@ -76,8 +77,8 @@ def compare_unpaired(items: Sequence[Item]) -> list[dict[str, dict]]:
 def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> list[int]:
     """Fill `out` for the items `idx`, which all have as many base (and head) samples; → the rest."""
     chosen = list(map(items.__getitem__, idx.tolist()))
-    base_rows = list(chain.from_iterable(map(_BASE, chosen)))
-    head_rows = list(chain.from_iterable(map(_HEAD, chosen)))
+    base_rows = list(chain.from_iterable(map(_picked, map(_BASE, chosen))))
+    head_rows = list(chain.from_iterable(map(_picked, map(_HEAD, chosen))))
     scalar = np.zeros(idx.size, dtype=bool)
     columns = []
     for metric, col_b, col_h in zip(_ORDER, _columns(base_rows), _columns(head_rows), strict=True):
@@ -94,12 +95,19 @@ def _shape_group(items: Sequence[Item], idx: np.ndarray, out: list[dict]) -> lis
     return idx[scalar].tolist()
 
 
-def _columns(rows: list) -> list[tuple]:
-    """Each metric of `_ORDER` over all sample rows: one visit per row (each is a cache miss at 10^6)."""
+def _picked(rows: Sequence[Mapping]) -> list[tuple]:
+    """Each row's values of `_ORDER`, None where absent: one visit per row (each is a cache miss at
+    10^6). Rows of a read file (documents.records.Rows) decode just these keys from their text."""
+    if isinstance(rows, Rows):
+        return rows.pick(_ORDER)
     try:
-        values = list(map(_GET, rows))
+        return list(map(_GET, rows))
     except (KeyError, TypeError):  # rows rebuilt from a stored summary hold only the metrics it has
-        values = [tuple(r.get(m) for m in _ORDER) for r in rows]
+        return [tuple(r.get(m) for m in _ORDER) for r in rows]
+
+
+def _columns(values: list[tuple]) -> list[tuple]:
+    """The values of each metric of `_ORDER` over all rows (from `_picked`)."""
     return list(zip(*values, strict=True))
 
 

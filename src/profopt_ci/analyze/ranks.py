@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
 
 MIN_ROUNDS = 6
 OUTLIER_CUTOFF = 3.5
@@ -199,8 +198,15 @@ def _lower_tail_cut(counts: np.ndarray, total: int, alpha: float) -> int:
 
 def _normal_cut(mean: float, sd: float, alpha: float) -> int:
     """Normal approximation (continuity-corrected) of `_lower_tail_cut`."""
-    z = float(sps.norm.isf(alpha / 2))
+    z = float(_sps().norm.isf(alpha / 2))
     return max(0, math.floor(mean - 0.5 - z * sd) + 1)
+
+
+def _sps():
+    """scipy.stats, imported on first use: ~0.6 s that a diff of small samples never needs."""
+    from scipy import stats
+
+    return stats
 
 
 @lru_cache(maxsize=512)
@@ -281,7 +287,7 @@ def wilcoxon_p(d: np.ndarray) -> float | None:
         return 1.0  # no signed ranks at all: nothing speaks against "no change"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns about small n / ties; the verdict handles both
-        p = float(sps.wilcoxon(d, alternative="two-sided").pvalue)
+        p = float(_sps().wilcoxon(d, alternative="two-sided").pvalue)
     return p if math.isfinite(p) else None
 
 
@@ -299,7 +305,7 @@ def mannwhitney_p(x: np.ndarray, y: np.ndarray) -> float | None:
     if n1 * n2 > EXACT_MWU_MAX_CELLS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
+            p = float(_sps().mannwhitneyu(y, x, alternative="two-sided").pvalue)
         return p if math.isfinite(p) else None
     d = np.subtract.outer(y, x)
     u1 = float(np.count_nonzero(d > 0)) + 0.5 * float(np.count_nonzero(d == 0))

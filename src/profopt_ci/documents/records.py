@@ -16,22 +16,30 @@ these types do not take: unknown keys, other types, out-of-range numbers.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec.structs import astuple
 
 Finite = Annotated[float, Meta(ge=-1e100, le=1e100)]  # check.MAX_ABS: past it the statistics overflow
 Count = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 Number = Finite | Count  # an integer stays one: the report prints 5, not 5.0
 
 
+class _KeySets(dict):
+    def __missing__(self, cls: type) -> frozenset[str]:
+        self[cls] = frozenset(cls.__struct_fields__)
+        return self[cls]
+
+
 class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
     """Reads like the dict it was decoded from; absent keys (UNSET) stay absent, also when written."""
 
     def __getitem__(self, key: str) -> Any:
-        value = getattr(self, key, UNSET) if key in self.__struct_fields__ else UNSET
+        value = getattr(self, key, UNSET) if key in _KEYS[type(self)] else UNSET
         if value is UNSET:
             raise KeyError(key)
         return value
@@ -42,11 +50,11 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
         setattr(self, key, value)
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, UNSET) if key in self.__struct_fields__ else UNSET
+        value = getattr(self, key, UNSET) if key in _KEYS[type(self)] else UNSET
         return default if value is UNSET else value
 
     def __contains__(self, key: object) -> bool:
-        return key in self.__struct_fields__ and getattr(self, key) is not UNSET  # type: ignore[arg-type]
+        return key in _KEYS[type(self)] and getattr(self, key) is not UNSET  # type: ignore[arg-type]
 
     def keys(self) -> list[str]:
         return [f for f in self.__struct_fields__ if getattr(self, f) is not UNSET]
@@ -124,8 +132,17 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 
 
 Mapping.register(Record)
+# Each record type's keys as a set: `key in` a tuple of 20 was most of a `get`. Filled lazily,
+# so an entry type made by documents/fast.py (msgspec.defstruct) gets its own too.
+_KEYS: dict[type, frozenset[str]] = _KeySets()
 _DECODE_ROWS = msgspec.json.Decoder(list[Row]).decode
 _DECODE_PLAIN = msgspec.json.Decoder(list[dict[str, Any]]).decode
+
+
+@functools.lru_cache(maxsize=8)
+def _picker(keys: tuple[str, ...]) -> Callable[[Any], list]:
+    picked = msgspec.defstruct("Picked", [(k, Any, None) for k in keys], gc=False)
+    return msgspec.json.Decoder(list[picked]).decode
 
 
 class Rows(Sequence):
@@ -149,6 +166,11 @@ class Rows(Sequence):
         """Plain dicts, decoded anew: a reader gets what json.loads gives, and only for as long as it
         holds them (the Row types served to check them on reading)."""
         return _DECODE_PLAIN(self.raw)
+
+    def pick(self, keys: tuple[str, ...]) -> list[tuple]:
+        """Each row's values of `keys` (None where absent), decoded without the rest of the row:
+        what the batch statistics read of 10⁶ rows, at half the cost of the dicts."""
+        return list(map(astuple, _picker(keys)(self.raw)))
 
     def __len__(self) -> int:
         return self.n
