@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import statistics
 
+from profopt_ci.documents.records import Rows
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word, ordered_metrics
 from profopt_ci.report.i18n import note, t
@@ -112,8 +113,9 @@ def may_have_phases(b: dict) -> bool:
         return True
     samples = b.get("samples") or {}
     for side in ("base", "head"):
-        for s in samples.get(side) or ():
-            phases_ms = s.get("phases_ms")
+        rows = samples.get(side) or ()
+        # rows of a read file (documents.records.Rows) decode just this key, not whole rows
+        for (phases_ms,) in rows.pick(("phases_ms",)) if isinstance(rows, Rows) else ((s.get("phases_ms"),) for s in rows):
             if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):
                 return True
     return False
