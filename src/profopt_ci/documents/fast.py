@@ -63,12 +63,13 @@ def decode(raw: bytes) -> dict[str, Any] | None:
 
 
 def _entries(entries: dict | list) -> dict | list:
-    """The entry Structs as dicts, each side's rows checked and kept as text (records.Rows)."""
+    """The entries, each side's rows checked and kept as text (records.Rows): a results@1 entry as
+    the Record it was decoded into, a comparison@1 entry as a dict (the report and publishing
+    stages annotate them)."""
     if isinstance(entries, dict):  # results@1: {name: entry}, one list of rows each
-        out: Any = {name: _fields(e) for name, e in entries.items()}
-        for entry in out.values():
-            entry["samples"] = _rows(entry["samples"])
-        return out
+        for entry in entries.values():  # kept as Records: ~500 bytes less than a dict, 2·10⁵ in a diff
+            entry.samples = _rows(entry.samples)
+        return entries
     out = [_fields(e) for e in entries]  # comparison@1: [entry], rows per side
     for entry in out:
         if "samples" in entry:

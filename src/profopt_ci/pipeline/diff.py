@@ -10,7 +10,6 @@ from dataclasses import replace
 
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
-from profopt_ci.documents.records import compact_metrics
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
 from profopt_ci.spec.load import Benchmark, Settings, Spec, resolve_settings
 
@@ -29,9 +28,8 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
         counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
         instr_merge.merge(e, h, counted if all(counted.values()) else None)
-    finish(entries, {h.name: h for _, h in pairs})
+    finish(entries, {h.name: h for _, h in pairs}, compact=True)
     instr_merge.mark_failures(entries)
-    compact_metrics(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
              "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
              "shows up as change"]

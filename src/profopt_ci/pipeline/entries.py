@@ -24,6 +24,7 @@ from profopt_ci.analyze.decide import (
     overall,
     summary_sentence,
 )
+from profopt_ci.documents.records import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.spec.load import Benchmark
@@ -74,17 +75,26 @@ def _fill(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> None:
     entry["goal"] = goal_status(bench, metrics)
 
 
-def resolve(entries: list[dict]) -> None:
-    """The metrics of the unpaired entries `build_entry` left pending, computed for all at once."""
+RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are compacted
+
+
+def resolve(entries: list[dict], *, compact: bool = False) -> None:
+    """The metrics of the unpaired entries `build_entry` left pending, computed together (in slices).
+    `compact`: each slice's metric dicts become documents.records.Metric at once, so a diff of 10⁵
+    benchmarks never holds 3·10⁵ of them (~300 MB) before they are compacted."""
     pending = [e for e in entries if _PENDING in e]
-    items = [(e[_PENDING], e["samples"]["base"], e["samples"]["head"]) for e in pending]
-    for e, metrics in zip(pending, batch.compare_unpaired(items), strict=True):
-        _fill(e, e.pop(_PENDING), metrics)
+    for k in range(0, len(pending), RESOLVE_SLICE):
+        part = pending[k:k + RESOLVE_SLICE]
+        items = [(e[_PENDING], e["samples"]["base"], e["samples"]["head"]) for e in part]
+        for e, metrics in zip(part, batch.compare_unpaired(items), strict=True):
+            _fill(e, e.pop(_PENDING), metrics)
+        if compact:
+            compact_metrics(part)
 
 
-def finish(entries: list[dict], benches: dict[str, Benchmark]) -> None:
+def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool = False) -> None:
     """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision."""
-    resolve(entries)
+    resolve(entries, compact=compact)
     apply_multiplicity([e for e in entries if e.get("decision") != "failed"])
     for e in entries:
         if e.get("decision") == "failed":
