@@ -39,8 +39,11 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     """Reads like the dict it was decoded from; absent keys (UNSET) stay absent, also when written."""
 
     def __getitem__(self, key: str) -> Any:
-        value = getattr(self, key, UNSET) if key in _KEYS[type(self)] else UNSET
-        if value is UNSET:
+        try:
+            value = getattr(self, key, UNSET)  # the field's slot; a method's name is no key (_NOT_KEYS)
+        except TypeError:  # not a string: no key of a JSON object either
+            raise KeyError(key) from None
+        if value is UNSET or key in _NOT_KEYS:
             raise KeyError(key)
         return value
 
@@ -50,8 +53,11 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
         setattr(self, key, value)
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, UNSET) if key in _KEYS[type(self)] else UNSET
-        return default if value is UNSET else value
+        try:
+            value = getattr(self, key, UNSET)
+        except TypeError:
+            return default
+        return default if value is UNSET or key in _NOT_KEYS else value
 
     def __contains__(self, key: object) -> bool:
         return key in _KEYS[type(self)] and getattr(self, key) is not UNSET  # type: ignore[arg-type]
@@ -139,6 +145,7 @@ Mapping.register(Record)
 # Each record type's keys as a set: `key in` a tuple of 20 was most of a `get`. Filled lazily,
 # so an entry type made by documents/fast.py (msgspec.defstruct) gets its own too.
 _KEYS: dict[type, frozenset[str]] = _KeySets()
+_NOT_KEYS = frozenset(dir(Record))  # methods and msgspec's own attributes: never a document's key
 _DECODE_ROWS = msgspec.json.Decoder(list[Row]).decode
 _DECODE_PLAIN = msgspec.json.Decoder(list[dict[str, Any]]).decode
 
