@@ -233,3 +233,23 @@ def test_html_cap_inside_the_unchanged_group(monkeypatch):
     group = page[page.index("<details>\n<summary>⚪"):page.index("</details>")]
     assert "Unchanged (6)" in group and group.count('<section class="benchmark">') == 2
     assert page.count('<section class="benchmark">') == 4
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_compact_rows_are_what_the_templates_loop_printed(lang):
+    """bench_view.compact_rows_html replaced the template's loop over `compact`: same bytes, escaping
+    included (names with markup, a failed benchmark without metrics, every decision)."""
+    import jinja2
+
+    from profopt_ci.report.bench_view import compact_rows_html
+
+    c = mixed(7, 9)
+    c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""
+    c["benchmarks"][1]["metrics"] = {}
+    loop = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(
+        "{% for r in v.compact %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['emoji'] }} {{ r['word'] }}</td>"
+        "<td class=\"n\">{{ r['change'] }}</td><td class=\"n\">{{ r['ci'] }}</td></tr>\n{% endfor %}\n")
+    view = build_view(c, lang, full_max=2)
+    assert len(view["compact"]) == len(c["benchmarks"]) - 2
+    assert loop.render(v=view) == str(compact_rows_html(view["compact"].items, lang))
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; &#34;y&#34;" in str(compact_rows_html(c["benchmarks"], lang))

@@ -100,7 +100,10 @@ def verdict_exit(comparison: dict, fail_on: str) -> int:
 
 def finish(comparison: dict, args: argparse.Namespace) -> int:
     """The end of compare and diff: the policy, the three files, one summary line; the exit code."""
+    from profopt_ci.cli.main import retain
+
     code = verdict_exit(comparison, args.fail_on)
     write_outputs(comparison, args)
     print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
+    retain(comparison)
     return code

@@ -28,9 +28,11 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from profopt_ci.cli.main import retain
     from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
     comparison = load_comparison(args.file)
+    retain(comparison)
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
     if fmt == "html" and args.out:  # never cut, so streamed to the file rather than built as one string

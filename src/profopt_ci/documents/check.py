@@ -56,11 +56,24 @@ _EXACT = {"number": (int, float), "integer": (int,), "string": (str,), "object":
 _TYPES = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
 
 
+def _flat(values: Any) -> bool:
+    """Every value a string, boolean, null or a number within bounds (else `_free` walks them)."""
+    for v in values:
+        kind = type(v)
+        if kind is str or kind is bool or v is None or (kind is int and -MAX_INT < v < MAX_INT) or (
+                kind is float and -MAX_ABS <= v <= MAX_ABS):
+            continue
+        return False
+    return True
+
+
 def _free(value: Any, depth: int = 0) -> None:
     """What a schema leaves open (params, quality, evidence) may not nest or overflow either."""
     if depth > MAX_DEPTH:
         raise Invalid([], f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
+        if _flat(value.values()):
+            return  # scalars within bounds (most params): no call per value
         for k, v in value.items():
             _within(k, _free, v, depth + 1)
     elif isinstance(value, list):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from profopt_ci.report.bench_view import bench_view, compact_row
+from profopt_ci.report.bench_view import bench_view, compact_row, compact_rows_html
 from profopt_ci.report.details import (
     chart,
     environments,
@@ -68,6 +68,7 @@ def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = F
         "unchanged": lambda: Lazy(unchanged, make),
         "n_unchanged": lambda: sum(1 for b in c.get("benchmarks") or [] if _decision(b) == "no-change"),
         "compact": lambda: Lazy(rest, functools.partial(compact_row, lang=lang)),
+        "compact_html": lambda: compact_rows_html(rest, lang),
         "capped": lambda: {"shown": len(shown), "total": len(shown) + len(rest)} if rest else None,
         "chart": lambda: chart(c.get("benchmarks") or [], lang, conf),
         "environments": lambda: environments(c, lang),
