@@ -49,7 +49,7 @@ def output_dir() -> Path:
 def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = True) -> None:
     """Write the comparison, report.md and report.html; on the final call also say where, show a
     failed benchmark's cause, and on a terminal print the terminal view of the report."""
-    from profopt_ci.documents.results import save_json
+    from profopt_ci.documents.results import save_json_behind
     from profopt_ci.report.render import render, write_html
 
     out, report, html = output_paths(args)
@@ -57,11 +57,14 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
         output_dir()
     for path in (out, report, html):
         path.parent.mkdir(parents=True, exist_ok=True)
-    save_json(comparison, out)
-    template = Path(args.template) if args.template else None
-    md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
-    report.write_text(md, encoding="utf-8")
-    write_html(comparison, html, args.lang)  # streamed: the page is never one string in memory
+    wait = save_json_behind(comparison, out)  # a big one is written while the reports render
+    try:
+        template = Path(args.template) if args.template else None
+        md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
+        report.write_text(md, encoding="utf-8")
+        write_html(comparison, html, args.lang)  # streamed: the page is never one string in memory
+    finally:
+        wait()  # the comparison is on disk whatever the reports did
     if not final:
         return
     where = out.parent if out.parent == report.parent == html.parent else None

@@ -162,10 +162,12 @@ class Rows(Sequence):
     statistics (one benchmark at a time) and the shown part of the report ever look at; kept as
     text they cost nothing beyond the file, and msgspec writes them back verbatim."""
 
-    __slots__ = ("raw", "n")
+    __slots__ = ("raw", "n", "timed_phases")
 
     def __init__(self, raw: msgspec.Raw, rows: list[Row]) -> None:
         self.raw, self.n = raw, len(rows)
+        # whether a row has a phase timing: the report asks it of every benchmark (details.phases)
+        self.timed_phases = any([r.phases_ms for r in rows])
 
     @classmethod
     def checked(cls, raw: msgspec.Raw) -> tuple[Rows, list[Row]]:

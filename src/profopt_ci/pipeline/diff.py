@@ -23,10 +23,12 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     pairs = [_pair(n, base["benchmarks"][n], head["benchmarks"][n], defined, defaults) for n in names]
     # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
     # (analyze.batch, in `finish`) read each side once, and the comparison writes them back verbatim.
-    entries = [build_entry(h, base["benchmarks"][h.name], head["benchmarks"][h.name], paired=False) for _, h in pairs]
-    for e, (_, h) in zip(entries, pairs, strict=True):  # counted instructions, when both files have them
-        counted = {k: side["benchmarks"][h.name].get("instructions") for k, side in (("base", base), ("head", head))}
-        instr_merge.merge(e, h, counted if all(counted.values()) else None)
+    sides = [(base["benchmarks"][h.name], head["benchmarks"][h.name]) for _, h in pairs]
+    entries = [build_entry(h, b, hd, paired=False) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
+    for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
+        counted = (b.get("instructions"), hd.get("instructions"))
+        if all(counted):
+            instr_merge.merge(e, h, {"base": counted[0], "head": counted[1]})
     finish(entries, {h.name: h for _, h in pairs}, compact=True)
     instr_merge.mark_failures(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "

@@ -35,34 +35,37 @@ _PENDING = "_pending_metrics"  # an unpaired entry's Benchmark until `resolve`; 
 
 def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha: float | None = None) -> dict:
     """One benchmark of a comparison; `base`/`head` are {status, error, samples}."""
+    rows_b, rows_h = base["samples"], head["samples"]  # read once: a read file's entries are Records
+    status_b, status_h = base["status"], head["status"]
     entry: dict = {
         "name": bench.name,
         "unit": bench.unit,
         "goal": None,
-        "status": {"base": base["status"], "head": head["status"]},
+        "status": {"base": status_b, "head": status_h},
         "error": None,
-        "rounds": min(len(base["samples"]), len(head["samples"])),
+        "rounds": min(len(rows_b), len(rows_h)),
         "outlier_rounds": 0,
         "metrics": {},
         "constraints": [],
         "bottleneck": None,
         "profile": None,
-        "samples": {"base": base["samples"], "head": head["samples"]},
+        "samples": {"base": rows_b, "head": rows_h},
     }
-    failed = [(side, d) for side, d in (("base", base), ("head", head)) if d["status"] != "ok"]
-    counted_only = not base["samples"] and not head["samples"] and (base.get("instructions") or head.get("instructions"))
-    if bench.settings.timed and not counted_only:  # instructions-only: no timed samples
-        failed = failed or [(side, {**d, "status": "failed", "error": "no samples were measured"})
-                            for side, d in (("base", base), ("head", head)) if not d["samples"]]
+    failed = [(side, d) for side, d, st in (("base", base, status_b), ("head", head, status_h)) if st != "ok"]
+    if not failed and not (rows_b and rows_h):
+        counted_only = not rows_b and not rows_h and (base.get("instructions") or head.get("instructions"))
+        if bench.settings.timed and not counted_only:  # instructions-only: no timed samples
+            failed = [(side, {**d, "status": "failed", "error": "no samples were measured"})
+                      for side, d, rows in (("base", base, rows_b), ("head", head, rows_h)) if not rows]
     if failed:
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
         entry["decision"] = "failed"
         entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
         return entry
-    entry["constraints"] = [check_constraint(c, base["samples"], head["samples"]) for c in bench.constraints]
+    entry["constraints"] = [check_constraint(c, rows_b, rows_h) for c in bench.constraints]
     if paired:
-        _fill(entry, bench, compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alpha))
+        _fill(entry, bench, compare_metrics(bench, rows_b, rows_h, paired=True, alpha=alpha))
     else:
         entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
     return entry

@@ -114,8 +114,10 @@ def may_have_phases(b: dict) -> bool:
     samples = b.get("samples") or {}
     for side in ("base", "head"):
         rows = samples.get(side) or ()
-        # rows of a read file (documents.records.Rows) decode just this key, not whole rows
-        for (phases_ms,) in rows.pick(("phases_ms",)) if isinstance(rows, Rows) else ((s.get("phases_ms"),) for s in rows):
+        if isinstance(rows, Rows) and not rows.timed_phases:
+            continue  # rows of a read file know, from reading, that none has a phase timing
+        for s in rows:
+            phases_ms = s.get("phases_ms")
             if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):
                 return True
     return False
