@@ -7,6 +7,7 @@ file is not a comparison@1.
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ def command(args: argparse.Namespace) -> int:
     from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
     comparison = load_comparison(args.file)
+    gc.freeze()  # no cycles in a read document: the collector need not visit it while rendering
     retain(comparison)
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
