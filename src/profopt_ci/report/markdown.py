@@ -30,6 +30,7 @@ from collections.abc import Mapping
 
 import jinja2
 
+from profopt_ci.documents.records import Metric
 from profopt_ci.report.bench_view import error_tail
 from profopt_ci.report.details import has_chart
 from profopt_ci.report.format import NAME_MAX, clip, md_code_block, md_inline
@@ -193,7 +194,11 @@ def _plain(b: Mapping, diffs: list[str]) -> bool:
         if "#" in text:
             return False
     for key, m in (get("metrics") or {}).items():
-        if _hash(key) or _hash(m.get("verdict")) or _hash(m.get("base")) or _hash(m.get("head")):
+        if _hash(key):
+            return False
+        if type(m) is Metric:
+            continue  # its verdict is one of five words and its figures numbers (typed): no `#`
+        if _hash(m.get("verdict")) or _hash(m.get("base")) or _hash(m.get("head")):
             return False
     for key in ("goal", "constraints", "bottleneck", "error", "status"):
         if _anywhere(get(key)):
