@@ -150,3 +150,20 @@ def test_odd_values_keep_their_type():
     row = fast.decode(json.dumps(doc).encode())["benchmarks"]["b0"]["samples"][0]
     assert type(row["step_time_ms"]) is int and row["throughput"] is None and row["peak_memory_mb"] == 2**62
     assert all(v is None or isinstance(v, (bool, int, float, str, list, dict)) for v in JSON_VALUES)
+
+
+def test_a_file_past_the_cap_is_refused_unread_and_a_device_past_its_own(tmp_path, monkeypatch):
+    """A comparison of 10⁶ benchmarks is ~4.5 GB and must read back (the cap was 4 GiB); a bigger
+    regular file is refused from its size, a device (/dev/zero) after MAX_STREAM_BYTES."""
+    from profopt_ci.documents import read
+
+    assert read.MAX_DOCUMENT_BYTES >= 16 * 1024 ** 3
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(results(3, 0, 1.0, samples=1)))
+    assert load_json(path, "profopt/results@1")["benchmarks"]["b0"]
+    monkeypatch.setattr(read, "MAX_DOCUMENT_BYTES", path.stat().st_size - 1)
+    with pytest.raises(UsageError, match="larger than 16 GiB"):
+        load_json(path, "profopt/results@1")
+    monkeypatch.setattr(read, "MAX_STREAM_BYTES", 1000)
+    with pytest.raises(UsageError, match="1 GiB for a pipe or device"):
+        load_json("/dev/zero", "profopt/results@1")

@@ -20,7 +20,10 @@ from typing import Any
 from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA, SCHEMA_FILES
 from profopt_ci.errors import UsageError
 
-MAX_DOCUMENT_BYTES = 4 * 1024 ** 3  # a results or comparison file past 4 GiB is not one of ours
+# A comparison of 10⁶ benchmarks (5 samples a side) is ~4.5 GB: a file past 16 GiB is not one of
+# ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
+MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
+MAX_STREAM_BYTES = 1024 ** 3
 FAST_SCHEMAS = {RESULTS_SCHEMA, COMPARISON_SCHEMA}  # documents.fast reads these first (rows as Row)
 
 
@@ -49,17 +52,21 @@ def _where_bad(text: str) -> str:
     return f"{json_path(path)}: " if path is not None else ""
 
 
-def _read_capped(fh: Any) -> bytes:
-    """At most MAX_DOCUMENT_BYTES + 1 bytes. A regular file is read at its size: read(4 GiB + 1)
-    would reserve a 4 GiB buffer first. A pipe or device (/dev/zero) is read in chunks to the cap."""
-    size = os.fstat(fh.fileno()).st_size
-    if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) and size <= MAX_DOCUMENT_BYTES:
-        return fh.read(size + 1)  # one buffer of the file's size (+1: a file still growing shows it)
+def _read_capped(fh: Any) -> bytes | None:
+    """The bytes, or None past the cap. A regular file is read at its size (read(cap + 1) would
+    reserve a buffer of the cap first), and one past MAX_DOCUMENT_BYTES not at all; a pipe or a
+    device is read in chunks to MAX_STREAM_BYTES."""
+    info = os.fstat(fh.fileno())
+    if stat.S_ISREG(info.st_mode):
+        if info.st_size > MAX_DOCUMENT_BYTES:
+            return None
+        raw = fh.read(info.st_size + 1)  # one buffer of the file's size (+1: a file still growing shows it)
+        return raw if len(raw) <= MAX_DOCUMENT_BYTES else None
     chunks, total = [], 0
-    while total <= MAX_DOCUMENT_BYTES and (chunk := fh.read(min(64 * 1024 ** 2, MAX_DOCUMENT_BYTES + 1 - total))):
+    while total <= MAX_STREAM_BYTES and (chunk := fh.read(min(64 * 1024 ** 2, MAX_STREAM_BYTES + 1 - total))):
         chunks.append(chunk)
         total += len(chunk)
-    return b"".join(chunks)
+    return b"".join(chunks) if total <= MAX_STREAM_BYTES else None
 
 
 def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]:
@@ -75,8 +82,8 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
         raise UsageError(f"{p}: no such file — expected a {shown} file") from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc})") from None
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise UsageError(f"{p}: larger than 4 GiB — expected a {shown} file")
+    if raw is None:
+        raise UsageError(f"{p}: larger than 16 GiB (1 GiB for a pipe or device) — expected a {shown} file")
     box = [raw]
     del raw  # only the box holds the bytes now, so _parse can let them go before building the objects
     return _parse(box, str(p), wanted)
