@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci import __version__
-from profopt_ci.cli import baseline, compare, demo, diff, merge, publish, report, run, validate
+from profopt_ci.cli import baseline, compare, demo, diff, merge, outputs, publish, report, run, validate
 from profopt_ci.cli.options import Parser
 from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
@@ -93,23 +93,13 @@ def _internal_error(exc: Exception) -> int:
     return EXIT_INFRA
 
 
-_RETAINED: list[object] = []
-_AS_PROGRAM = [False]
-
-
-def retain(document: object) -> None:
-    """Leave a big document for the process's exit to reclaim, when profopt runs as a program
-    (`run`): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one takes ~0.4 s."""
-    if _AS_PROGRAM[0]:
-        _RETAINED.append(document)
-
-
-def run() -> None:
-    """The `profopt` command: `main`, then exit. With a document retained, without freeing it:
-    what is buffered is flushed and the exit handlers run, then the process ends (os._exit)."""
-    _AS_PROGRAM[0] = True
+def program() -> None:
+    """The `profopt` command: `main`, then exit. With a document retained (cli/outputs.retain),
+    without freeing it: what is buffered is flushed and the exit handlers run, then the process
+    ends (os._exit)."""
+    outputs.RETAINED = []  # a list, not None: the verbs now keep their big documents in it
     code = main()
-    if not _RETAINED:
+    if not outputs.RETAINED:
         sys.exit(code)
     try:
         sys.stdout.flush()
@@ -120,4 +110,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    program()

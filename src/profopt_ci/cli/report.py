@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
+from profopt_ci.cli.outputs import retain
 from profopt_ci.errors import EXIT_OK
 
 
@@ -29,7 +30,6 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.cli.main import retain
     from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
     comparison = load_comparison(args.file)

@@ -138,7 +138,7 @@ def compile_schema(schema: dict, root: dict | None = None) -> Check:
             kind = type(value)
             if kind not in exact:
                 if isinstance(value, TRUSTED):
-                    return  # msgspec typed it on reading, at least as strictly (documents/rows.py)
+                    return  # msgspec typed it on reading, at least as strictly (documents/records.py)
                 raise Invalid([], f"is {_kind(value)} — expected {' or '.join(types)}")
             if kind is float and not -MAX_ABS <= value <= MAX_ABS:
                 raise Invalid([], f"is {value:g} — expected a finite number within ±1e100")
@@ -252,7 +252,7 @@ def _array_check(schema: dict, root: dict) -> Check:
         if not isinstance(value, list):
             return
         if value and isinstance(value[0], TRUSTED):
-            return  # a list msgspec decoded as list[Row]: every item is one, typed on reading
+            return  # a list msgspec decoded into Records (a comparison's entries): each typed and checked on reading
         if len(value) < least:
             raise Invalid([], f"has {len(value)} item(s) — expected at least {least}")
         if unique and any(a == b for i, a in enumerate(value) for b in value[:i]):  # True == 1: stricter

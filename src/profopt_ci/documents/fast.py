@@ -1,12 +1,13 @@
-"""The fast reader of results@1 and comparison@1: bytes in, the document dict (rows as `Row`) out, or None.
+"""The fast reader of results@1 and comparison@1: bytes in, the document dict out, or None.
 
-In: the raw bytes of a file that may be a results or comparison document. Out: the parsed dict
-with every sample row a `documents.records.Row`, already checked against the packaged JSON Schema
-(documents.check, which trusts the rows msgspec typed); or None, and then documents.read's plain
-reader (json + documents.check) parses the file and words any error. The fast path only
-ever says yes to a file the plain one accepts: its types are at least as strict (unknown keys,
-other types or numbers out of range send the file to the plain reader), so its result differs
-from the plain reader's only in what the rows are and in the order of keys.
+In: the raw bytes of a file that may be a results or comparison document. Out: the parsed dict,
+already checked against the packaged JSON Schema (documents.check, which trusts what msgspec
+typed), with each side's sample rows a `documents.records.Rows` (every row checked as a `Row`,
+then kept as its JSON text), a comparison's metrics `Metric`s and a results entry a `Record`; or
+None, and then documents.read's plain reader (json + documents.check) parses the file and words
+any error. The fast path only ever says yes to a file the plain one accepts: its types are at
+least as strict (unknown keys, other types or numbers out of range send the file to the plain
+reader), so its result differs from the plain reader's only in those types and the order of keys.
 
 Why: a comparison of 10⁵ benchmarks is ~450 MB of JSON and 10⁶ rows. `json.loads` and the
 Python validator took ~14 s and ~1.3 GB of objects for it; msgspec decodes typed rows in C.

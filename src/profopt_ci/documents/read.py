@@ -4,7 +4,7 @@ In: a path (or bytes with the name to show in errors) and the document name(s) t
 (`documents.names`: results@1, comparison@1, baseline@1, sides@1). Out: the parsed dict, after the
 `schema` key was checked and the document validated against its packaged JSON Schema
 (`documents.check`, the fast checker). Results and comparisons go through `documents.fast` first
-(msgspec, sample rows as compact `Row`s), and through json + documents.check only when it declines,
+(msgspec, sample rows kept as their text: documents.records), and through json + documents.check only when it declines,
 which then words the error. Anything else is a `UsageError` (exit 2) that names the file,
 the JSON path or line:col, and what was expected. Strict JSON: NaN, ±Infinity and integers of more
 than 40 digits are refused while parsing, so they can never reach the statistics.
@@ -24,7 +24,7 @@ from profopt_ci.errors import UsageError
 # ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
 MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
 MAX_STREAM_BYTES = 1024 ** 3
-FAST_SCHEMAS = {RESULTS_SCHEMA, COMPARISON_SCHEMA}  # documents.fast reads these first (rows as Row)
+FAST_SCHEMAS = {RESULTS_SCHEMA, COMPARISON_SCHEMA}  # documents.fast reads these first
 
 
 class _BadNumber(ValueError):

@@ -29,12 +29,6 @@ Count = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 Number = Finite | Count  # an integer stays one: the report prints 5, not 5.0
 
 
-class _KeySets(dict):
-    def __missing__(self, cls: type) -> frozenset[str]:
-        self[cls] = frozenset(cls.__struct_fields__)
-        return self[cls]
-
-
 class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
     """Reads like the dict it was decoded from; absent keys (UNSET) stay absent, also when written."""
 
@@ -60,7 +54,7 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
         return default if value is UNSET or key in _NOT_KEYS else value
 
     def __contains__(self, key: object) -> bool:
-        return key in _KEYS[type(self)] and getattr(self, key) is not UNSET  # type: ignore[arg-type]
+        return self.get(key, UNSET) is not UNSET  # type: ignore[arg-type]
 
     # astuple is C: 20 getattr calls in Python were most of a `len(m)`, `bool(m)` or `m.items()`.
     def keys(self) -> list[str]:
@@ -142,9 +136,6 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 
 
 Mapping.register(Record)
-# Each record type's keys as a set: `key in` a tuple of 20 was most of a `get`. Filled lazily,
-# so an entry type made by documents/fast.py (msgspec.defstruct) gets its own too.
-_KEYS: dict[type, frozenset[str]] = _KeySets()
 _NOT_KEYS = frozenset(dir(Record))  # methods and msgspec's own attributes: never a document's key
 _DECODE_ROWS = msgspec.json.Decoder(list[Row]).decode
 _DECODE_PLAIN = msgspec.json.Decoder(list[dict[str, Any]]).decode

@@ -63,13 +63,17 @@ STREAM_MIN_BENCHMARKS = 1_000  # past this a document is written compact, by msg
 CHUNK = 1_000
 
 
+def _big(data: dict) -> bool:
+    benches = data.get("benchmarks")
+    return isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS
+
+
 def save_json(data: dict, path: str | Path) -> None:
     """Write via a temporary file and rename, so a reader never sees half a file."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    benches = data.get("benchmarks")
-    if isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS:
+    if _big(data):
         _write_streamed(data, tmp)
     else:
         # indent forces json's pure-Python encoder (~10x slower): big documents are written compact.
@@ -85,8 +89,7 @@ def save_json_behind(data: dict, path: str | Path) -> Callable[[], None]:
     wait, which re-raises what the write raised. The thread only reads `data`: nothing may change it
     until the wait. Why: at 10⁵ benchmarks the ~450 MB write spends ~1 s in system calls, which
     release the GIL. A small document is written at once (the wait is then a no-op)."""
-    benches = data.get("benchmarks")
-    if not (isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS):
+    if not _big(data):
         save_json(data, path)
         return lambda: None
     failure: list[BaseException] = []

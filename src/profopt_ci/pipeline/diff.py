@@ -20,10 +20,10 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
     defined = {b.name: b for b in spec.benchmarks} if spec is not None else {}
     defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
-    pairs = [_pair(n, base["benchmarks"][n], head["benchmarks"][n], defined, defaults) for n in names]
+    sides = [(base["benchmarks"][n], head["benchmarks"][n]) for n in names]
+    pairs = [_pair(n, b, hd, defined, defaults) for n, (b, hd) in zip(names, sides, strict=True)]
     # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
     # (analyze.batch, in `finish`) read each side once, and the comparison writes them back verbatim.
-    sides = [(base["benchmarks"][h.name], head["benchmarks"][h.name]) for _, h in pairs]
     entries = [build_entry(h, b, hd, paired=False) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
     for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
         counted = (b.get("instructions"), hd.get("instructions"))

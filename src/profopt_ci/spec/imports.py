@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from profopt_ci.measure.processes import Side, child_env, run_child, tail
+from profopt_ci.spec.guard import LOADER
 from profopt_ci.spec.model import Spec
 
 IMPORT_TIMEOUT_S = 120.0
@@ -53,13 +54,10 @@ def check_imports(spec: Spec, shown: str) -> list[str]:
     return problems
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the spec already passed spec.guard on loading
-
-
 def _callable_marks(path: Path) -> dict[int, tuple[int, int]]:
     """benchmark index → (line, column), 1-based, of its `callable` key."""
     try:
-        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_LOADER)  # libyaml: 10x faster
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=LOADER)  # the spec already passed spec.guard on loading
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return {}
     benches = _value(node, "benchmarks")
