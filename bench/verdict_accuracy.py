@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import statistics
 import sys
@@ -53,21 +54,63 @@ def make_step(n=40000, slowdown=1.0):
     return step
 '''
 
+TORCH_WORKLOAD = '''\
+import torch
+from torch import nn
+
+def make_step(n=40000, slowdown=1.0):
+    # a ~1 ms one-thread MLP training step; `slowdown` adds that share of extra forward passes
+    x = torch.randn(64, 128)
+    y = torch.randint(0, 10, (64,))
+    model = nn.Sequential(nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    extra = slowdown - 1.0
+    state = {"debt": 0.0}
+    def step():
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        state["debt"] += extra * 3  # a forward is about a third of the step
+        while state["debt"] >= 1.0:
+            with torch.no_grad():
+                model(x)
+            state["debt"] -= 1.0
+    return step
+'''
+
 SPEC = """\
 version: 1
-defaults: {{seed: {seed}, profile: "off", pairing: {pairing}}}
+env: {{OMP_NUM_THREADS: "1"}}
+defaults: {{seed: {seed}, profile: "off", pairing: {pairing}{extra}}}
 benchmarks:
   - name: work
     callable: accuracy_workload:make_step
     params: {{n: 40000, slowdown: {slowdown}}}
 """
+SETTING_KEYS = ("round_ms", "rounds", "max_rounds")
+
+
+def parse_variant(text: str) -> tuple[str, str, str | None]:
+    """'r400:round_ms=400,rounds=12,fork_rounds=1' → (name, spec settings text, PROFOPT_FORK_ROUNDS)."""
+    name, _, rest = text.partition(":")
+    extra, fork = "", None
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        if key == "fork_rounds":
+            fork = value
+        elif key in SETTING_KEYS:
+            extra += f", {key}: {value}"
+        else:
+            raise SystemExit(f"--variants {text}: {key!r} is not one of {', '.join(SETTING_KEYS)}, fork_rounds")
+    return name or "lockstep", extra, fork
 # (label, extra work, threshold override); None: the default τ
 CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+5%", 0.05, None), ("+10%", 0.10, None)]
 
 
-def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | None, seed: int) -> dict:
+def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | None, seed: int,
+                    extra_settings: str = "") -> dict:
     """One compare on real processes: verdict, per-round log-ratios, rounds, wall seconds."""
-    specs = {side: parse_spec(SPEC.format(seed=seed, pairing=pairing, slowdown=1.0 + extra),
+    specs = {side: parse_spec(SPEC.format(seed=seed, pairing=pairing, slowdown=1.0 + extra, extra=extra_settings),
                               str(root / "profopt.yml"), path=root / "profopt.yml")
              for side, extra in (("base", 0.0), ("head", slowdown))}
     plan = make_plan(specs["head"], overrides(threshold=threshold, environ={}))
@@ -77,8 +120,11 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
     state = RoundState()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
-        alphas = sequential_rounds(plan, plan.spec.benchmarks, sides, state, Path(work), random.Random(seed),
-                                   log=lambda _line: None)
+        try:
+            alphas = sequential_rounds(plan, plan.spec.benchmarks, sides, state, Path(work), random.Random(seed),
+                                       log=lambda _line: None)
+        finally:
+            state.close()
     wall = time.perf_counter() - start
     bench = plan.judged("work")
     base, head = track_dict(state, bench, "base"), track_dict(state, bench, "head")
@@ -88,7 +134,9 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
     b = {s["round"]: s["step_time_ms"] for s in base["samples"]}
     h = {s["round"]: s["step_time_ms"] for s in head["samples"]}
     ratios = [math.log(h[r] / b[r]) for r in sorted(b.keys() & h.keys())]
-    return {"verdict": metrics["step_time_ms"]["verdict"], "ratios": ratios, "rounds": len(ratios), "wall": wall}
+    forked = {s["round"]: bool(s.get("forked")) for s in base["samples"]}
+    return {"verdict": metrics["step_time_ms"]["verdict"], "ratios": ratios, "rounds": len(ratios), "wall": wall,
+            "forked": [forked.get(r, False) for r in sorted(b.keys() & h.keys())]}
 
 
 def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
@@ -111,15 +159,28 @@ def share(verdicts: list[str], word: str) -> str:
     return f"{sum(v == word for v in verdicts) / len(verdicts) * 100:.1f}%" if verdicts else "—"
 
 
-def report(pairing: str, real: dict[str, list[dict]], resample: int, rng: random.Random) -> None:
-    settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0), "x.yml").benchmarks[0].settings
+def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[dict]], resample: int,
+           rng: random.Random) -> None:
+    settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=extra_settings),
+                          "x.yml").benchmarks[0].settings
     aa = [x for run in real["A/A"] for x in run["ratios"]]
     center = statistics.median(aa)
     residuals = [x - center for x in aa]
     ratios = [math.exp(x) for x in aa]
     cv = statistics.stdev(ratios) / statistics.mean(ratios)
     runs = [run for case in real.values() for run in case]
-    print(f"\n== pairing: {pairing} — rounds {settings.rounds} → {settings.max_rounds} in looks "
+    split = {kind: [x for run in real["A/A"] for x, f in zip(run["ratios"], run.get("forked") or [], strict=False)
+                    if f == kind] for kind in (False, True)}
+    if split[True] and len(split[False]) > 2:
+        parts = []
+        for kind, label in ((False, "fresh processes"), (True, "forked from a zygote")):
+            xs = split[kind]
+            med = statistics.median(xs)
+            parts.append(f"{label}: CV {statistics.stdev(math.exp(x) for x in xs) * 100:.2f}% (robust "
+                         f"{1.4826 * statistics.median(abs(x - med) for x in xs) * 100:.2f}%) over {len(xs)} rounds")
+        print("A/A per-round ratio by how the workers started — " + "; ".join(parts))
+    print(f"\n== {name}: pairing {pairing}, round_ms {settings.round_ms:g} — rounds {settings.rounds} → "
+          f"{settings.max_rounds} in looks "
           f"{sequential.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
@@ -153,24 +214,39 @@ def main() -> int:
                    help="real A/A comparisons of pairing: rounds (default 10; its effects are resampled)")
     p.add_argument("--resample", type=int, default=200, help="resampled comparisons per case and pairing")
     p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--workload", choices=("python", "torch"), default="python",
+                   help="python: a ~1 ms pure-Python loop (default); torch: a ~1 ms one-thread MLP training step, "
+                        "whose workers fork from a zygote")
+    p.add_argument("--variants", nargs="*", default=["lockstep:"],
+                   help="lockstep variants run side by side, interleaved: NAME:key=value,… with keys round_ms, "
+                        "rounds, max_rounds and fork_rounds (PROFOPT_FORK_ROUNDS; 1: no zygote); default: the "
+                        "spec defaults, named lockstep")
     args = p.parse_args()
+    variants = [parse_variant(v) for v in args.variants]
     rng = random.Random(args.seed)
-    real: dict[str, dict[str, list[dict]]] = {"lockstep": {}, "rounds": {}}
-    plan = [("lockstep", case, args.comparisons) for case in CASES] + [("rounds", CASES[0], args.rounds_comparisons)]
+    real: dict[str, dict[str, list[dict]]] = {name: {} for name, _, _ in variants} | {"rounds": {}}
+    plan = [(name, case, args.comparisons) for name, _, _ in variants for case in CASES] + \
+        [("rounds", CASES[0], args.rounds_comparisons)]
+    how = {name: ("lockstep", extra, fork) for name, extra, fork in variants} | {"rounds": ("rounds", "", None)}
     with tempfile.TemporaryDirectory(prefix="profopt-accuracy-") as tmp:
         root = Path(tmp)
-        (root / "accuracy_workload.py").write_text(textwrap.dedent(WORKLOAD))
-        # interleave the cases so a change in the machine's load lands on all of them alike
-        todo = [(pairing, case) for pairing, case, n in plan for _ in range(n)]
+        (root / "accuracy_workload.py").write_text(textwrap.dedent(TORCH_WORKLOAD if args.workload == "torch"
+                                                                   else WORKLOAD))
+        # interleave the cases and variants so a change in the machine's load lands on all of them alike
+        todo = [(name, case) for name, case, n in plan for _ in range(n)]
         rng.shuffle(todo)
-        for i, (pairing, (label, extra, tau)) in enumerate(todo, 1):
-            res = real_comparison(root, pairing, extra, tau, rng.randrange(2**31))
-            real[pairing].setdefault(label, []).append(res)
-            print(f"[{i}/{len(todo)}] {pairing} {label}: {res['verdict']}, {res['rounds']} rounds, {res['wall']:.1f} s",
+        for i, (name, (label, extra, tau)) in enumerate(todo, 1):
+            pairing, settings, fork = how[name]
+            os.environ.pop("PROFOPT_FORK_ROUNDS", None)
+            if fork is not None:
+                os.environ["PROFOPT_FORK_ROUNDS"] = fork
+            res = real_comparison(root, pairing, extra, tau, rng.randrange(2**31), settings)
+            real[name].setdefault(label, []).append(res)
+            print(f"[{i}/{len(todo)}] {name} {label}: {res['verdict']}, {res['rounds']} rounds, {res['wall']:.1f} s",
                   file=sys.stderr, flush=True)
-    for pairing in ("lockstep", "rounds"):
-        if real[pairing].get("A/A"):
-            report(pairing, real[pairing], args.resample, rng)
+    for name, (pairing, settings, _) in how.items():
+        if real[name].get("A/A"):
+            report(name, pairing, settings, real[name], args.resample, rng)
     return 0
 
 

@@ -71,7 +71,7 @@ def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(rounds=400)}, {"x": "1"}])
     proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.main", "compare", "--base", "HEAD~1"], cwd=root,
-                            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()

@@ -152,7 +152,7 @@ def test_same_commit_warns_at_once_and_ends_unchanged(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     warn = next(i for i, ln in enumerate(lines) if "A/A: this measures noise only" in ln)
-    first_round = next(i for i, ln in enumerate(lines) if "round 1/" in ln)
+    first_round = next(i for i, ln in enumerate(lines) if "look 1/" in ln)
     assert warn < first_round  # said before anything is measured
     c = load(root)
     b = c["benchmarks"][0]
@@ -243,32 +243,41 @@ def test_command_benchmark_alternates_whole_processes(tmp_path):
         assert s["pairs"] == lockstep.COMMAND_PAIRS == len(s["values_ms"]) and s["quality"] == {"answer": 42.0}
 
 
-def test_workers_die_with_the_parent(tmp_path):
-    """A killed profopt leaves no worker behind (PR_SET_PDEATHSIG in the worker's preexec)."""
+@pytest.mark.parametrize("forked", [False, True])
+def test_workers_die_with_the_parent(tmp_path, forked):
+    """A killed profopt leaves no worker behind (PR_SET_PDEATHSIG in the worker's preexec; a forked
+    worker dies with its zygote, which dies with profopt)."""
     (tmp_path / "slow.py").write_text("import time\ndef make_step():\n    return lambda: time.sleep(0.5)\n")
     driver = f"""
 import random, sys
 from pathlib import Path
 from profopt_ci.measure import lockstep
+from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.measure.zygote import ZygotePool
 from profopt_ci.spec.load import parse_spec
 spec = parse_spec("version: 1\\nbenchmarks:\\n  - {{name: s, callable: 'slow:make_step'}}\\n", "x.yml")
 b = spec.benchmarks[0]
-sides = [Side("base", Path({str(tmp_path)!r})), Side("head", Path({str(tmp_path)!r}))]
+where = Path({str(tmp_path)!r})
+sides = [Side("base", where), Side("head", where)]
 envs = {{s.name: child_env(spec, b, s) for s in sides}}
-lockstep.run_round({{"base": b, "head": b}}, envs, sides, Path({str(tmp_path)!r}), round_index=0,
-                   rng=random.Random(0), cpus=None)
+zygotes = ZygotePool().for_round("s", sides, envs, ["json"], where, print) if {forked!r} else None
+lockstep.run_round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
+                   rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
 """
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
     parent = subprocess.Popen([sys.executable, "-c", driver], env=env, cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    workers: list[int] = []
-    while time.monotonic() < deadline and len(workers) < 2:
-        time.sleep(0.2)
-        workers = _children_serving(tmp_path)
-    assert len(workers) == 2
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
+    expected = 4 if forked else 2  # two zygotes and their two forked workers, or two workers
+    try:
+        deadline = time.monotonic() + 30
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < expected:
+            time.sleep(0.2)
+            workers = _children_serving(tmp_path)
+        assert len(workers) == expected
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _children_serving(tmp_path):
         time.sleep(0.1)
@@ -285,7 +294,8 @@ def _children_serving(where: Path) -> list[int]:
             state = (proc / "stat").read_text().split(")")[-1].split()[0]
         except OSError:
             continue
-        if b"--serve" in cmd and any(str(where).encode() in c for c in cmd) and state != "Z":
+        ours = b"--serve" in cmd or b"profopt_ci.measure.zygote" in cmd
+        if ours and any(str(where).encode() in c for c in cmd) and state != "Z":
             out.append(int(proc.name))
     return out
 

@@ -10,6 +10,7 @@ a CI at the α those first looks spend (the smallest two-sided signed-rank p of 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,10 @@ def test_a_clear_regression_stops_at_the_first_look_that_can_decide(tmp_path):
     assert alphas["slower"] == spent_alpha(3, 5, ALPHA)
     # one round at a time, each announced against the look it is heading for
     assert [c[2:] for c in calls] == [(r, r + 1, 6 if r < 6 else 9 if r < 9 else 12) for r in range(12)]
-    assert [ln.split(" — ")[1] for ln in lines] == ["extending to 9", "extending to 12"]
+    # one line per look: the first two extend, the third decides
+    assert [_said(ln) for ln in lines] == [("look 1/5 after 6 rounds", "inconclusive", "extending to 9"),
+                                           ("look 2/5 after 9 rounds", "inconclusive", "extending to 12"),
+                                           ("look 3/5 after 12 rounds", "regressed", None)]
 
 
 def test_a_change_that_stays_inconclusive_runs_to_max_rounds_and_spends_the_last_alpha(tmp_path):
@@ -103,9 +107,18 @@ def test_a_change_that_stays_inconclusive_runs_to_max_rounds_and_spends_the_last
     assert alphas["noisy"] == spent_alpha(5, 5, ALPHA) < spent_alpha(3, 5, ALPHA)  # Pocock front-loads α
     # 6, 9 and 12 rounds: no CI or one that holds 0 and reaches beyond ±3%. 15 rounds: the median
     # d_i falls inside the -10% cluster, so the +10% half are outliers (unstable): more rounds too.
-    assert [ln.split(": ", 2)[2] for ln in lines] == [
-        "inconclusive after 6 rounds — extending to 9", "inconclusive after 9 rounds — extending to 12",
-        "inconclusive after 12 rounds — extending to 15", "unstable after 15 rounds — extending to 18"]
+    assert [_said(ln) for ln in lines] == [("look 1/5 after 6 rounds", "inconclusive", "extending to 9"),
+                                           ("look 2/5 after 9 rounds", "inconclusive", "extending to 12"),
+                                           ("look 3/5 after 12 rounds", "inconclusive", "extending to 15"),
+                                           ("look 4/5 after 15 rounds", "unstable", "extending to 18"),
+                                           ("look 5/5 after 18 rounds", "inconclusive", None)]
+
+
+def _said(line: str) -> tuple[str, str, str | None]:
+    """'profopt: noisy: look 1/5 after 6 rounds: inconclusive (+1.0%, CI …) — extending to 9' → its parts."""
+    m = re.fullmatch(r"profopt: \S+: (look \d+/\d+ after \d+ rounds): (\w+)(?: \(.*?\))?(?: — (.*))?", line)
+    assert m, line
+    return m.group(1), m.group(2), m.group(3)
 
 
 def test_each_benchmark_stops_at_its_own_look(tmp_path):

@@ -25,7 +25,7 @@ import math
 import statistics
 from typing import Any
 
-from profopt_ci.analyze import multiplicity, stats
+from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec.load import Benchmark, Constraint
@@ -89,7 +89,23 @@ def _center(values: list[Any]) -> Any:
     return values[-1]
 
 
-def check_constraint(c: Constraint, base: list[dict], head: list[dict]) -> dict:
+def check_constraint(c: Constraint, base: list[dict], head: list[dict],
+                     traces: tuple[dict | None, dict | None] = (None, None)) -> dict:
+    """The constraint at equal steps from both sides' quality traces (analyze/quality.py). When a side
+    has none (results or a stored baseline written before the quality pass existed), from the
+    timed samples' last values, and the detail says they were not compared at equal steps."""
+    tb, th = traces
+    if tb is not None and th is not None:
+        return quality.check_at_steps(c, tb, th)
+    failed = quality.failed_side(tb, th)
+    if failed:
+        return quality.check_at_steps(c, tb or {}, th or {})
+    entry = _from_samples(c, base, head)
+    entry["detail"] += " (from the timed rounds' values: not compared at equal steps)"
+    return entry
+
+
+def _from_samples(c: Constraint, base: list[dict], head: list[dict]) -> dict:
     bv, hv = _quality(base, c.metric), _quality(head, c.metric)
     entry = {"metric": c.metric, "rule": c.rule, "limit": c.limit, "base": None, "head": None, "ok": False}
     missing = [side for side, vals in (("base", bv), ("head", hv)) if not vals]

@@ -82,8 +82,8 @@ def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> None:
         return
     entry["metrics"].update(side_metrics(bench, base, head))
     block["function_diff"] = function_diff(base, head)
-    if not entry["samples"]["base"] and not entry["samples"]["head"]:
-        # instructions only: the quality values the constraints need come from the counted runs
+    if not entry["samples"]["base"] and not entry["samples"]["head"] and not entry.get("quality"):
+        # instructions only and no quality pass (results of an older profopt): the counted runs' values
         b, h = [{"quality": base.get("quality") or {}}], [{"quality": head.get("quality") or {}}]
         entry["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
 

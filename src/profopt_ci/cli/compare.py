@@ -66,7 +66,7 @@ def command(args: argparse.Namespace) -> int:
         write_outputs(comparison, args, final=False)
 
     comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
-                             on_partial=partial, trace_dir=_trace_dir(args))
+                             on_partial=partial, trace_dir=_trace_dir(args), store=args.store)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK

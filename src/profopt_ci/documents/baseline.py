@@ -33,6 +33,7 @@ def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed
         "env": results.get("env") or {},
         "rounds": results.get("rounds"),
         "seed": results.get("seed"),
+        **({"runner": results["runner"]} if results.get("runner") else {}),
         "benchmarks": benchmarks,
         "failed": failed,
     }

@@ -4,7 +4,8 @@ In: from the analysis, the judged benchmark entries and the overall verdict (dec
 sentence, counts — analyze.decide computes them; this module only records them); each side's ref,
 commit, fingerprint and env; the differences besides code; the notes the report must show; and the
 optional sections of the verb that builds it:
-- `compare`: `pairing` (kind and CPU set), `dirty`, `new_in_pr` — builder arguments;
+- `compare`: `pairing` (kind and CPU set), `dirty`, `new_in_pr`, `runner` (the runner probe against
+  the label's history: measure/runner.py) — builder arguments;
 - afterwards, with `add_section`, because they are computed from the comparison itself:
   `baseline`, `history`, `drift` (`compare --baseline stored|both`, store.baseline) and `policy`
   (the `--fail-on` rule and who broke it, added by the CLI to every compare / diff).
@@ -28,7 +29,7 @@ LATER_SECTIONS = ("policy", "baseline", "history", "drift")
 def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[str, Any], base: dict,
           head: dict, diffs: list[dict], seed: int | None, notes: list[str], threshold_pct: float | None,
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
-          new_in_pr: list[dict] | None = None) -> dict:
+          new_in_pr: list[dict] | None = None, runner: dict | None = None) -> dict:
     """One comparison@1. `verdict` is {decision, summary, counts}; `mode` is paired (compare) or
     unpaired (diff, a stored baseline). The compare-only sections are left out when None."""
     rounds = max((e["rounds"] for e in entries), default=0)
@@ -54,7 +55,7 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
         "notes": notes,
         "benchmarks": entries,
     }
-    for key, value in (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr)):
+    for key, value in (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner)):
         if value is not None:
             out[key] = value
     return out

@@ -12,6 +12,7 @@ import ctypes.util
 import os
 import signal
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 PR_SET_PDEATHSIG = 1
@@ -79,6 +80,56 @@ def choose(requested: str | None, threads: int, pool: list[int] | None = None) -
         return want
     n = max(1, min(threads, len(pool)))
     return pool[-n:]
+
+
+@dataclass
+class Placement:
+    """Where one benchmark's two lockstep workers run, settled once from the step's own parallelism.
+
+    The first round's workers start unpinned on the pool (the CPUs profopt may use), each probes its
+    step (measure/threads.py), and `settle` sizes the set: the most CPUs either side needs — its busy
+    threads, or what torch or the thread variables declare — at least `floor`, at most the pool. A
+    `requested` set (spec `cpuset`, `--cpuset`, the action's input) wins; both say in `warning` when
+    the set is narrower than the step."""
+
+    pool: list[int]
+    floor: int = 1
+    requested: list[int] | None = None
+    cpus: list[int] | None = None
+    need: int | None = None
+    probes: dict[str, dict] = field(default_factory=dict)
+    warning: str | None = None
+
+    def settle(self, probes: dict[str, dict], name: str = "") -> list[int]:
+        self.probes = dict(probes)
+        self.need = max([self.floor, *(int(p.get("need") or 1) for p in probes.values())])
+        if self.requested:
+            self.cpus = list(self.requested)
+            where = "the cpuset asked for"
+        else:
+            self.cpus = self.pool[-max(1, min(self.need, len(self.pool))):]
+            where = "profopt may use"
+        if self.need > len(self.cpus):
+            sides = "; ".join(f"{side}: {describe(p)}" for side, p in sorted(self.probes.items()))
+            self.warning = (f"{name + ': ' if name else ''}the step uses {self.need} CPUs ({sides}) but "
+                            f"{where} {len(self.cpus)} ({format_cpuset(self.cpus)}): pinned there, so its step "
+                            "time is longer than with its own threads and the change can differ from what "
+                            "its users see")
+        return self.cpus
+
+    def record(self) -> dict:
+        """The comparison entry's `threads`: the set, what each side needs and why."""
+        return {"cpuset": format_cpuset(self.cpus) if self.cpus else None, "need": self.need,
+                "available": len(self.pool), "requested": format_cpuset(self.requested) if self.requested else None,
+                "narrow": bool(self.warning), "sides": self.probes}
+
+
+def describe(probe: dict) -> str:
+    """'2 busy threads, torch 2' from one side's probe."""
+    said = ", ".join(f"{k} {v}" for k, v in sorted((probe.get("declared") or {}).items()))
+    busy = probe.get("busy")
+    parts = [f"{busy} busy thread{'s' if busy != 1 else ''}" if busy else "", said]
+    return ", ".join(p for p in parts if p) or "no probe"
 
 
 @lru_cache(maxsize=1)

@@ -63,13 +63,26 @@ def _gpu() -> tuple[str | None, str | None]:
 
 
 def _cuda_version() -> str | None:
+    """torch's CUDA version, read from torch/version.py without importing torch (1–2.5 s a side)."""
     if _version("torch") is None:
         return None
     try:
-        import torch  # only when installed; fingerprinting runs once per side
-    except (ImportError, OSError, RuntimeError):  # a broken torch install is recorded as "no CUDA"
-        return None
-    return torch.version.cuda
+        files = metadata.files("torch") or []
+        path = next((f for f in files if str(f).replace("\\", "/") == "torch/version.py"), None)
+        text = path.locate().read_text(encoding="utf-8") if path is not None else ""
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return cuda_from_version_file(text)
+
+
+def cuda_from_version_file(text: str) -> str | None:
+    """`cuda: Optional[str] = '12.4'` (or `cuda = None`) in torch/version.py → '12.4' / None."""
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.split(":", 1)[0].strip() == "cuda":
+            value = value.split("#", 1)[0].strip().strip("'\"")
+            return None if value in ("", "None") else value
+    return None
 
 
 def collect() -> dict:

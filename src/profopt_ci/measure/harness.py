@@ -13,6 +13,8 @@ loop count, mean ms per step of each `phase()` and the last `record()`ed quality
 from __future__ import annotations
 
 import contextlib
+import math
+import random
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -58,15 +60,50 @@ def record(**values: object) -> None:
 
 def _plain(value: object) -> object:
     # A tensor or numpy scalar must become a JSON number before it leaves the worker.
-    if isinstance(value, (bool, int, float, str)) or value is None:
+    if isinstance(value, (bool, int, str)) or value is None:
         return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)  # nan, inf: JSON has no such number
     item = getattr(value, "item", None)
     if callable(item):
         try:
-            return item()
+            return _plain(item())
         except (TypeError, ValueError, RuntimeError):
             pass
     return str(value)
+
+
+def seed_all(seed: int = 0) -> None:
+    """The same start for both sides of a quality pass: `random`, and numpy and torch when loaded."""
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        with contextlib.suppress(Exception):
+            numpy.random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.manual_seed(seed)  # CUDA's generators too
+
+
+def trace(step: Callable[[], object], steps: int) -> dict:
+    """The quality pass: `steps` calls of a fresh step, and what each call `record()`ed.
+
+    Out: {"steps": n, "values": {name: [value at step 1, …, step n]}}, None where a step recorded
+    nothing under that name. Both sides run it from the same seeds for the same count, so a value is
+    only ever compared with the other side's value at the same step.
+    """
+    values: dict[str, list] = {}
+    for i in range(steps):
+        _state.quality = {}
+        step()
+        for name, value in _state.quality.items():
+            values.setdefault(name, [None] * i).append(value)
+        for column in values.values():
+            if len(column) <= i:
+                column.append(None)
+    _state.quality = {}
+    return {"steps": steps, "values": values}
 
 
 def _profiler_label(name: str):
@@ -130,8 +167,12 @@ def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None]
 
 
 def calibrate(step: Callable[[], object], min_time_ms: float, sync: Callable[[], None] | None = None) -> int:
-    """The smallest power-of-two loop count whose value takes at least min_time_ms."""
+    """The smallest power-of-two loop count whose value takes at least min_time_ms.
+
+    One untimed call first: a fresh step's first call (lazy initialization, allocator growth) can
+    take many steps' time, and timed alone it would make one loop look long enough."""
     min_ns = min_time_ms * 1e6
+    _time_loops(step, 1, sync)
     loops = 1
     while loops < _MAX_LOOPS:
         elapsed = _time_loops(step, loops, sync)
@@ -199,16 +240,19 @@ class Stepper:
         return self.loops
 
     def warm(self, loops: int) -> int:
-        """Warm up at `loops` per value; returns the shortest warm-up value in ns (the round's pacing)."""
+        """Warm up at `loops` per value; returns the median warm-up value of its second half in ns
+        (the round's pacing: the shortest one made a noisy round twice as long as asked)."""
         self.loops = max(1, int(loops))
-        spent, n, best = 0, 0, 0
-        while n < self.warmup or spent < self.warmup_ms * 1e6:
+        spent, taken = 0, []
+        while len(taken) < self.warmup or spent < self.warmup_ms * 1e6:
             ns = _time_loops(self.step, self.loops, self.sync)
-            spent, n, best = spent + ns, n + 1, ns if not best else min(best, ns)
+            spent += ns
+            taken.append(ns)
         if self.device is not None:
             self.device.reset_peaks()
         _state.recording = True
-        return best
+        late = sorted(taken[len(taken) // 2:])
+        return late[len(late) // 2]
 
     def value_ns(self) -> int:
         self.values += 1

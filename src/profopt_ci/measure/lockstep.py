@@ -18,6 +18,8 @@ when the round ends, however it ends.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import select
@@ -32,7 +34,7 @@ from random import Random
 from typing import Protocol
 
 from profopt_ci.figures import sig
-from profopt_ci.measure.cpus import child_preexec
+from profopt_ci.measure.cpus import Placement, child_preexec
 from profopt_ci.measure.processes import (
     Side,
     _throughput,
@@ -44,6 +46,7 @@ from profopt_ci.measure.processes import (
     tail,
 )
 from profopt_ci.measure.proctree import tag_env
+from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
 from profopt_ci.spec.load import Benchmark
 
 MIN_PAIRS = 10
@@ -84,30 +87,39 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random) -> tuple[dic
 
 
 class WorkerProcess:
-    """A `profopt_ci.measure.worker --serve` process on its own pipe pair, pinned to `cpus`."""
+    """A lockstep worker (worker.serve_job) on its own pipe pair: a fresh `profopt_ci.measure.worker
+    --serve` process, or one the side's zygote forked (zygote.py). It starts unpinned, so its import
+    and build use every CPU of the pool; `pin` moves all its threads onto the round's CPU set."""
 
-    def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, cpus: list[int] | None,
-                 round_index: int) -> None:
+    def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
+                 zygote: Zygote | None = None) -> None:
         self.side, self.what = side.name, f"the worker for {bench.name} on {side.name}"
         self.timeout_s = bench.settings.timeout_s
         to_r, self._w = os.pipe()
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w}
-        path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
-        path.write_text(json.dumps(job))
+               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path()}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
+        self.forked = zygote is not None
         try:
-            self.proc = subprocess.Popen(
-                [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root, env=env,
-                stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err, pass_fds=(to_r, from_w),
-                preexec_fn=child_preexec(cpus), start_new_session=True,
-            )
-        except OSError as exc:
+            if zygote is not None:
+                pid = zygote.fork({"job": job, "tag": self._tag},
+                                  [to_r, from_w, self._out.fileno(), self._err.fileno()])
+                self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
+            else:
+                path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
+                path.write_text(json.dumps(job))
+                self.proc = subprocess.Popen(
+                    [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root,
+                    env=env, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                    pass_fds=(to_r, from_w), preexec_fn=child_preexec(None), start_new_session=True)
+        except (OSError, ZygoteFailed) as exc:
             self._close_files()
+            for fd in (self._r, self._w):
+                os.close(fd)
             raise RoundFailed(side.name, "failed", f"cannot start {self.what}: {exc}") from None
         finally:
             os.close(to_r)
@@ -141,6 +153,20 @@ class WorkerProcess:
         if head != word:
             raise self.lost(f"answered {line[:80]!r} where `{word}` was expected")
         return rest
+
+    def answer(self, word: str, op: str | None = None) -> dict:
+        """The JSON after `word` in the reply to `op` (or in the next line)."""
+        rest = self.expect(word, self.request(op) if op else self.reply())
+        try:
+            data = json.loads(rest) if rest else {}
+        except json.JSONDecodeError:
+            raise self.lost(f"sent a corrupt `{word}` answer") from None
+        if not isinstance(data, dict):
+            raise self.lost(f"sent a `{word}` answer that is not an object")
+        return data
+
+    def pin(self, cpus: list[int]) -> None:
+        self.expect("pinned", self.request("a " + ",".join(map(str, cpus))))
 
     def value_ns(self) -> int:
         line = self.request("v")
@@ -196,15 +222,35 @@ class WorkerProcess:
         self._err.close()
 
 
-def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                   workdir: Path, *, round_index: int, rng: Random, cpus: list[int] | None) -> dict[str, dict]:
-    """One lockstep round of a callable benchmark: {side name: sample}."""
-    workers: dict[str, WorkerProcess] = {}
+@functools.lru_cache(maxsize=1)
+def threadpoolctl_path() -> str | None:
+    """threadpoolctl's module file in profopt's own environment, for the workers' probe (threads.py)."""
     try:
-        for side in sides:  # both start at once: start-up is not measured
-            workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, cpus, round_index)
-        for w in workers.values():
-            w.expect("built", w.reply())
+        spec = importlib.util.find_spec("threadpoolctl")
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+
+
+def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
+                   workdir: Path, *, round_index: int, rng: Random, placement: Placement,
+                   zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
+    """One lockstep round of a callable benchmark: {side name: sample}. The first round (no CPU set
+    settled yet) probes both steps before they are pinned; every sample says what its worker could
+    preload (`preload`: the zygote's packages for the next rounds)."""
+    workers: dict[str, WorkerProcess] = {}
+    zygotes = zygotes or {}
+    try:
+        for side in sides:  # both start at once, unpinned: start-up is not measured
+            workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
+                                               zygotes.get(side.name))
+        built = {name: w.answer("built") for name, w in workers.items()}
+        if placement.cpus is None:  # one at a time: each probe sees the pool to itself
+            placement.settle({name: w.answer("threads", "p") for name, w in workers.items()},
+                             benches[sides[0].name].name)
+        if placement.cpus:
+            for w in workers.values():
+                w.pin(placement.cpus)
         # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
         # values of unequal length would meet a competing process's time slices unequally.
         loops = min(_int(w, w.expect("loops", w.request("c"))) for w in workers.values())
@@ -220,8 +266,16 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
     finally:
         for w in workers.values():
             w.close()
-    return {side.name: _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
-                               finals[side.name]) for side in sides}
+    out = {}
+    for side in sides:
+        sample = _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
+                         finals[side.name])
+        sample["forked"] = workers[side.name].forked
+        preload = built[side.name].get("preload")
+        if isinstance(preload, list):
+            sample["preload"] = [str(p) for p in preload][:20000]
+        out[side.name] = sample
+    return out
 
 
 def _int(w: WorkerProcess, text: str) -> int:
@@ -248,9 +302,11 @@ def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, val
 
 
 def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                  workdir: Path, *, round_index: int, rng: Random, cpus: list[int] | None,
-                  pairs: int = COMMAND_PAIRS) -> dict[str, dict]:
-    """One round of a command benchmark: whole processes alternated base/head, `pairs` pairs."""
+                  workdir: Path, *, round_index: int, rng: Random, placement: Placement,
+                  pairs: int = COMMAND_PAIRS, zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
+    """One round of a command benchmark: whole processes alternated base/head, `pairs` pairs (on the
+    CPU set its warm-up runs settled: rounds.lockstep_round)."""
+    cpus = placement.cpus
     runs: dict[str, list] = {s.name: [] for s in sides}
     first: list[str] = []
     for _ in range(pairs):
@@ -281,7 +337,9 @@ def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str,
 
 
 def run_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-              workdir: Path, *, round_index: int, rng: Random, cpus: list[int] | None) -> dict[str, dict]:
+              workdir: Path, *, round_index: int, rng: Random, placement: Placement,
+              zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
     """One lockstep round of either kind."""
     kind = command_round if benches[sides[0].name].command is not None else callable_round
-    return kind(benches, envs, sides, workdir, round_index=round_index, rng=rng, cpus=cpus)
+    return kind(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
+                zygotes=zygotes)

@@ -333,17 +333,23 @@ def command_argv(command: str | list[str] | None) -> list[str]:
     return ["/bin/sh", "-c", str(command)]
 
 
-def warm_command(spec: Spec, bench: Benchmark, side: Side) -> None:
-    """A command's warm-up runs happen once per side before its first round (caches, page cache)."""
+def warm_command(spec: Spec, bench: Benchmark, side: Side) -> dict | None:
+    """A command's warm-up runs happen once per side before its first round (caches, page cache).
+    Unpinned, they are also its parallelism probe: {"parallelism": CPU time over wall time, "need"}."""
     if bench.command is None:
-        return
+        return None
     env = child_env(spec, bench, side)
+    best: dict | None = None
     with tempfile.TemporaryDirectory(prefix="profopt-warm-") as work:
         for _ in range(bench.settings.warmup):
             res = run_command(command_argv(bench.command), cwd=side.root, env=env,
                               timeout_s=bench.settings.timeout_s, workdir=Path(work))
             if res.timed_out or res.returncode != 0:
                 raise failure_of(res, bench.settings.timeout_s, f"the command of {bench.name} on {side.name} (warm-up)")
+            ratio = res.cpu_s * 1e9 / max(res.wall_ns, 1)
+            if best is None or ratio > best["parallelism"]:
+                best = {"parallelism": round(ratio, 2), "need": max(1, round(ratio))}
+    return best
 
 
 METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")

@@ -12,12 +12,12 @@ the `Plan` (plan.py) for each side's spec and benchmark.
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from profopt_ci.measure import lockstep
+from profopt_ci.measure.cpus import Placement, describe, format_cpuset
 from profopt_ci.measure.processes import (
     BenchmarkFailed,
     Side,
@@ -26,12 +26,12 @@ from profopt_ci.measure.processes import (
     run_sample,
     warm_command,
 )
+from profopt_ci.measure.progress import Progress, progress_of
+from profopt_ci.measure.zygote import ZygotePool
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 
-
-def stderr_log(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+stderr_log = Progress()  # permanent lines on stderr, and live per-benchmark lines on a terminal
 
 
 @dataclass
@@ -42,14 +42,22 @@ class Track:
     error: str | None = None
     samples: list[dict] = field(default_factory=list)
     warmed: bool = False
+    quality: dict | None = None  # the quality pass's trace (analyze/quality.py), when one ran
 
 
 @dataclass
 class RoundState:
     tracks: dict[tuple[str, str], Track] = field(default_factory=dict)
+    placements: dict[str, Placement] = field(default_factory=dict)  # lockstep: each benchmark's CPU set
+    preload: dict[str, list[str]] = field(default_factory=dict)  # what its workers' zygotes import
+    zygotes: ZygotePool = field(default_factory=lambda: ZygotePool())
 
     def track(self, bench: str, side: str) -> Track:
         return self.tracks.setdefault((bench, side), Track())
+
+    def close(self) -> None:
+        """The zygotes still alive (they die with profopt anyway; this is the orderly way)."""
+        self.zygotes.close()
 
     def measured(self, bench: str, side: str) -> bool:
         """The side finished its rounds of this benchmark without failing."""
@@ -106,23 +114,51 @@ def run_rounds(
 
 def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
                    total: int, rng: random.Random, log: Callable[[str], None]) -> None:
-    """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay."""
+    """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay.
+
+    The benchmark's CPU set is settled in its first round (a command's: from its unpinned warm-up
+    runs); from the second round on, a callable whose workers import heavy packages forks them from
+    a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds."""
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
+    placement = state.placements.setdefault(bench.name, plan.placement(bench))
+    unsettled = placement.cpus is None
     try:
+        probes = {}
         for side in sides:
             track = state.track(bench.name, side.name)
             if not track.warmed:
-                warm_command(plan.side_spec(side.name), own[side.name], side)
+                probe = warm_command(plan.side_spec(side.name), own[side.name], side)
                 track.warmed = True
-        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, cpus=plan.cpus(bench))
+                if probe is not None:
+                    probes[side.name] = probe
+        if placement.cpus is None and bench.command is not None:
+            placement.settle(probes, bench.name)
+        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log)
+        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
+                                     zygotes=zygotes)
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
             (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)
         track = state.track(bench.name, side)
         track.status, track.error = exc.status, f"round {r + 1} failed: {exc.message}"
         log(progress_line(bench.name, side, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
+        state.zygotes.close(bench.name)
         return
+    preload = sorted({p for side in sides for p in samples[side.name].pop("preload", None) or []})
+    if preload:
+        state.preload[bench.name] = preload
     for side in sides:
         state.track(bench.name, side.name).samples.append(samples[side.name])
-        log(progress_line(bench.name, side.name, r, total, samples[side.name]))
+    if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):
+        log(placement.warning and f"profopt: warning: {placement.warning}" or
+            f"profopt: {bench.name}: CPU set {format_cpuset(placement.cpus)} — the step needs {placement.need} "
+            f"({'; '.join(f'{k}: {describe(v)}' for k, v in sorted(placement.probes.items()))})")
+    progress_of(log).round(bench.name, ratios(state, bench.name, sides), r, total)
+
+
+def ratios(state: RoundState, bench: str, sides: list[Side]) -> list[float]:
+    """Head/base step time per round both sides finished (the live line's estimate)."""
+    b = {s["round"]: s["step_time_ms"] for s in state.track(bench, sides[0].name).samples}
+    h = {s["round"]: s["step_time_ms"] for s in state.track(bench, sides[-1].name).samples}
+    return [h[r] / b[r] for r in sorted(b.keys() & h.keys()) if b[r]]

@@ -9,6 +9,9 @@ checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.jso
 job, never stdout, which the user's step may print to) one value at a time:
 
     worker: `built`
+    parent: `p` → worker: `threads {json}` (measure/threads.py: the step's parallelism, probed
+                                         while the worker is not pinned yet; first round only)
+    parent: `a 0,1` → worker: `pinned N` (every thread of the worker moved onto those CPUs)
     parent: `c` → worker: `loops N` (its own calibration to ~value_ms)
     parent: `w N` → worker: `ready NS` (warmed up at N loops per value, the same N on both sides;
                                        NS its shortest warm-up value)
@@ -36,12 +39,31 @@ def load_factory(target: str):
     return obj
 
 
-def build_step(target: str, params: dict):
+def build_step(target: str, params: dict, seed: int | None = None):
     factory = load_factory(target)
+    if seed is not None:  # after the module's imports, before the factory: numpy and torch are loaded
+        from profopt_ci.measure import harness
+
+        harness.seed_all(seed)
     step = factory(**params)
     if not callable(step):
         raise TypeError(f"{target}(**params) returned {type(step).__name__}, expected a zero-argument step function")
     return step
+
+
+# Packages that import without starting work a forked child would inherit half-done (no OpenMP
+# region, no CUDA context, no running thread pool), and that cost seconds to import: a zygote may
+# import them once and fork each round's workers (measure/zygote.py). jax and tensorflow are not here:
+# both start threads at import and say fork() is unsafe after it.
+PRELOAD = ("torch", "numpy", "scipy", "pandas", "sklearn", "torchvision", "torchaudio", "transformers")
+
+
+def preloadable() -> list[str]:
+    """The modules of the PRELOAD packages this worker's step imported, submodules included (the
+    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo, ~1.5 s);
+    measure/zygote.py imports them once. Packages first, then their submodules by depth."""
+    names = [m for m in list(sys.modules) if m.partition(".")[0] in PRELOAD]
+    return sorted(names, key=lambda m: (m.count("."), m))[:20000]
 
 
 def measure_job(job: dict) -> dict:
@@ -81,23 +103,39 @@ def _vm_hwm_kb() -> int | None:
 
 
 def profile_job(job: dict) -> dict:
+    """The run after the timed rounds: the quality pass (`quality_steps` from fresh seeds), then the
+    profile of the same step. A profile that fails keeps the quality trace."""
+    from profopt_ci.measure import harness
     from profopt_ci.profile import capture as profile
 
-    step = build_step(job["callable"], job.get("params") or {})
-    trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
-    return profile.capture(step, job.get("profile", "auto"), steps=int(job.get("steps", 5)), trace_dir=trace_dir,
-                           name=job["name"], machine=job.get("machine"))
+    steps = int(job.get("quality_steps") or 0)
+    step = build_step(job["callable"], job.get("params") or {}, seed=int(job.get("seed", 0)) if steps else None)
+    trace = harness.trace(step, steps) if steps else None
+    mode = job.get("profile", "auto")
+    if mode == "off":
+        summary: dict = {"kind": "none", "reason": "profile: off"}
+    else:
+        trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
+        try:
+            summary = profile.capture(step, mode, steps=int(job.get("steps", 5)), trace_dir=trace_dir,
+                                      name=job["name"], machine=job.get("machine"))
+        except Exception as exc:
+            if trace is None:
+                raise
+            summary = {"kind": "none", "reason": f"profiled run failed: {type(exc).__name__}: {str(exc)[:500]}"}
+    return {**summary, "quality_trace": trace} if trace is not None else summary
 
 
-def serve_job(job: dict) -> int:
-    """The lockstep protocol above, on the job's `fd_in` / `fd_out`."""
-    from profopt_ci.measure import cpus, harness
+def serve_job(job: dict, fd_in: int | None = None, fd_out: int | None = None) -> int:
+    """The lockstep protocol above, on the job's `fd_in` / `fd_out` (or the ones given: a worker a
+    zygote forked received its pipe ends over the zygote's socket)."""
+    from profopt_ci.measure import cpus, harness, threads
 
     cpus.die_with_parent()  # also set by the parent's preexec; here too for any other launcher
-    rd = os.fdopen(int(job["fd_in"]), "r", encoding="ascii")
-    wr = os.fdopen(int(job["fd_out"]), "w", encoding="utf-8", buffering=1)
+    rd = os.fdopen(int(job["fd_in"] if fd_in is None else fd_in), "r", encoding="ascii")
+    wr = os.fdopen(int(job["fd_out"] if fd_out is None else fd_out), "w", encoding="utf-8", buffering=1)
     step = build_step(job["callable"], job.get("params") or {})
-    wr.write("built\n")
+    wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 1000.0)) / 10)
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
@@ -107,6 +145,10 @@ def serve_job(job: dict) -> int:
         op, _, arg = line.strip().partition(" ")
         if op == "c":
             wr.write(f"loops {stepper.calibrate()}\n")
+        elif op == "p" and not warmed:
+            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"))) + "\n")
+        elif op == "a" and arg:
+            wr.write(f"pinned {threads.pin_all(sorted({int(c) for c in arg.split(',')}))}\n")
         elif op == "w" and arg.isdigit():
             wr.write(f"ready {stepper.warm(int(arg))}\n")
             warmed = True
@@ -121,6 +163,20 @@ def serve_job(job: dict) -> int:
     return 1  # the parent closed the pipe: it is gone or gave up on us
 
 
+def run_job(job: dict, out: str) -> int:
+    """A JSON job (measure, profile, instructions) whose answer is written atomically to `out`."""
+    if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
+        from profopt_ci.measure.instr_worker import instructions_job
+
+        result = instructions_job(job, build_step)
+    else:
+        result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
+    tmp = Path(out + ".tmp")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "--serve":
@@ -131,16 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     job = json.loads(Path(args[0]).read_text())
     sys.path.insert(0, os.getcwd())
-    if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
-        from profopt_ci.measure.instr_worker import instructions_job
-
-        result = instructions_job(job, build_step)
-    else:
-        result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
-    tmp = Path(args[1] + ".tmp")
-    tmp.write_text(json.dumps(result))
-    tmp.replace(args[1])
-    return 0
+    return run_job(job, args[1])
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
-from profopt_ci.measure import instructions
+from profopt_ci.measure import instructions, runner
 from profopt_ci.measure.checkouts import (
     load_state,
     open_workspace,
@@ -47,6 +47,7 @@ from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.profile.sides import annotate, profile_all
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
+from profopt_ci.store.baseline import runner_history
 
 # ---- the document, shared by compare, diff and stored ---------------------------------------------------
 
@@ -71,6 +72,8 @@ class CompareRun:
     alphas: dict[str, float] = field(default_factory=dict)
     profiles: dict[str, dict[str, dict]] = field(default_factory=dict)
     instr: dict[str, dict[str, dict]] = field(default_factory=dict)
+    runner: dict | None = None  # the runner probe against the label's history (measure/runner.py)
+    runner_note: str | None = None
 
     @property
     def same_commit(self) -> bool:
@@ -108,7 +111,7 @@ def _entries(run: CompareRun) -> list[dict]:
         judged = run.plan.judged(b.name)
         entry = build_entry(judged, track_dict(run.state, b, "base"), track_dict(run.state, b, "head"),
                             paired=True, alpha=run.alphas.get(b.name, ALPHA))
-        _pairing_of(entry, run.plan, b)
+        _pairing_of(entry, run, b)
         instr_merge.merge(entry, judged, run.instr.get(b.name))  # instrument: instructions
         entries.append(entry)
     finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches})
@@ -132,9 +135,11 @@ def comparison(run: CompareRun, notes: list[str]) -> dict:
     return comparison_doc.build(
         mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
-        seed=run.seed, notes=[*plan.notes, *notes, *outlier_notes(entries)],
+        seed=run.seed, notes=[*plan.notes, *notes, *_placement_notes(run), *outlier_notes(entries),
+                              *([run.runner_note] if run.runner_note else [])],
         threshold_pct=plan.spec.benchmarks[0].settings.threshold_pct, confidence=1 - ALPHA,
-        pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state))
+        pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state),
+        runner=run.runner)
 
 
 def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> None:
@@ -143,10 +148,21 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     for side in sides:
         run.fps[side.name] = fingerprint(side, plan.side_spec(side.name))
     timed = [b for b in run.benches if b.settings.timed]
-    run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log)
-    measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
-                work, random.Random(run.seed), log)
-    run.profiles = profile_all(plan, timed, sides, state.measured, work, trace_dir, log)
+    finished = {b.name: b for b in run.benches}
+
+    def ok(bench: str, side: str) -> bool:  # rounds done (instructions-only: nothing failed so far)
+        return state.measured(bench, side) if finished[bench].settings.timed else state.track(bench, side).status == "ok"
+
+    try:
+        run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log)
+        measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
+                    work, random.Random(run.seed), log)
+        run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes)
+    finally:
+        state.close()
+    for name, per_side in traces.items():
+        for side_name, trace in per_side.items():
+            state.track(name, side_name).quality = trace
     # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
     run.instr = instructions.measure_instructions(
         plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
@@ -201,8 +217,10 @@ def run_compare(
     log: Callable[[str], None] = stderr_log,
     on_partial: Callable[[dict], None] | None = None,
     trace_dir: Path | None = None,
+    store: str | None = None,
 ) -> dict | None:
-    """Measure base and head; returns the comparison (None after `--phase setup`)."""
+    """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
+    the label's nightly runs are, for the runner probe's history (default git:profopt-data)."""
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instructions.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
@@ -215,9 +233,11 @@ def run_compare(
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
                          notes=new_note(new) + _pairing_notes(plan, benches, log))
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
+        probed = runner.probe()
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 _measure_all(run, Path(work), trace_dir, log)
+                _check_runner(run, runner.combine(probed, runner.probe()), store, log)
             except KeyboardInterrupt:
                 if on_partial is not None:
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
@@ -226,31 +246,74 @@ def run_compare(
         return comparison(run, run.notes)
 
 
+def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) -> None:
+    """This run's probe against the label's stored nightly runs; said at once when it is off."""
+    if record is None:
+        return
+    history = runner_history(run.plan.spec, store, record)
+    run.runner, run.runner_note = runner.check(record, history, run.plan.hardware_label)
+    if run.runner_note:
+        log(f"profopt: warning: {run.runner_note}")
+
+
 AA_NOTE = "A/A: this measures noise only"
 PARTIAL_NOTE = "interrupted: partial results"  # a Ctrl-C'd compare's comparison says so first
 
 
 def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[str]:
-    """Which pairing runs, said on the terminal now and in the report."""
-    notes = []
+    """How the pairing runs, said once on the terminal now and once in the report (the CPU set of
+    each benchmark is settled by its first round: `_placement_notes`)."""
     for b in benches:
-        s = b.settings
-        if s.pairing == "lockstep":
-            cpus = format_cpuset(plan.cpus(b))
-            how = ("whole processes alternated base/head, 3 pairs a round" if b.command is not None else
-                   f"live workers driven value by value (~{s.value_ms:g} ms values, ~{s.round_ms:g} ms of pairs a round)")
-            line = f"{b.name}: pairing lockstep — base and head pinned to CPU {cpus}, {how}"
-        else:
-            line = (f"{b.name}: pairing rounds — one fresh process per side per round, {s.values} values of "
-                    f"≥ {s.min_time_ms:g} ms each")
+        plan.placement(b)  # a bad cpuset is a usage error before anything runs
+    kinds = sorted({b.settings.pairing for b in benches})
+    lock = [b for b in benches if b.settings.pairing == "lockstep"]
+    lines = []
+    if lock:
+        s = lock[0].settings
+        callables = [b for b in lock if b.command is None]
+        how = (f"live workers driven value by value (~{s.value_ms:g} ms values, ~{s.round_ms:g} ms of pairs a round)"
+               if callables else "")
+        cmd = "commands: whole processes alternated base/head, 3 pairs a round" if len(callables) < len(lock) else ""
+        lines.append("pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
+                     + "; ".join(x for x in (how, cmd) if x))
+    if "rounds" in kinds:
+        r = next(b for b in benches if b.settings.pairing == "rounds").settings
+        names = ", ".join(b.name for b in benches if b.settings.pairing == "rounds")
+        lines.append(f"pairing rounds ({names}) — one fresh process per side per round, {r.values} values of "
+                     f"≥ {r.min_time_ms:g} ms each")
+    for line in lines:
         log(f"profopt: {line}")
-        notes.append(line)
-    return notes
+    return lines
 
 
-def _pairing_of(entry: dict, plan: Plan, bench: Benchmark) -> None:
+def _placement_notes(run: CompareRun) -> list[str]:
+    """Each benchmark's settled CPU set, once; and a warning where it is narrower than the step."""
+    sets: dict[str, list[str]] = {}
+    warnings = []
+    for b in run.benches:
+        p = run.state.placements.get(b.name)
+        if p is None or p.cpus is None:
+            continue
+        sets.setdefault(format_cpuset(p.cpus), []).append(b.name)
+        if p.warning:
+            warnings.append(p.warning)
+    if not sets:
+        return warnings
+    if len(sets) == 1:
+        (cpus, _), = sets.items()
+        line = f"CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)"
+    else:
+        line = "CPU sets: " + "; ".join(f"{cpus} for {', '.join(names)}" for cpus, names in sets.items())
+    return [line, *warnings]
+
+
+def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> None:
     entry["pairing"] = bench.settings.pairing
-    entry["cpuset"] = format_cpuset(plan.cpus(bench)) if bench.settings.pairing == "lockstep" else None
+    p = run.state.placements.get(bench.name)
+    lockstep = bench.settings.pairing == "lockstep" and p is not None and p.cpus is not None
+    entry["cpuset"] = format_cpuset(p.cpus) if lockstep else None
+    if lockstep:
+        entry["threads"] = p.record()
 
 
 def _overall_pairing(entries: list[dict]) -> dict:

@@ -63,7 +63,10 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         entry["decision"] = "failed"
         entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
         return entry
-    entry["constraints"] = [check_constraint(c, rows_b, rows_h) for c in bench.constraints]
+    traces = (base.get("quality"), head.get("quality"))
+    if bench.constraints or traces != (None, None):
+        entry["quality"] = {"base": traces[0], "head": traces[1]}
+    entry["constraints"] = [check_constraint(c, rows_b, rows_h, traces) for c in bench.constraints]
     if paired:
         _fill(entry, bench, compare_metrics(bench, rows_b, rows_h, paired=True, alpha=alpha))
     else:
@@ -140,7 +143,7 @@ def outlier_notes(entries: list[dict]) -> list[str]:
 
 def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
     t = state.track(bench.name, side)
-    return {"status": t.status, "error": t.error, "samples": t.samples}
+    return {"status": t.status, "error": t.error, "samples": t.samples, "quality": t.quality}
 
 
 def verdict(entries: list[dict]) -> dict:

@@ -15,10 +15,11 @@ from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents.results import new_entry, new_results, save_json
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
-from profopt_ci.measure import instructions
+from profopt_ci.measure import instructions, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.profile.sides import after_side
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 
@@ -28,6 +29,8 @@ def fill_results(results: dict, benches: list[Benchmark], state: RoundState, sid
         track = state.track(bench.name, side)
         entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
         entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
+        if track.quality is not None:
+            entry["quality"] = track.quality
         timed = bench.settings.timed  # instructions-only: no timed samples by design
         if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
             entry.update(status="failed", error=track.error or "no samples were measured")
@@ -59,11 +62,24 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
             timed = [b for b in benches if b.settings.timed]
             run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
                        rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
+            quality_pass(spec, benches, side, state, Path(work), log)
             return instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
                                                      Path(work), log)
         finally:
             with interrupt_safe():  # a second Ctrl-C must not cut the results file short
                 checkpoint(-1)
+
+
+def quality_pass(spec, benches: list[Benchmark], side: Side, state: RoundState, work: Path,
+                 log: Callable[[str], None]) -> None:
+    """Each benchmark with constraints: its quality trace (steps from fresh seeds), for `diff`."""
+    for bench in benches:
+        track = state.track(bench.name, side.name)
+        steps = quality.wanted(bench)
+        if not steps or track.status != "ok" or (bench.settings.timed and not track.samples):
+            continue
+        log(f"profopt: {bench.name}: quality pass ({steps} steps)")
+        _, track.quality = after_side(spec, bench, side, work, None, None, profile=False)
 
 
 def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, results: dict, out: Path,
@@ -112,6 +128,8 @@ def run_tree(
     state = RoundState()
     _setup_or_record(spec, benches, side, state, results, out, log)
     results["seed"] = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
+    probed = runner.probe()
     counted = _measure(plan, spec, benches, side, state, results, out, n, log)
+    results["runner"] = runner.combine(probed, runner.probe())  # stored with the nightly baselines
     failed = _failures(benches, side, state, counted, results, out, log)
     return (EXIT_INFRA if failed else EXIT_OK), results

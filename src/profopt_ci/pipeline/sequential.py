@@ -16,6 +16,7 @@ from pathlib import Path
 from profopt_ci.analyze import looks as sequential
 from profopt_ci.analyze.decide import SPEED
 from profopt_ci.measure.processes import Side
+from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundState, run_rounds
 from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
 from profopt_ci.spec.load import Benchmark
@@ -41,11 +42,19 @@ def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[i
     alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
     entry = build_entry(plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
                         paired=True, alpha=alpha)
-    verdict = entry["metrics"].get(SPEED, {}).get("verdict")
+    m = entry["metrics"].get(SPEED, {})
+    verdict = m.get("verdict")
     # unstable too: outlier rounds are diluted by more rounds, and the estimate is robust to them
     more = verdict in ("inconclusive", "unstable") and k + 1 < len(looks)
-    if more:
-        log(f"profopt: {bench.name}: {verdict} after {rounds} rounds — extending to {looks[k + 1]}")
+    figures = ""
+    if m.get("delta_pct") is not None:
+        ci = (f", CI {m['ci_low_pct']:+.1f}…{m['ci_high_pct']:+.1f}%"
+              if m.get("ci_low_pct") is not None and m.get("ci_high_pct") is not None else "")
+        figures = f" ({m['delta_pct']:+.1f}%{ci})"
+    then = f" — extending to {looks[k + 1]}" if more else ""
+    log(f"profopt: {bench.name}: look {k + 1}/{len(looks)} after {rounds} rounds: {verdict}{figures}{then}")
+    if not more:
+        progress_of(log).done(bench.name)
     return alpha, more
 
 

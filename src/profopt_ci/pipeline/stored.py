@@ -146,7 +146,8 @@ def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], l
             continue
         head_bench = _bench_from_results(name, head_entry, spec)
         pairs.append((_bench_from_results(name, stored, spec), head_bench))
-        base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored)}
+        base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored),
+                     "quality": stored.get("quality_trace")}
         entries.append(build_entry(head_bench, base_side, head_entry, paired=False))
         counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
         instr_merge.merge(entries[-1], head_bench, counted if all(counted.values()) else None)

@@ -1,19 +1,26 @@
-"""After the timed rounds: one profiled run per side, then the bottleneck note.
+"""After the timed rounds: one run per side for the quality pass and the profile, then the bottleneck note.
 
 In: the `Plan`, the benchmarks, the prepared `Side`s and which (benchmark, side) pairs measured ok.
-Out: each comparison entry annotated with `profile` (per side: the summary; `hot_diff`) and
-`bottleneck` (class, evidence, next action: analyze/bottleneck.py).
+Out: per benchmark and side the profile summary and the quality trace (measure/quality.py); each
+comparison entry annotated with `profile` (per side: the summary; `hot_diff`) and `bottleneck`
+(class, evidence, next action: analyze/bottleneck.py).
 
-Never mixed into the timed samples: a profiled run is its own worker process, taken after the
-rounds, and its figures only feed the phase breakdown, the hot-op diff and the rule engine. A
-profile that fails is recorded as `{"kind": "none", "reason": …}`; it never fails the comparison.
+Never mixed into the timed samples: this run is its own worker process, taken after the rounds. A
+callable's worker first runs the quality pass (`quality_steps` steps from a fresh factory and the
+same seeds, for a benchmark with constraints), then profiles that step; a command gets one quality
+run beside its profiled one. A profile that fails is recorded as `{"kind": "none", "reason": …}`
+and never fails the comparison; a quality pass that fails is a trace with its error, which breaks
+the constraints it was for.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
+from profopt_ci.measure import quality
+from profopt_ci.measure.processes import Side, child_env, failure_of, read_answer, run_worker
+from profopt_ci.measure.proctree import tag_env
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, run_forked
 from profopt_ci.spec.model import Benchmark, Spec
 from profopt_ci.spec.plan import Plan
 
@@ -27,36 +34,72 @@ def machine_balance() -> dict:
     return machine.probe()
 
 
-def profile_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                 machine: dict) -> dict:
-    """The profile summary of one benchmark on one side (docs/data-model.md); never raises for
-    anything the benchmark did: a profile that fails is `{"kind": "none", "reason": …}`."""
+def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
+               machine: dict | None, *, profile: bool = True, zygote: Zygote | None = None) -> tuple[dict, dict | None]:
+    """(profile summary, quality trace or None) of one benchmark on one side; never raises for
+    anything the benchmark did. `profile=False`: the quality pass alone (`profopt run`). A profile
+    without a quality pass forks from the side's `zygote` when its rounds left one (the quality
+    pass needs a fresh interpreter: PYTHONHASHSEED=0 on both sides)."""
+    steps = quality.wanted(bench)
     try:
-        return _profile_side(spec, bench, side, workdir, trace_dir, machine)
+        if zygote is not None and not steps and bench.callable and profile and bench.settings.profile != "off":
+            return _forked_profile(bench, side, workdir, trace_dir, machine, zygote), None
+        return _after_side(spec, bench, side, workdir, trace_dir, machine, steps, profile)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
-        return {"kind": "none", "reason": f"profiled run failed: {type(exc).__name__}: {str(exc)[:500]}"}
+        why = f"{type(exc).__name__}: {str(exc)[:500]}"
+        return ({"kind": "none", "reason": f"profiled run failed: {why}"},
+                quality.failed("failed", why) if steps else None)
 
 
-def _profile_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                  machine: dict) -> dict:
+def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
+                machine: dict | None, steps: int, profiled: bool) -> tuple[dict, dict | None]:
     from profopt_ci.profile import capture as profile
 
-    mode = bench.settings.profile
-    if mode == "off":
-        return {"kind": "none", "reason": "profile: off"}
+    mode = bench.settings.profile if bench.settings.timed and profiled else "off"
     name = f"{bench.name}-{side.name}"
     env = child_env(spec, bench, side)
     if bench.command is not None:
+        trace = quality.command_trace(bench, side, env, workdir) if steps else None
+        if mode == "off":
+            return {"kind": "none", "reason": "profile: off"}, trace
         return profile.capture_command(bench.command, cwd=side.root, env=env, trace_dir=trace_dir, name=name,
-                                       timeout_s=bench.settings.timeout_s, machine=machine)
+                                       timeout_s=bench.settings.timeout_s, machine=machine), trace
+    if mode == "off" and not steps:
+        return {"kind": "none", "reason": "profile: off"}, None
     job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": mode,
            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
-           "steps": PROFILE_STEPS}
-    res, summary = run_worker(job, side, env, workdir, f"profile-{name}", bench.settings.timeout_s)
+           "steps": PROFILE_STEPS, "quality_steps": steps, "seed": quality.SEED}
+    res, summary = run_worker(job, side, quality.quality_env(env) if steps else env, workdir, f"profile-{name}",
+                              bench.settings.timeout_s)
     if summary is None:
         failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
-        return {"kind": "none", "reason": failure.message[:2000]}
-    return summary
+        return ({"kind": "none", "reason": failure.message[:2000]},
+                quality.failed(failure.status, failure.message) if steps else None)
+    trace = summary.pop("quality_trace", None)
+    if steps and not isinstance(trace, dict):
+        trace = quality.failed("failed", "the quality pass answered without a trace")
+    return summary, trace
+
+
+def _forked_profile(bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None, machine: dict | None,
+                    zygote: Zygote) -> dict:
+    name = f"{bench.name}-{side.name}"
+    job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": bench.settings.profile,
+           "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
+           "steps": PROFILE_STEPS}
+    out = workdir / f"out-profile-{name}.json"
+    out.unlink(missing_ok=True)
+    try:
+        code, err = run_forked(zygote, job, out, bench.settings.timeout_s, tag_env({})[1])
+    except ZygoteFailed as exc:
+        return {"kind": "none", "reason": f"profiled run failed: {exc}"}
+    if code is None:
+        return {"kind": "none", "reason": f"the profiled run of {bench.name} passed timeout_s="
+                                          f"{bench.settings.timeout_s:g} and was killed\n{err}"[:2000]}
+    data, why = read_answer(out) if code == 0 else (None, f"exited {code}")
+    if data is None:
+        return {"kind": "none", "reason": f"the profiled run of {bench.name} {why}\n{err}"[:2000]}
+    return data
 
 
 def annotate(entry: dict, profiles: dict[str, dict]) -> None:
@@ -75,18 +118,30 @@ def annotate(entry: dict, profiles: dict[str, dict]) -> None:
 
 
 def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
-                workdir: Path, trace_dir: Path | None, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
-    """{benchmark: {side: profile}} for every benchmark and side that finished its rounds."""
-    wanted = [b for b in benches if b.settings.profile != "off"]
+                workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None
+                ) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, dict]]]:
+    """({benchmark: {side: profile}}, {benchmark: {side: quality trace}}) for every benchmark and side
+    that finished its rounds."""
+    wanted = [b for b in benches if (b.settings.profile != "off" and b.settings.timed) or quality.wanted(b)]
     if not wanted:
-        return {}
-    machine = machine_balance()
-    out: dict[str, dict[str, dict]] = {}
+        return {}, {}
+    machine = machine_balance() if any(b.settings.profile != "off" and b.settings.timed for b in wanted) else None
+    profiles: dict[str, dict[str, dict]] = {}
+    traces: dict[str, dict[str, dict]] = {}
     for bench in wanted:
         for side in sides:
             if not ok(bench.name, side.name):
                 continue
-            log(f"profopt: profiling {bench.name} [{side.name}]")
             own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
-            out.setdefault(bench.name, {})[side.name] = profile_side(own_spec, own_bench, side, workdir, trace_dir, machine)
-    return out
+            steps = quality.wanted(own_bench)
+            what = " and ".join(x for x in (f"quality pass ({steps} steps)" if steps else "",
+                                            "profile" if own_bench.settings.profile != "off" else "") if x)
+            log(f"profopt: {bench.name} [{side.name}]: {what}")
+            live = zygotes.current(bench.name) if zygotes is not None else None
+            summary, trace = after_side(own_spec, own_bench, side, workdir, trace_dir, machine,
+                                        zygote=(live or {}).get(side.name))
+            if own_bench.settings.profile != "off" and own_bench.settings.timed:
+                profiles.setdefault(bench.name, {})[side.name] = summary
+            if trace is not None:
+                traces.setdefault(bench.name, {})[side.name] = trace
+    return profiles, traces

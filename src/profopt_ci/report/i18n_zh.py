@@ -30,6 +30,7 @@ TERMS = {
     "peak_memory": "峰值内存", "cuda_max_allocated": "CUDA 峰值分配", "cuda_max_reserved": "CUDA 峰值预留",
     "device_peak_allocated_mb": "设备峰值分配", "host_peak_allocated_mb": "主机峰值分配",
     "slower": "变慢", "faster": "变快",
+    "profopt may use": "profopt 可用的只有", "the cpuset asked for": "所要求的 cpuset 只有",
 }
 _UNITS = ((" MB/step", " MB/步"), ("/step", "/步"), ("of unknown age", "时长未知"))
 
@@ -55,13 +56,22 @@ def _mismatch(text: str) -> str:
     return text.replace(": stored ", "：存储时 ").replace(" vs now ", "，现在 ").replace("; ", "；")
 
 
+def _cpus(text: str) -> str:
+    """'base: 2 busy threads, torch 2; head: 1 busy thread' (measure/cpus.describe, per side)."""
+    text = re.sub(r"(\d+) busy threads?", r"\1 个忙碌线程", text)
+    for en, zh in (("base: ", "基线："), ("head: ", "新版："), ("no probe", "未探测"), ("; ", "；"), (", ", "，")):
+        text = text.replace(en, zh)
+    return text
+
+
 def _age(text: str) -> str:
     m = re.fullmatch(r"(\S+) (hours|days) old", text)
     return f"{m.group(1)} {'小时' if m.group(2) == 'hours' else '天'}前" if m else _units(text)
 
 
 class _Group(str):
-    _SPECS = {"t": _terms, "u": _units, "m": _mismatch, "a": _age}
+    _SPECS = {"t": _terms, "u": _units, "m": _mismatch, "a": _age, "c": _cpus,
+              "s": lambda text: {"slower": "慢", "faster": "快"}.get(text, text)}
 
     def __format__(self, spec: str) -> str:
         return self._SPECS[spec](str(self)) if spec else str(self)
@@ -156,6 +166,32 @@ NOTES: list[tuple[str, str]] = [
     (r"the Ir diff names C functions \(the interpreter's, builtins', extensions'\); Python functions show only as "
      r"interpreter frames there — the time-based hot-op diff names them",
      "Ir 对比列出的是 C 函数（解释器、内建函数、扩展的）；Python 函数在其中只显示为解释器帧——基于时间的热点算子对比会列出它们"),
+    (r"this runner ran (\d+)% (slower|faster) than its usual \(probe (\S+) ms vs a median of (\S+) ms over the "
+     r"last (\d+) runs of label (.*)\): absolute times are off, ratios may shift by a few %",
+     "本次运行的机器比平时{1:s} {0}%（探测 {2} ms，而标签 {5} 最近 {4} 次运行的中位数为 {3} ms）："
+     "绝对时间不准，比值也可能偏移几个百分点"),
+    # how the pairing ran (pipeline/compare.py), said once per comparison
+    (r"pairing lockstep — base and head share one CPU set, sized to the step's own threads; live workers driven "
+     r"value by value \(~(\S+) ms values, ~(\S+) ms of pairs a round\); commands: whole processes alternated "
+     r"base/head, 3 pairs a round",
+     "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 {0} ms，每轮约 {1} ms 的取值对）；"
+     "命令：基线/新版整进程交替运行，每轮 3 对"),
+    (r"pairing lockstep — base and head share one CPU set, sized to the step's own threads; live workers driven "
+     r"value by value \(~(\S+) ms values, ~(\S+) ms of pairs a round\)",
+     "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 {0} ms，每轮约 {1} ms 的取值对）"),
+    (r"pairing lockstep — base and head share one CPU set, sized to the step's own threads; commands: whole "
+     r"processes alternated base/head, 3 pairs a round",
+     "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；命令：基线/新版整进程交替运行，每轮 3 对"),
+    (r"pairing rounds \((.*)\) — one fresh process per side per round, (\d+) values of ≥ (\S+) ms each",
+     "轮次配对（{0}）——每轮每侧一个新进程，每个进程 {1} 个值，每个 ≥ {2} ms"),
+    (r"CPU set: (\S+) for every benchmark \(base and head on the same CPUs, never at once\)",
+     "CPU 组：所有基准均为 {0}（基线与新版在同一组 CPU 上，从不同时运行）"),
+    (r"CPU sets: (.*)", "CPU 组：{0}"),
+    (r"(\S+): the step uses (\d+) CPUs \((.*)\) but (profopt may use|the cpuset asked for) (\d+) \((\S+)\): "
+     r"pinned there, so its step time is longer than with its own threads and the change can differ from what "
+     r"its users see",
+     "{0}：单步使用 {1} 个 CPU（{2:c}），但{3:t} {4} 个（{5}）：只能绑定在这些 CPU 上，因此单步时间比使用自身线程数时更长，"
+     "变化也可能与用户实际看到的不同"),
     # lockstep pairing (issue 10), by the wording its issue proposes
     (r"(\d+) of (\d+) rounds were outliers", "{1} 轮中 {0} 轮离群"),
     (r"(\d+) of (\d+) rounds were outliers: (.*)", "{1} 轮中 {0} 轮离群：{2}"),

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "pairing": "lockstep",
     "value_ms": 2.0,
     "round_ms": 1000.0,
+    "quality_steps": 100,
 }
 INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
@@ -68,6 +69,7 @@ class Settings:
     pairing: str = "lockstep"  # lockstep | rounds (design.md)
     value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float = 1000.0  # lockstep: pairs per round fill about this long
+    quality_steps: int = 100  # the quality pass: steps per side from fresh seeds (constraints)
 
     @property
     def timed(self) -> bool:
@@ -178,6 +180,7 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
         pairing=pairing,
         value_ms=float(merged["value_ms"]),
         round_ms=float(merged["round_ms"]),
+        quality_steps=int(merged["quality_steps"]),
     )
 
 

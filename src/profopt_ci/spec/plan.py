@@ -125,13 +125,18 @@ class Plan:
                 return b
         return next(b for b in self.spec.benchmarks if b.name == name)
 
-    def cpus(self, bench: Benchmark) -> list[int]:
-        """The CPU set both sides of `bench` share under lockstep."""
+    def placement(self, bench: Benchmark) -> cpuset.Placement:
+        """Where both sides of `bench` will run under lockstep: the CPUs profopt may use, the thread
+        variables' floor and the requested set (checked against the pool); the first round settles it."""
         env = {**os.environ, **self.spec.env, **bench.env}
-        try:
-            return cpuset.choose(self.spec.cpuset, cpuset.threads_of(env))
-        except ValueError as exc:
-            raise UsageError(f"cpuset {self.spec.cpuset}: {exc}") from None
+        pool = cpuset.available()
+        requested = None
+        if self.spec.cpuset:
+            try:
+                requested = cpuset.choose(self.spec.cpuset, 1, pool)
+            except ValueError as exc:
+                raise UsageError(f"cpuset {self.spec.cpuset}: {exc}") from None
+        return cpuset.Placement(pool=pool, floor=cpuset.threads_of(env), requested=requested)
 
     def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Spec:
         """Resolve one side: its own spec's definitions under the plan's settings (see module doc)."""

@@ -87,6 +87,8 @@ def bench_summary(entry: dict) -> dict:
         "round_cost_ms": sig(statistics.median(measured) + PROCESS_OVERHEAD_MS, 6) if measured else None,
         "metrics": metrics, "quality": quality,
     }
+    if entry.get("quality"):  # the quality pass: constraints compare a stored trace step by step
+        out["quality_trace"] = entry["quality"]
     if _counted(entry):  # instrument: instructions — the runs' counts, compared again by compare_stored
         out["instructions"] = entry["instructions"]
     return out
@@ -134,6 +136,8 @@ def as_results(doc: dict) -> dict:
                          "summary": {m: v.get("median") for m, v in (b.get("metrics") or {}).items()}}
         if b.get("instructions"):
             benches[name]["instructions"] = b["instructions"]
+        if b.get("quality_trace"):
+            benches[name]["quality"] = b["quality_trace"]
     keep = ("tool_version", "created", "commit", "dirty", "spec_hash", "hardware_label", "fingerprint", "env",
             "rounds", "seed")
     return {"schema": RESULTS_SCHEMA, **{k: doc.get(k) for k in keep}, "benchmarks": benches,
@@ -315,6 +319,27 @@ def attach_history(comparison: dict, spec: Spec, *, store: str | None, allow_env
     comparison_doc.add_section(comparison, "drift", drift)
     if history_n:
         comparison_doc.add_section(comparison, "history", history.build(kept, comparison))
+
+
+RUNNER_HISTORY_N = 20
+
+
+def runner_history(spec: Spec, store: str | None, record: dict | None) -> list[float]:
+    """The runner probes of the label's newest stored runs (quietly none: no store, no branch yet)."""
+    from profopt_ci.measure import runner
+    from profopt_ci.store.stores import entries, load
+
+    repo = toplevel(spec.path.resolve().parent)
+    if record is None or (repo is None and not str(store or "").startswith("dir:")):
+        return []
+    quiet = lambda _message: None  # noqa: E731 — a missing store is the normal case of a first run
+    try:
+        target = open_store(store, repo, log=quiet, push=False)
+        chosen = entries(target, spec.hardware_label, warn=quiet)[:RUNNER_HISTORY_N]
+        docs = [doc for _, doc in load(target, chosen, label=spec.hardware_label, warn=quiet)]
+    except (UsageError, InfraError, OSError):
+        return []
+    return runner.history_of(docs, record)
 
 
 def costs(spec: Spec, store: str | None, *, log: Callable[[str], None] = stderr_log) -> tuple[dict[str, float], str | None]:

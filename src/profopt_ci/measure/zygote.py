@@ -1,0 +1,321 @@
+"""A zygote: one process per side that imports the step's heavy packages once and forks each round's worker.
+
+In (parent): a `Side`, its environment, the packages to preload (worker.PRELOAD that the first
+round's worker reported), a work directory. Out: `Zygote.fork(job, fds)` → the pid of a fresh
+lockstep worker (worker.serve_job) on the pipe ends passed, and `wait`/`poll` for its exit status.
+In (the zygote process, `python -m profopt_ci.measure.zygote JOB.json`): the socket's fd and the
+preload list; it answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's
+fds riding with `fork` as SCM_RIGHTS):
+
+    zygote: `ready PID` (or `error TRACEBACK`)
+    parent: `fork {job}` + fds [pipe in, pipe out, stdout file, stderr file] → zygote: `pid N`
+            (a JSON job with `out`, the profiled run: fds [stdout file, stderr file] only)
+    parent: `wait N` / `poll N` → zygote: `status CODE` (poll: or `running`)
+
+Why: `import torch` takes 1–2.5 s, and a fresh pair of interpreters every round paid it twice per
+round — most of a torch A/A's time. A forked child starts in milliseconds with the packages already
+imported and builds the step itself (the factory never runs in the zygote, so no OpenMP region,
+CUDA context or thread pool is inherited half-done: forking after one of those hangs the child).
+What a fork shares — the hash seed, the layout of what was imported — is re-drawn by a new zygote
+every FORK_ROUNDS rounds (lockstep.py), so the rounds still sample process-level effects.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+MAX_MSG = 1 << 20
+FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
+READY_TIMEOUT_S = 300.0
+
+
+class ZygoteFailed(Exception):
+    """The zygote could not start, preload, or fork; the caller falls back to fresh processes."""
+
+
+class Zygote:
+    """The parent's handle on one side's zygote."""
+
+    def __init__(self, python: str, root: Path, env: dict[str, str], preload: list[str], workdir: Path,
+                 name: str) -> None:
+        from profopt_ci.measure.cpus import child_preexec
+        from profopt_ci.measure.proctree import tag_env
+
+        self.name = name
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        path = workdir / f"zygote-{name}.json"
+        path.write_text(json.dumps({"preload": list(preload), "sock": theirs.fileno()}))
+        self._err = tempfile.TemporaryFile()
+        env, self.tag = tag_env(env)
+        try:
+            self.proc = subprocess.Popen(
+                [python, "-m", "profopt_ci.measure.zygote", str(path)], cwd=root, env=env,
+                stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err, pass_fds=(theirs.fileno(),),
+                preexec_fn=child_preexec(None), start_new_session=True)
+        except OSError as exc:
+            self.sock.close()
+            self._err.close()
+            raise ZygoteFailed(f"cannot start the zygote {name}: {exc}") from None
+        finally:
+            theirs.close()
+        self.pid: int | None = None
+
+    def ready(self, timeout_s: float) -> None:
+        """Wait for `ready`; ZygoteFailed with the zygote's own words when it did not get there."""
+        word, rest = self._reply(timeout_s)
+        if word != "ready":
+            raise ZygoteFailed(f"the zygote {self.name} could not preload: {rest or self._tail()}")
+        self.pid = int(rest)
+
+    def fork(self, job: dict, fds: list[int], timeout_s: float = 30.0) -> int:
+        try:
+            socket.send_fds(self.sock, [("fork " + json.dumps(job)).encode()], fds)
+        except OSError as exc:
+            raise ZygoteFailed(f"the zygote {self.name} is gone ({exc})") from None
+        word, rest = self._reply(timeout_s)
+        if word != "pid":
+            raise ZygoteFailed(f"the zygote {self.name} could not fork: {rest or self._tail()}")
+        return int(rest)
+
+    def status(self, pid: int, *, block: bool, timeout_s: float = 30.0) -> int | None:
+        """The exit code of a forked worker (negative: killed by that signal); None while it runs."""
+        try:
+            self.sock.send(f"{'wait' if block else 'poll'} {pid}".encode())
+            word, rest = self._reply(timeout_s)
+        except (OSError, ZygoteFailed):
+            return -9  # the zygote is gone, and its workers died with it (PR_SET_PDEATHSIG)
+        if word == "status":
+            return int(rest)
+        return None
+
+    def _reply(self, timeout_s: float) -> tuple[str, str]:
+        ready, _, _ = select.select([self.sock], [], [], timeout_s)
+        if not ready:
+            raise ZygoteFailed(f"the zygote {self.name} did not answer within {timeout_s:g} s")
+        try:
+            msg = self.sock.recv(MAX_MSG)
+        except OSError as exc:
+            raise ZygoteFailed(f"the zygote {self.name} is gone ({exc})") from None
+        if not msg:
+            raise ZygoteFailed(f"the zygote {self.name} exited: {self._tail()}")
+        word, _, rest = msg.decode("utf-8", "replace").partition(" ")
+        return word, rest
+
+    def _tail(self) -> str:
+        from profopt_ci.measure.processes import tail
+
+        try:
+            self._err.seek(0)
+            return tail(self._err.read().decode("utf-8", "replace")) or "no output"
+        except (OSError, ValueError):
+            return "no output"
+
+    def close(self) -> None:
+        from profopt_ci.measure.processes import kill_all
+
+        try:
+            self.sock.close()
+        finally:
+            if self.proc.poll() is None:
+                kill_all(self.proc.pid, self.tag)  # its forked workers die with it
+            self.proc.wait()
+            self._err.close()
+
+
+def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, tag: str) -> tuple[int | None, str]:
+    """A JSON job forked from the zygote (worker.run_job): (exit code or None on timeout, stderr tail)."""
+    from profopt_ci.measure.processes import kill_all, tail
+
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        pid = zygote.fork({"job": job, "tag": tag, "out": str(out)}, [so.fileno(), se.fileno()])
+        child = Forked(zygote, pid)
+        try:
+            code: int | None = child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_all(pid, tag)
+            child.wait()
+            code = None
+        se.seek(0)
+        return code, tail(se.read().decode("utf-8", "replace"))
+
+
+class Forked:
+    """A worker a zygote forked, with the part of Popen's interface lockstep.WorkerProcess uses."""
+
+    def __init__(self, zygote: Zygote, pid: int) -> None:
+        self.zygote, self.pid = zygote, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.status(self.pid, block=False)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            code = self.poll()
+            if code is not None:
+                return code
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            time.sleep(0.005)
+
+
+class ZygotePool:
+    """Each benchmark's zygotes, one per side, replaced every `every` rounds (PROFOPT_FORK_ROUNDS
+    overrides FORK_ROUNDS; below 2 turns forking off). A zygote that fails to start turns it off for
+    that benchmark, said once: its rounds go on in fresh processes."""
+
+    def __init__(self, every: int | None = None) -> None:
+        if every is None:
+            text = os.environ.get("PROFOPT_FORK_ROUNDS", "").strip()
+            every = int(text) if text.isdigit() else FORK_ROUNDS
+        self.every = every
+        self.live: dict[str, tuple[dict[str, Zygote], int]] = {}
+        self.broken: set[str] = set()
+
+    def for_round(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str] | None,
+                  workdir: Path, log) -> dict[str, Zygote] | None:
+        """The zygotes this round forks from, or None (fresh processes)."""
+        if not preload or self.every < 2 or bench in self.broken:
+            return None
+        current = self.live.get(bench)
+        if current is not None and current[1] < self.every:
+            self.live[bench] = (current[0], current[1] + 1)
+            return current[0]
+        self.close(bench)
+        started: dict[str, Zygote] = {}
+        try:
+            for side in sides:  # all start at once: the imports run side by side, unpinned
+                started[side.name] = Zygote(side.python, side.root, envs[side.name], preload, workdir,
+                                            f"{bench}-{side.name}")
+            for z in started.values():
+                z.ready(READY_TIMEOUT_S)
+        except ZygoteFailed as exc:
+            for z in started.values():
+                z.close()
+            self.broken.add(bench)
+            log(f"profopt: {bench}: workers are not forked ({exc}); each round starts fresh processes")
+            return None
+        self.live[bench] = (started, 1)
+        return started
+
+    def current(self, bench: str) -> dict[str, Zygote] | None:
+        """The benchmark's live zygotes, for the profiled run after its rounds."""
+        live = self.live.get(bench)
+        return live[0] if live else None
+
+    def close(self, bench: str | None = None) -> None:
+        for name in [bench] if bench is not None else list(self.live):
+            zygotes, _ = self.live.pop(name, ({}, 0))
+            for z in zygotes.values():
+                z.close()
+
+
+# ---- the zygote process ------------------------------------------------------------------------
+
+
+def _child(sock: socket.socket, job: dict, fds: list[int], zygote_pid: int) -> None:
+    """In the forked worker: its own session, its pipes, its output files; then the serve loop."""
+    from profopt_ci.measure import cpus, worker
+    from profopt_ci.measure.proctree import TAG_VAR
+
+    code = 1
+    try:
+        sock.close()
+        os.setsid()
+        cpus.die_with_parent(zygote_pid)
+        *pipes, out, err = fds
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.close(out)
+        os.close(err)
+        os.environ[TAG_VAR] = job["tag"]  # what the step starts carries the worker's own tag
+        if job.get("out"):  # a JSON job (the profiled run): its answer goes to a file
+            code = worker.run_job(job["job"], job["out"])
+        else:
+            code = worker.serve_job(job["job"], *pipes)
+    except BaseException:  # noqa: B036 — whatever happened, say it on stderr and exit non-zero
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: S110 — nothing left to tell
+                pass
+        os._exit(code)
+
+
+def serve(sock: socket.socket) -> int:
+    """Answer fork / wait / poll until the parent closes the socket."""
+    me = os.getpid()
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, 8)
+        except OSError:
+            return 0
+        if not msg:
+            return 0
+        op, _, arg = msg.decode("utf-8", "replace").partition(" ")
+        if op == "fork" and len(fds) in (2, 4):
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            pid = os.fork()
+            if pid == 0:
+                _child(sock, json.loads(arg), fds, me)
+            for fd in fds:
+                os.close(fd)
+            sock.send(f"pid {pid}".encode())
+        elif op in ("wait", "poll") and arg.isdigit():
+            for fd in fds:
+                os.close(fd)
+            try:
+                done, status = os.waitpid(int(arg), 0 if op == "wait" else os.WNOHANG)
+            except ChildProcessError:
+                sock.send(b"status -9")
+                continue
+            sock.send(b"running" if done == 0 else f"status {os.waitstatus_to_exitcode(status)}".encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+            sock.send(f"error unexpected request {msg[:80]!r}".encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    from profopt_ci.measure import cpus
+
+    args = sys.argv[1:] if argv is None else argv
+    job = json.loads(Path(args[0]).read_text())
+    sock = socket.socket(fileno=int(job["sock"]))
+    cpus.die_with_parent()
+    sys.path.insert(0, os.getcwd())
+    names = [str(n) for n in job.get("preload") or []]
+    try:
+        for name in [n for n in names if "." not in n]:
+            importlib.import_module(name)
+    except BaseException:  # noqa: B036 — an import that fails here is reported, never forked from
+        sock.send(("error " + traceback.format_exc()[-3000:]).encode())
+        return 1
+    for name in [n for n in names if "." in n]:  # what the step imported lazily; one that needs its
+        try:                                     # importer's context is left to the worker itself
+            importlib.import_module(name)
+        except Exception:  # noqa: S112
+            continue
+    sock.send(f"ready {os.getpid()}".encode())
+    return serve(sock)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
