@@ -75,11 +75,16 @@ def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()
-    assert _wait_for(lambda: any("round 3/" in ln for ln in lines))
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+    try:
+        assert _wait_for(lambda: any("round 3/" in ln for ln in lines))
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave a compare running past the test
+            proc.kill()
+            proc.wait()
     reader.join(timeout=10)
     assert proc.returncode == 130, "".join(lines)
     partial = json.loads((root / ".profopt" / "comparison.json").read_text())

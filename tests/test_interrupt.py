@@ -34,12 +34,17 @@ def test_sigterm_cleans_worktrees_and_writes_partial_comparison(tmp_path):
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and not any("round 3/" in ln for ln in lines):
-        time.sleep(0.2)
-    assert git(root, "worktree", "list").count("\n") == 2  # main + base + head while measuring
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not any("round 3/" in ln for ln in lines):
+            time.sleep(0.2)
+        assert git(root, "worktree", "list").count("\n") == 2  # main + base + head while measuring
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave a compare running past the test
+            proc.kill()
+            proc.wait()
     reader.join(timeout=10)
     err = "".join(lines)
     assert proc.returncode == 130, err

@@ -543,3 +543,42 @@ def test_diff_takes_a_stored_baseline_as_its_base(tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"schema": "something/else@3"}))
     bad = run_cli(["diff", "other.json", "head.json"], tmp_path)
     assert bad.returncode == 2 and "other.json" in bad.stderr
+
+
+# ---- the runner probe against the label's stored runs ---------------------------------------------
+
+
+def test_a_runner_far_off_its_stored_history_is_said_and_recorded(tmp_path):
+    from profopt_ci.measure import runner
+
+    root = tmp_path / "repo"
+    shas = make_repo(root, [FILES, {"README": "docs only\n"}])
+    st = tmp_path / "store"
+    now = runner.probe()
+    for i, factor in enumerate((0.5, 0.52, 0.48)):  # the usual runner was twice as fast as this one now
+        doc = fake_doc(shas[0], 0.3, created=f"2026-01-0{i + 1}T00:00:00+00:00")
+        doc["runner"] = {**now, "ms": now["ms"] * factor, "samples": 2}
+        store.save(store.DirStore(st), doc)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--rounds", "2", "--fail-on", "none", "--store", f"dir:{st}",
+                    "--report", "report.md", "--lang", "zh"], root)
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads((root / ".profopt" / "comparison.json").read_text())
+    r = c["runner"]
+    assert r["probe"] == runner.PROBE and r["history_n"] == 3 and r["state"] == "slow" and r["off_pct"] > 50
+    assert any(n.startswith("this runner ran ") and "slower than its usual" in n and "label test-cpu" in n
+               for n in c["notes"])
+    assert "warning: this runner ran" in proc.stderr
+    zh = (root / "report.md").read_text()
+    assert "本次运行的机器比平时慢" in zh and "置信区间只覆盖本次运行内部的波动" in zh
+
+
+def test_a_runner_on_its_usual_speed_or_without_history_says_nothing(tmp_path):
+    from profopt_ci.measure import runner
+
+    record = runner.probe()
+    usual, note = runner.check(record, [record["ms"] * f for f in (0.95, 1.0, 1.05)], "x")
+    assert usual["state"] == "usual" and note is None
+    alone, note = runner.check(record, [record["ms"]] * 2, "x")  # fewer than MIN_HISTORY runs
+    assert alone["state"] == "no history" and note is None
+    other = runner.history_of([{"runner": {**record, "python": "2.7.18"}}], record)
+    assert other == []  # another interpreter's probe is another figure

@@ -25,6 +25,7 @@ class Progress:
         self.lines: dict[str, str] = {}
         self.started: dict[str, float] = {}
         self.rounds_done: dict[str, int] = {}
+        self.looks: dict[str, str] = {}  # bench → "2/5": the look its rounds are heading for
         self._drawn = 0
 
     @property
@@ -47,7 +48,11 @@ class Progress:
         print(line, file=self.stream, flush=True)
         self._draw()
 
-    def round(self, bench: str, ratios: list[float], r: int, total: int, look: int | None = None) -> None:
+    def heading_for(self, bench: str, look: int, looks: int) -> None:
+        """The benchmark's rounds now lead to look `look` of `looks` (pipeline/sequential.py)."""
+        self.looks[bench] = f"{look}/{looks}"
+
+    def round(self, bench: str, ratios: list[float], r: int, total: int) -> None:
         """Round `r` (0-based) of `total` in this look is done; `ratios` are head/base per round so far."""
         now = time.monotonic()
         self.started.setdefault(bench, now)
@@ -61,7 +66,7 @@ class Progress:
         usable = [x for x in ratios if x > 0 and math.isfinite(x)]
         if usable:
             est = f" · {(math.exp(statistics.median(math.log(x) for x in usable)) - 1) * 100:+.1f}% so far"
-        looked = f" · look {look}" if look else ""
+        looked = f" · look {self.looks[bench]}" if bench in self.looks else ""
         text = f"profopt: {bench}: round {r + 1}/{total}{looked}{est} · ~{left:.0f} s left"
         if every:
             self(text)
@@ -98,6 +103,9 @@ def _width() -> int:
 
 class _Quiet:
     def round(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def heading_for(self, *args: Any) -> None:
         pass
 
     def done(self, bench: str) -> None:

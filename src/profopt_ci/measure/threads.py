@@ -2,26 +2,27 @@
 
 In (inside a worker, standard library only): the built step, and optionally the path of
 threadpoolctl's module file (the parent's copy: the side's environment may not have it). Out:
-`probe()` → {"declared": {"torch": n, "env": n, "<pool>": n…}, "busy": threads that did work,
-"parallelism": CPU time over the busiest thread's, "need": CPUs the step wants}; `pin_all(cpus)`
+`probe()` → {"declared": {"torch": n, "env": n, "<pool>": n…}, "busy": how many of its threads run at
+once (90th percentile), "parallelism": the mean of that, "need": CPUs the step wants}; `pin_all(cpus)`
 moves every thread of the process (the thread pools the factory started included) onto `cpus`.
 
 Why here: a parent that sizes the CPU set from environment variables alone pins a step that calls
 `torch.set_num_threads(2)` in its factory, or runs its own threads, onto one CPU, which halves the
 effect the user would see and doubles the step time. The probe runs the step unpinned for about
-PROBE_MS, reading each thread's CPU clock (Linux: the per-thread CPU-time clock of its tid).
+PROBE_MS, sampling each thread's CPU clock (Linux: the per-thread CPU-time clock of its tid).
 """
 from __future__ import annotations
 
 import importlib.util
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 
 PROBE_MS = 200.0
-BUSY_SHARE = 0.3  # of the busiest thread's CPU time: a thread that does this much is one more CPU
-MIN_BUSY_NS = 2_000_000  # and at least 2 ms of CPU in the probe: a timer thread's wake-ups are not work
+SAMPLE_S = 0.002  # how often the probe reads every thread's CPU clock
+RAN_SHARE = 0.25  # a thread that ran this share of an interval was one of those running in it
 ENV_VARS = ("PROFOPT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -72,12 +73,16 @@ def _pools(path: str | None) -> dict[str, int]:
     """{"openblas": 2, "openmp": 2, …} from threadpoolctl, loaded from the parent's file when given."""
     if not path:
         return {}
+    name = "_profopt_threadpoolctl"
     try:
-        spec = importlib.util.spec_from_file_location("_profopt_threadpoolctl", path)
-        if spec is None or spec.loader is None:
-            return {}
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                return {}
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # its dataclasses look their module up there
+            spec.loader.exec_module(module)
         info = module.threadpool_info()
     except Exception:  # threadpoolctl is a help, never a failure of the benchmark
         return {}
@@ -92,21 +97,39 @@ def _pools(path: str | None) -> dict[str, int]:
 
 
 def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
-    """Run the step for about `budget_ms` (one untimed call first: pools start lazily) and count the
-    threads that accrued CPU time, and CPU time over the busiest thread's."""
+    """Run the step for about `budget_ms` (one untimed call first: pools start lazily) and count how
+    many of its threads run at once.
+
+    A sampler thread reads every thread's CPU clock every SAMPLE_S; a thread whose clock advanced by
+    at least RAN_SHARE of the interval ran in it. `busy` is the 90th percentile of that count over
+    the intervals, `parallelism` its mean. Threads the step starts and joins within one call count
+    while they run; a pool's idle threads do not. On a loaded machine each thread gets less of each
+    interval, which RAN_SHARE leaves room for; the sampler leaves itself out."""
     step()
-    before, start = _cpu_ns(), time.perf_counter_ns()
+    counts: list[int] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        me = threading.get_native_id()
+        prev, t0 = _cpu_ns(), time.perf_counter_ns()
+        while not stop.wait(SAMPLE_S):
+            now, t1 = _cpu_ns(), time.perf_counter_ns()
+            floor = RAN_SHARE * (t1 - t0)
+            counts.append(sum(1 for tid, ns in now.items() if tid != me and ns - prev.get(tid, 0) >= floor))
+            prev, t0 = now, t1
+
+    sampler = threading.Thread(target=sample, name="profopt-probe", daemon=True)
+    start = time.perf_counter_ns()
+    sampler.start()
     calls = 0
     while calls < 2 or time.perf_counter_ns() - start < budget_ms * 1e6:
         step()
         calls += 1
-    after = _cpu_ns()
-    spent = {tid: ns - before.get(tid, 0) for tid, ns in after.items()}
-    top = max(spent.values(), default=0)
-    if top <= 0:
-        return {"busy": 1, "parallelism": 1.0, "calls": calls}
-    busy = sum(1 for ns in spent.values() if ns >= max(BUSY_SHARE * top, MIN_BUSY_NS))
-    return {"busy": max(1, busy), "parallelism": round(sum(spent.values()) / top, 2), "calls": calls}
+    stop.set()
+    sampler.join()
+    ran = sorted(c for c in counts if c > 0) or [1]
+    return {"busy": max(1, ran[min(len(ran) - 1, int(0.9 * len(ran)))]),
+            "parallelism": round(sum(ran) / len(ran), 2), "calls": calls}
 
 
 def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, budget_ms: float = PROBE_MS) -> dict:

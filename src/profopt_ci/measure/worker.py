@@ -137,7 +137,7 @@ def serve_job(job: dict, fd_in: int | None = None, fd_out: int | None = None) ->
     step = build_step(job["callable"], job.get("params") or {})
     wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
-    warm_ms = min(100.0, float(job.get("round_ms", 1000.0)) / 10)
+    warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
                               warmup_ms=warm_ms, device=harness.detect_device())
     warmed = False

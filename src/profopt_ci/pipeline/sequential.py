@@ -73,6 +73,7 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
             _measure_alone(plan, benches, live, state, work, rng, log, measure)
             return final_alpha
         for b in active:
+            progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
             measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
         r += 1
         for b in active:

@@ -32,15 +32,16 @@ DEFAULTS: dict[str, Any] = {
     "cache_sim": False,
     "pairing": "lockstep",
     "value_ms": 2.0,
-    "round_ms": 1000.0,
+    "round_ms": 400.0,
     "quality_steps": 100,
 }
 INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
 PAIRINGS = ("lockstep", "rounds")
 # Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
-# these apply when the spec does not set rounds / max_rounds itself.
-LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 16, "max_rounds": 48}
+# these apply when the spec does not set rounds / max_rounds itself. A first look at 12 rounds of
+# ~0.4 s decides a quiet A/A or a clear change (bench/verdict_accuracy.py --variants).
+LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
 # goal.metric as a spec may write it → the metric key of results@1 and comparison@1
 GOAL_METRICS = {
     "step_time": "step_time_ms",
@@ -68,7 +69,7 @@ class Settings:
     cache_sim: bool = False
     pairing: str = "lockstep"  # lockstep | rounds (design.md)
     value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
-    round_ms: float = 1000.0  # lockstep: pairs per round fill about this long
+    round_ms: float = 400.0  # lockstep: pairs per round fill about this long
     quality_steps: int = 100  # the quality pass: steps per side from fresh seeds (constraints)
 
     @property

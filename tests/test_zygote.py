@@ -1,0 +1,121 @@
+"""Workers forked from a per-side zygote: what it preloads, that forked workers serve rounds, and the failures.
+
+Real processes throughout: a zygote is `python -m profopt_ci.measure.zygote`, its children serve
+the lockstep protocol over real pipes.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from conftest import make_repo, run_cli
+
+from profopt_ci.measure import lockstep
+from profopt_ci.measure.cpus import Placement
+from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.measure.zygote import ZygotePool
+from profopt_ci.spec.load import parse_spec
+
+STEP = """\
+import json, os
+
+def make_step(exit_at=0):
+    calls = {"n": 0}
+    def step():
+        calls["n"] += 1
+        if exit_at and calls["n"] == exit_at:
+            os._exit(3)
+        json.dumps({"x": list(range(200))})
+    return step
+"""
+
+
+def _setup(tmp_path: Path, params: str = "{}"):
+    (tmp_path / "zstep.py").write_text(STEP)
+    spec = parse_spec(f"version: 1\nbenchmarks:\n  - {{name: z, callable: 'zstep:make_step', params: {params}, "
+                      "round_ms: 100}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    return b, sides, envs
+
+
+def test_forked_workers_serve_rounds_and_a_new_zygote_comes_every_few_rounds(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool, logged = ZygotePool(every=2), []
+    placement = Placement(pool=[0])
+    pids = []
+    try:
+        for r in range(4):
+            zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append)
+            assert zygotes is not None and set(zygotes) == {"base", "head"}
+            pids.append(zygotes["base"].pid)
+            out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=r,
+                                     rng=random.Random(r), placement=placement, zygotes=zygotes)
+            for side in ("base", "head"):
+                assert out[side]["forked"] is True and out[side]["pairs"] >= lockstep.MIN_PAIRS
+                assert out[side]["preload"] == []  # json is no heavy package: nothing to preload
+    finally:
+        pool.close()
+    assert pids[0] == pids[1] != pids[2] == pids[3]  # two rounds per zygote
+    assert logged == []
+
+
+def test_a_zygote_that_cannot_preload_turns_forking_off_for_that_benchmark(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool, logged = ZygotePool(), []
+    assert pool.for_round("z", sides, envs, ["no_such_module_for_profopt"], tmp_path, logged.append) is None
+    assert "z" in pool.broken and len(logged) == 1 and "No module named" in logged[0]
+    assert pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append) is None  # said once, stays off
+    assert len(logged) == 1
+
+
+def test_a_forked_worker_that_exits_fails_the_round_with_its_exit_code(tmp_path):
+    b, sides, envs = _setup(tmp_path, "{exit_at: 40}")
+    pool = ZygotePool()
+    try:
+        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
+        with pytest.raises(lockstep.RoundFailed) as failed:
+            lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+                               rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+    finally:
+        pool.close()
+    assert "exited 3 mid-round" in failed.value.message
+
+
+def test_the_first_round_reports_what_the_zygote_should_preload(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "tstep.py").write_text("import torch\ndef make_step():\n    opt = torch.optim.SGD([torch.zeros(2, "
+                                       "requires_grad=True)], lr=0.1)\n    return lambda: opt.zero_grad()\n")
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: t, callable: 'tstep:make_step', round_ms: 100}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+                             placement=Placement(pool=[0]))
+    preload = out["base"]["preload"]
+    assert {"torch", "numpy"} <= set(preload) and "torch.optim" in preload and out["base"]["forked"] is False
+    assert preload.index("torch") < preload.index("torch.optim")  # packages before their submodules
+    # torch.optim's first optimizer imports torch._dynamo lazily: the zygote must preload it too
+    assert any(m.startswith("torch._dynamo") for m in preload)
+
+
+@pytest.mark.slow
+def test_a_torch_compare_forks_its_workers_after_the_first_round(tmp_path):
+    pytest.importorskip("torch")
+    root = tmp_path / "repo"
+    step = ("import torch\nfrom torch import nn\n\ndef make_step():\n    m = nn.Linear(64, 64)\n"
+            "    opt = torch.optim.SGD(m.parameters(), lr=0.01)\n    x = torch.randn(32, 64)\n"
+            "    def step():\n        opt.zero_grad()\n        m(x).sum().backward()\n        opt.step()\n"
+            "    return step\n")
+    spec = ("version: 1\nhardware_label: test-cpu\nenv: {OMP_NUM_THREADS: '1'}\n"
+            "defaults: {profile: auto, seed: 2, round_ms: 200}\nbenchmarks:\n  - {name: lin, callable: 'lin:make_step'}\n")
+    make_repo(root, [{"lin.py": step, "profopt.yml": spec}])
+    proc = run_cli(["compare", "--base", "HEAD", "--head", "HEAD", "--rounds", "6", "--fail-on", "none"], root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    b = json.loads((root / ".profopt" / "comparison.json").read_text())["benchmarks"][0]
+    forked = [s["forked"] for s in b["samples"]["base"]]
+    assert forked == [False, True, True, True, True, True]
+    assert b["profile"]["base"]["kind"] == "torch"  # the profiled run forked from the last zygote
