@@ -111,7 +111,7 @@ def _spec(text: str, tmp_path: Path):
 def test_plan_applies_overrides_and_lockstep_defaults(tmp_path):
     spec = _spec("version: 1\nhardware_label: spec-label\nbenchmarks:\n  - {name: a, callable: m:f}\n", tmp_path)
     s = spec.benchmarks[0].settings
-    assert (s.pairing, s.rounds, s.max_rounds) == ("lockstep", 16, 48)
+    assert (s.pairing, s.rounds, s.max_rounds) == ("lockstep", 12, 48)
     plan = make_plan(spec, overrides(threshold="50%", rounds=6, pairing="rounds", environ={}))
     s = plan.judged("a").settings
     assert (s.threshold_pct, s.rounds, s.max_rounds, s.pairing) == (50.0, 6, 6, "rounds")
@@ -267,7 +267,7 @@ lockstep.run_round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
 """
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
     parent = subprocess.Popen([sys.executable, "-c", driver], env=env, cwd=tmp_path)
-    expected = 4 if forked else 2  # two zygotes and their two forked workers, or two workers
+    expected = 3 if forked else 2  # the zygote both sides share and its two forked workers, or two workers
     try:
         deadline = time.monotonic() + 30
         workers: list[int] = []

@@ -119,3 +119,56 @@ def test_a_torch_compare_forks_its_workers_after_the_first_round(tmp_path):
     forked = [s["forked"] for s in b["samples"]["base"]]
     assert forked == [False, True, True, True, True, True]
     assert b["profile"]["base"]["kind"] == "torch"  # the profiled run forked from the last zygote
+
+
+SIDE_STEP = """\
+import json
+import profopt_ci
+
+def make_step():
+    def step():
+        json.dumps([1, 2, 3])
+        profopt_ci.record(side="{side}")
+    return step
+"""
+
+
+def test_both_sides_fork_from_one_zygote_each_in_its_own_checkout(tmp_path):
+    roots = {}
+    for side in ("base", "head"):
+        roots[side] = tmp_path / side
+        roots[side].mkdir()
+        (roots[side] / "sstep.py").write_text(SIDE_STEP.format(side=side))
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: s, callable: 'sstep:make_step', round_ms: 100}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side(name, root) for name, root in roots.items()]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    pool = ZygotePool()
+    try:
+        zygotes = pool.for_round("s", sides, envs, ["json"], tmp_path, print)
+        assert zygotes["base"] is zygotes["head"]  # one interpreter, one environment but for the checkout
+        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+                                 placement=Placement(pool=[0]), zygotes=zygotes)
+    finally:
+        pool.close()
+    assert out["base"]["quality"] == {"side": "base"} and out["head"]["quality"] == {"side": "head"}
+    assert out["base"]["forked"] and out["head"]["forked"]
+
+
+def test_sides_whose_environments_differ_get_a_zygote_each(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    envs["head"] = {**envs["head"], "SOMETHING_ELSE": "1"}
+    pool = ZygotePool()
+    try:
+        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
+        assert zygotes["base"] is not zygotes["head"]
+        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+                                 rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+        assert out["head"]["forked"]
+    finally:
+        pool.close()
+    shadowed = tmp_path / "json.py"  # a checkout's own module of a preloaded name: never shared
+    shadowed.write_text("")
+    from profopt_ci.measure.zygote import shareable
+
+    assert not shareable(sides, {s.name: envs["base"] for s in sides}, ["json"])

@@ -44,12 +44,36 @@ METRIC_NAMES = {
 }
 
 
-def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float], list[float]]:
-    """Values of rounds both sides completed, matched by round index."""
-    b = {s["round"]: s.get(metric) for s in base}
-    h = {s["round"]: s.get(metric) for s in head}
-    rounds = sorted(r for r in b.keys() & h.keys() if _usable(b[r]) and _usable(h[r]))
-    return [b[r] for r in rounds], [h[r] for r in rounds]
+def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float], list[float], list[float] | None]:
+    """Values of rounds both sides completed, matched by round index; and for step time and
+    throughput, each round's head/base from its pairs when every round has them (`round_ratios`)."""
+    b = {s["round"]: s for s in base}
+    h = {s["round"]: s for s in head}
+    rounds = sorted(r for r in b.keys() & h.keys() if _usable(b[r].get(metric)) and _usable(h[r].get(metric)))
+    ratios = None
+    if metric in (SPEED, "throughput"):
+        per = [round_ratio(b[r], h[r]) for r in rounds]
+        if per and all(x is not None for x in per):
+            ratios = [x if metric == SPEED else 1.0 / x for x in per]
+    return [b[r][metric] for r in rounds], [h[r][metric] for r in rounds], ratios
+
+
+def round_ratio(base: dict, head: dict) -> float | None:
+    """A lockstep round's head/base step time: the median of its pairs' ratios. The values of both
+    sides were taken pair by pair, each pair in the same moment of the machine, so a pair's ratio
+    cancels the machine's speed where the ratio of the two sides' medians does not (an A/A of a
+    pure-Python step: the per-round spread of 3.1–4.5% became 0.7–1.1%, docs/accuracy.md). None
+    for a round that was not taken in pairs (pairing: rounds, older results)."""
+    if base.get("pairing") != "lockstep" or head.get("pairing") != "lockstep":
+        return None
+    vb, vh = base.get("values_ms"), head.get("values_ms")
+    if not vb or not vh or len(vb) != len(vh):
+        return None
+    logs = sorted(math.log(y / x) for x, y in zip(vb, vh, strict=True) if _usable(x) and _usable(y) and x > 0 and y > 0)
+    if not logs:
+        return None
+    mid = len(logs) // 2
+    return math.exp(logs[mid] if len(logs) % 2 else (logs[mid - 1] + logs[mid]) / 2)
 
 
 def _values(samples: list[dict], metric: str) -> list[float]:
@@ -61,10 +85,10 @@ def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, pai
     out: dict[str, dict] = {}
     for metric, better in ((SPEED, "lower"), ("throughput", "higher")):
         if paired:
-            b, h = _pairs(base, head, metric)
+            b, h, ratios = _pairs(base, head, metric)
             if not b:
                 continue
-            res = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha)
+            res = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha, ratios=ratios)
         else:
             b, h = _values(base, metric), _values(head, metric)
             if not b or not h:

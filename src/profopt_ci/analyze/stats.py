@@ -202,11 +202,14 @@ def paired_change(
     confidence: float = 0.99,
     better: str = "lower",
     alpha: float | None = None,
+    ratios: Sequence[float] | None = None,
 ) -> dict:
     """Compare paired rounds (base[i] and head[i] measured in the same round).
 
-    d_i = ln(head_i / base_i); Hodges–Lehmann estimate with the Wilcoxon signed-rank CI at
-    1 - alpha (alpha defaults to 1 - confidence; the sequential procedure passes `spent_alpha`);
+    d_i = ln(head_i / base_i), or ln(ratios[i]) when the caller has a better per-round estimate of
+    head/base (lockstep: the median of the round's pair ratios, decide.round_ratios); base/head stay
+    the medians of the per-round values. Hodges–Lehmann estimate with the Wilcoxon signed-rank CI
+    at 1 - alpha (alpha defaults to 1 - confidence; the sequential procedure passes `spent_alpha`);
     p from scipy.stats.wilcoxon, two-sided. Verdict rules: see the module docstring.
     """
     check_better(better)
@@ -221,7 +224,13 @@ def paired_change(
     if n == 0:
         res["reason"] = "no rounds to compare"
         return res
-    d = np.log(h) - np.log(b)
+    if ratios is not None:
+        r = finite("ratios", ratios)
+        if r.size != n:
+            raise ValueError(f"one ratio per round is needed ({r.size} for {n} rounds)")
+        d = np.log(r)
+    else:
+        d = np.log(h) - np.log(b)
     walsh = walsh_averages(d)
     lo, hi = interval(walsh, signed_rank_cut(n, a))
     res["delta_pct"] = _pct(sorted_median(walsh))

@@ -46,7 +46,7 @@ from profopt_ci.measure.processes import (
     tail,
 )
 from profopt_ci.measure.proctree import tag_env
-from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
+from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed, shared
 from profopt_ci.spec.load import Benchmark
 
 MIN_PAIRS = 10
@@ -92,7 +92,7 @@ class WorkerProcess:
     and build use every CPU of the pool; `pin` moves all its threads onto the round's CPU set."""
 
     def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
-                 zygote: Zygote | None = None) -> None:
+                 zygote: Zygote | None = None, pad: bool = False) -> None:
         self.side, self.what = side.name, f"the worker for {bench.name} on {side.name}"
         self.timeout_s = bench.settings.timeout_s
         to_r, self._w = os.pipe()
@@ -106,7 +106,7 @@ class WorkerProcess:
         self.forked = zygote is not None
         try:
             if zygote is not None:
-                pid = zygote.fork({"job": job, "tag": self._tag},
+                pid = zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env, "pad": pad},
                                   [to_r, from_w, self._out.fileno(), self._err.fileno()])
                 self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
             else:
@@ -241,9 +241,13 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
     workers: dict[str, WorkerProcess] = {}
     zygotes = zygotes or {}
     try:
-        for side in sides:  # both start at once, unpinned: start-up is not measured
+        pad = bool(zygotes) and not shared(zygotes)  # per-side zygotes: each child draws its own layout
+        started = list(sides)
+        rng.shuffle(started)  # forked from one zygote, neither side may always be its first child
+        for side in started:  # both start at once, unpinned: start-up is not measured
             workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
-                                               zygotes.get(side.name))
+                                               zygotes.get(side.name), pad)
+        workers = {side.name: workers[side.name] for side in sides}
         built = {name: w.answer("built") for name, w in workers.items()}
         if placement.cpus is None:  # one at a time: each probe sees the pool to itself
             placement.settle({name: w.answer("threads", "p") for name, w in workers.items()},

@@ -134,7 +134,9 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
                     probes[side.name] = probe
         if placement.cpus is None and bench.command is not None:
             placement.settle(probes, bench.name)
-        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log)
+        spare = [c for c in placement.pool if c not in (placement.cpus or placement.pool)]
+        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
+                                          spare=spare)
         samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
                                      zygotes=zygotes)
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
@@ -145,9 +147,9 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
         log(progress_line(bench.name, side, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
         state.zygotes.close(bench.name)
         return
-    preload = sorted({p for side in sides for p in samples[side.name].pop("preload", None) or []})
-    if preload:
-        state.preload[bench.name] = preload
+    reported = [samples[side.name].pop("preload", None) for side in sides]
+    if bench.name not in state.preload and all(isinstance(r, list) for r in reported):
+        state.preload[bench.name] = sorted({p for r in reported for p in r}, key=lambda m: (m.count("."), m))
     for side in sides:
         state.track(bench.name, side.name).samples.append(samples[side.name])
     if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):

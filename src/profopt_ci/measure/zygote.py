@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -46,21 +47,25 @@ class Zygote:
     """The parent's handle on one side's zygote."""
 
     def __init__(self, python: str, root: Path, env: dict[str, str], preload: list[str], workdir: Path,
-                 name: str) -> None:
-        from profopt_ci.measure.cpus import child_preexec
+                 name: str, cpus: list[int] | None = None) -> None:
+        """`cpus`: where it imports (the CPUs the rounds leave free, for a zygote started while a
+        round measures); it moves back onto every CPU it may use before it forks."""
+        from profopt_ci.measure.cpus import available, child_preexec
         from profopt_ci.measure.proctree import tag_env
 
         self.name = name
+        self._lock = threading.Lock()  # one request and its answer at a time (the profiled runs share it)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         path = workdir / f"zygote-{name}.json"
-        path.write_text(json.dumps({"preload": list(preload), "sock": theirs.fileno()}))
+        path.write_text(json.dumps({"preload": list(preload), "sock": theirs.fileno(),
+                                    "pool": available() if cpus else None}))
         self._err = tempfile.TemporaryFile()
         env, self.tag = tag_env(env)
         try:
             self.proc = subprocess.Popen(
                 [python, "-m", "profopt_ci.measure.zygote", str(path)], cwd=root, env=env,
                 stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err, pass_fds=(theirs.fileno(),),
-                preexec_fn=child_preexec(None), start_new_session=True)
+                preexec_fn=child_preexec(cpus), start_new_session=True)
         except OSError as exc:
             self.sock.close()
             self._err.close()
@@ -77,11 +82,12 @@ class Zygote:
         self.pid = int(rest)
 
     def fork(self, job: dict, fds: list[int], timeout_s: float = 30.0) -> int:
-        try:
-            socket.send_fds(self.sock, [("fork " + json.dumps(job)).encode()], fds)
-        except OSError as exc:
-            raise ZygoteFailed(f"the zygote {self.name} is gone ({exc})") from None
-        word, rest = self._reply(timeout_s)
+        with self._lock:
+            try:
+                socket.send_fds(self.sock, [("fork " + json.dumps(job)).encode()], fds)
+            except OSError as exc:
+                raise ZygoteFailed(f"the zygote {self.name} is gone ({exc})") from None
+            word, rest = self._reply(timeout_s)
         if word != "pid":
             raise ZygoteFailed(f"the zygote {self.name} could not fork: {rest or self._tail()}")
         return int(rest)
@@ -89,8 +95,9 @@ class Zygote:
     def status(self, pid: int, *, block: bool, timeout_s: float = 30.0) -> int | None:
         """The exit code of a forked worker (negative: killed by that signal); None while it runs."""
         try:
-            self.sock.send(f"{'wait' if block else 'poll'} {pid}".encode())
-            word, rest = self._reply(timeout_s)
+            with self._lock:
+                self.sock.send(f"{'wait' if block else 'poll'} {pid}".encode())
+                word, rest = self._reply(timeout_s)
         except (OSError, ZygoteFailed):
             return -9  # the zygote is gone, and its workers died with it (PR_SET_PDEATHSIG)
         if word == "status":
@@ -131,12 +138,17 @@ class Zygote:
             self._err.close()
 
 
-def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, tag: str) -> tuple[int | None, str]:
-    """A JSON job forked from the zygote (worker.run_job): (exit code or None on timeout, stderr tail)."""
+def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict[str, str],
+               root: Path) -> tuple[int | None, str]:
+    """A JSON job forked from the zygote (worker.run_job) in `root` with `env`: (exit code or None on
+    timeout, stderr tail)."""
     from profopt_ci.measure.processes import kill_all, tail
+    from profopt_ci.measure.proctree import tag_env
 
+    env, tag = tag_env(env)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": job, "tag": tag, "out": str(out)}, [so.fileno(), se.fileno()])
+        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env},
+                          [so.fileno(), se.fileno()])
         child = Forked(zygote, pid)
         try:
             code: int | None = child.wait(timeout=timeout_s)
@@ -146,6 +158,22 @@ def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, tag: str)
             code = None
         se.seek(0)
         return code, tail(se.read().decode("utf-8", "replace"))
+
+
+def shareable(sides: list, envs: dict[str, dict[str, str]], preload: list[str]) -> bool:
+    """One zygote may serve both sides: one interpreter, environments equal but for the checkout, and
+    no preloaded package that a checkout could shadow (a `torch/` or `numpy.py` of its own)."""
+    if len({s.python for s in sides}) != 1:
+        return False
+    norm = [{k: v.replace(str(s.root), "<root>") for k, v in envs[s.name].items()} for s in sides]
+    if any(n != norm[0] for n in norm):
+        return False
+    tops = {name.partition(".")[0] for name in preload}
+    return not any((Path(s.root) / top).exists() or (Path(s.root) / f"{top}.py").exists() for s in sides for top in tops)
+
+
+def shared(zygotes: dict[str, Zygote] | None) -> bool:
+    return bool(zygotes) and len({id(z) for z in zygotes.values()}) == 1
 
 
 class Forked:
@@ -174,9 +202,17 @@ class Forked:
 
 
 class ZygotePool:
-    """Each benchmark's zygotes, one per side, replaced every `every` rounds (PROFOPT_FORK_ROUNDS
-    overrides FORK_ROUNDS; below 2 turns forking off). A zygote that fails to start turns it off for
-    that benchmark, said once: its rounds go on in fresh processes."""
+    """Each benchmark's zygote — one both sides share when they can (`shareable`), else one per side —
+    replaced every `every` rounds (PROFOPT_FORK_ROUNDS overrides FORK_ROUNDS; below 2 turns forking
+    off). A zygote that fails to start turns forking off for that benchmark, said once: its rounds go
+    on in fresh processes.
+
+    Why shared: every child of one zygote inherits its layout, so two per-side zygotes add a
+    per-generation offset between the sides (an A/A of a 10 ms MLP: generation means spread 2.0–2.7%
+    where independent rounds would give 1.1–1.3%). Forked from one zygote, both sides carry the same
+    layout and it cancels in the paired ratio (0.9–1.1%, and the rounds' spread 3.2% → 2.3%). Per-side
+    zygotes pad each child's heap by a random amount instead (`pad`), which breaks the offset at the
+    cost of more spread (docs/accuracy.md)."""
 
     def __init__(self, every: int | None = None) -> None:
         if every is None:
@@ -184,56 +220,101 @@ class ZygotePool:
             every = int(text) if text.isdigit() else FORK_ROUNDS
         self.every = every
         self.live: dict[str, tuple[dict[str, Zygote], int]] = {}
+        self.next: dict[str, dict[str, Zygote]] = {}  # the next generation, importing on spare CPUs
         self.broken: set[str] = set()
 
     def for_round(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str] | None,
-                  workdir: Path, log) -> dict[str, Zygote] | None:
-        """The zygotes this round forks from, or None (fresh processes)."""
-        if not preload or self.every < 2 or bench in self.broken:
+                  workdir: Path, log, spare: list[int] | None = None) -> dict[str, Zygote] | None:
+        """The zygotes this round forks from, or None (fresh processes). `preload` None: not known yet
+        (the first round runs fresh processes and reports it); [] (nothing heavy): a zygote only
+        when both sides can share one, and a new one every round — its start costs what a fresh
+        worker's does, and each round then blocks both sides on one fresh layout. `spare`: CPUs the
+        rounds leave free; the next generation's zygote imports there during a generation's last
+        round, so its import costs no wall time."""
+        if preload is None or self.every < 2 or bench in self.broken:
             return None
+        share = shareable(sides, envs, preload)
+        if not preload and not share:
+            return None
+        every = self.every if preload else 1
         current = self.live.get(bench)
-        if current is not None and current[1] < self.every:
-            self.live[bench] = (current[0], current[1] + 1)
+        if current is not None and current[1] < every:
+            served = current[1] + 1
+            self.live[bench] = (current[0], served)
+            if served == every and spare and preload:
+                self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
             return current[0]
-        self.close(bench)
-        started: dict[str, Zygote] = {}
+        self.close_live(bench)
+        started = self.next.pop(bench, None)
         try:
-            for side in sides:  # all start at once: the imports run side by side, unpinned
-                started[side.name] = Zygote(side.python, side.root, envs[side.name], preload, workdir,
-                                            f"{bench}-{side.name}")
-            for z in started.values():
+            if started is None:
+                started = self._start(bench, sides, envs, preload, workdir, share, None)
+            for z in set(started.values()):
                 z.ready(READY_TIMEOUT_S)
         except ZygoteFailed as exc:
-            for z in started.values():
-                z.close()
-            self.broken.add(bench)
-            log(f"profopt: {bench}: workers are not forked ({exc}); each round starts fresh processes")
+            self._broken(bench, started or {}, exc, log)
             return None
         self.live[bench] = (started, 1)
         return started
+
+    def _start(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
+               share: bool, cpus: list[int] | None) -> dict[str, Zygote]:
+        if share:
+            z = Zygote(sides[0].python, sides[0].root, envs[sides[0].name], preload, workdir, f"{bench}-both", cpus)
+            return {side.name: z for side in sides}
+        started: dict[str, Zygote] = {}
+        try:
+            for side in sides:  # all start at once: the imports run side by side
+                started[side.name] = Zygote(side.python, side.root, envs[side.name], preload, workdir,
+                                            f"{bench}-{side.name}", cpus)
+        except ZygoteFailed:
+            for z in started.values():
+                z.close()
+            raise
+        return started
+
+    def _prefetch(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str],
+                  workdir: Path, share: bool, spare: list[int], log) -> None:
+        try:
+            self.next[bench] = self._start(bench, sides, envs, preload, workdir, share, spare)
+        except ZygoteFailed as exc:
+            self._broken(bench, {}, exc, log)
+
+    def _broken(self, bench: str, started: dict[str, Zygote], exc: Exception, log) -> None:
+        for z in set(started.values()):
+            z.close()
+        self.close(bench)
+        self.broken.add(bench)
+        log(f"profopt: {bench}: workers are not forked ({exc}); each round starts fresh processes")
 
     def current(self, bench: str) -> dict[str, Zygote] | None:
         """The benchmark's live zygotes, for the profiled run after its rounds."""
         live = self.live.get(bench)
         return live[0] if live else None
 
+    def close_live(self, bench: str) -> None:
+        zygotes, _ = self.live.pop(bench, ({}, 0))
+        for z in set(zygotes.values()):
+            z.close()
+
     def close(self, bench: str | None = None) -> None:
-        for name in [bench] if bench is not None else list(self.live):
-            zygotes, _ = self.live.pop(name, ({}, 0))
-            for z in zygotes.values():
+        for name in [bench] if bench is not None else list(set(self.live) | set(self.next)):
+            self.close_live(name)
+            for z in set(self.next.pop(name, {}).values()):
                 z.close()
 
 
 # ---- the zygote process ------------------------------------------------------------------------
 
 
-def _child(sock: socket.socket, job: dict, fds: list[int], zygote_pid: int) -> None:
+def _child(sock: socket.socket, request: str, fds: list[int], zygote_pid: int) -> None:
     """In the forked worker: its own session, its pipes, its output files; then the serve loop."""
     from profopt_ci.measure import cpus, worker
     from profopt_ci.measure.proctree import TAG_VAR
 
     code = 1
     try:
+        job = json.loads(request)
         sock.close()
         os.setsid()
         cpus.die_with_parent(zygote_pid)
@@ -242,6 +323,7 @@ def _child(sock: socket.socket, job: dict, fds: list[int], zygote_pid: int) -> N
         os.dup2(err, 2)
         os.close(out)
         os.close(err)
+        _become(job)
         os.environ[TAG_VAR] = job["tag"]  # what the step starts carries the worker's own tag
         if job.get("out"):  # a JSON job (the profiled run): its answer goes to a file
             code = worker.run_job(job["job"], job["out"])
@@ -258,6 +340,30 @@ def _child(sock: socket.socket, job: dict, fds: list[int], zygote_pid: int) -> N
         os._exit(code)
 
 
+_KEEP: list = []
+
+
+def _become(job: dict) -> None:
+    """A zygote both sides share forks each side's worker into that side's checkout and environment.
+    Every child takes the same steps whichever side it is, so neither side's heap starts differently
+    (a head child that alone moved its sys.path ran an A/A 2.7% faster). `pad`: per-side zygotes
+    give each child a heap layout of its own (the zygote's is the same for all its children)."""
+    root = job.get("root") or os.getcwd()
+    old = os.path.realpath(os.getcwd())
+    os.chdir(root)
+    sys.path[:] = [root if p and os.path.realpath(p) == old else p for p in sys.path]
+    if job.get("env") is not None:
+        os.environ.clear()
+        os.environ.update(job["env"])
+    if job.get("pad"):
+        import mmap
+        import random
+
+        rng = random.Random()
+        _KEEP.extend(bytearray(rng.randrange(1, 1 << 16)) for _ in range(rng.randrange(1, 64)))
+        _KEEP.append(mmap.mmap(-1, rng.randrange(1, 256) * mmap.PAGESIZE))
+
+
 def serve(sock: socket.socket) -> int:
     """Answer fork / wait / poll until the parent closes the socket."""
     me = os.getpid()
@@ -272,9 +378,9 @@ def serve(sock: socket.socket) -> int:
         if op == "fork" and len(fds) in (2, 4):
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
-            pid = os.fork()
+            pid = os.fork()  # before anything of the request is parsed: every child starts from one state
             if pid == 0:
-                _child(sock, json.loads(arg), fds, me)
+                _child(sock, arg, fds, me)
             for fd in fds:
                 os.close(fd)
             sock.send(f"pid {pid}".encode())
@@ -313,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module(name)
         except Exception:  # noqa: S112
             continue
+    if job.get("pool") and hasattr(os, "sched_setaffinity"):  # imported on the free CPUs; forks start unpinned
+        os.sched_setaffinity(0, job["pool"])
     sock.send(f"ready {os.getpid()}".encode())
     return serve(sock)
 

@@ -131,5 +131,6 @@ def run_tree(
     probed = runner.probe()
     counted = _measure(plan, spec, benches, side, state, results, out, n, log)
     results["runner"] = runner.combine(probed, runner.probe())  # stored with the nightly baselines
+    save_json(results, out)
     failed = _failures(benches, side, state, counted, results, out, log)
     return (EXIT_INFRA if failed else EXIT_OK), results

@@ -15,11 +15,11 @@ the constraints it was for.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from profopt_ci.measure import quality
 from profopt_ci.measure.processes import Side, child_env, failure_of, read_answer, run_worker
-from profopt_ci.measure.proctree import tag_env
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, run_forked
 from profopt_ci.spec.model import Benchmark, Spec
 from profopt_ci.spec.plan import Plan
@@ -43,7 +43,7 @@ def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_di
     steps = quality.wanted(bench)
     try:
         if zygote is not None and not steps and bench.callable and profile and bench.settings.profile != "off":
-            return _forked_profile(bench, side, workdir, trace_dir, machine, zygote), None
+            return _forked_profile(spec, bench, side, workdir, trace_dir, machine, zygote), None
         return _after_side(spec, bench, side, workdir, trace_dir, machine, steps, profile)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
         why = f"{type(exc).__name__}: {str(exc)[:500]}"
@@ -81,8 +81,9 @@ def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_d
     return summary, trace
 
 
-def _forked_profile(bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None, machine: dict | None,
-                    zygote: Zygote) -> dict:
+def _forked_profile(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
+                    machine: dict | None, zygote: Zygote) -> dict:
+    env = child_env(spec, bench, side)
     name = f"{bench.name}-{side.name}"
     job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": bench.settings.profile,
            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
@@ -90,13 +91,15 @@ def _forked_profile(bench: Benchmark, side: Side, workdir: Path, trace_dir: Path
     out = workdir / f"out-profile-{name}.json"
     out.unlink(missing_ok=True)
     try:
-        code, err = run_forked(zygote, job, out, bench.settings.timeout_s, tag_env({})[1])
+        code, err = run_forked(zygote, job, out, bench.settings.timeout_s, env, side.root)
     except ZygoteFailed as exc:
         return {"kind": "none", "reason": f"profiled run failed: {exc}"}
     if code is None:
         return {"kind": "none", "reason": f"the profiled run of {bench.name} passed timeout_s="
                                           f"{bench.settings.timeout_s:g} and was killed\n{err}"[:2000]}
     data, why = read_answer(out) if code == 0 else (None, f"exited {code}")
+    if data is None and code == 0:
+        why = f"exited 0 but {why}"
     if data is None:
         return {"kind": "none", "reason": f"the profiled run of {bench.name} {why}\n{err}"[:2000]}
     return data
@@ -129,19 +132,27 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
     profiles: dict[str, dict[str, dict]] = {}
     traces: dict[str, dict[str, dict]] = {}
     for bench in wanted:
-        for side in sides:
-            if not ok(bench.name, side.name):
-                continue
-            own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
-            steps = quality.wanted(own_bench)
+        todo = [side for side in sides if ok(bench.name, side.name)]
+        for side in todo:
+            own = plan.bench(side.name, bench.name)
+            steps = quality.wanted(own)
             what = " and ".join(x for x in (f"quality pass ({steps} steps)" if steps else "",
-                                            "profile" if own_bench.settings.profile != "off" else "") if x)
+                                            "profile" if own.settings.profile != "off" else "") if x)
             log(f"profopt: {bench.name} [{side.name}]: {what}")
-            live = zygotes.current(bench.name) if zygotes is not None else None
-            summary, trace = after_side(own_spec, own_bench, side, workdir, trace_dir, machine,
-                                        zygote=(live or {}).get(side.name))
-            if own_bench.settings.profile != "off" and own_bench.settings.timed:
-                profiles.setdefault(bench.name, {})[side.name] = summary
+        live = zygotes.current(bench.name) if zygotes is not None else None
+
+        def one(side: Side, bench: Benchmark = bench, live: dict | None = live) -> tuple[dict, dict | None]:
+            return after_side(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, workdir,
+                              trace_dir, machine, zygote=(live or {}).get(side.name))
+
+        # Both sides at once: neither run is timed (the profile's figures are shares of its own step),
+        # and a torch import per side is most of each run's time.
+        with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            done = dict(zip([s.name for s in todo], pool.map(one, todo), strict=True))
+        for side_name, (summary, trace) in done.items():
+            own = plan.bench(side_name, bench.name)
+            if own.settings.profile != "off" and own.settings.timed:
+                profiles.setdefault(bench.name, {})[side_name] = summary
             if trace is not None:
-                traces.setdefault(bench.name, {})[side.name] = trace
+                traces.setdefault(bench.name, {})[side_name] = trace
     return profiles, traces

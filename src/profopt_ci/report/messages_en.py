@@ -168,7 +168,7 @@ EN: dict[str, str] = {
                     "({how}), so the change can differ from head ÷ base of the medians. Memory is judged on "
                     "medians against its tolerance (memory_tolerance in the spec). The CI covers the variation "
                     "within this run, not between runs.",
-    "how.paired": "paired, from the per-round head/base ratios",
+    "how.paired": "paired: each round's head/base is the median of its pairs' ratios",
     "how.unpaired": "unpaired, from all head/base pairs of values",
     "tolerance": "tolerance ±{mb} MB",
     "goal.unclear": "not established at this noise (estimate {achieved}%, {ci} {lo} to {hi}); more rounds narrow "
