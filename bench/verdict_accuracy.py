@@ -35,7 +35,7 @@ from pathlib import Path
 
 from profopt_ci.analyze import looks as sequential
 from profopt_ci.analyze import stats
-from profopt_ci.analyze.decide import compare_metrics
+from profopt_ci.analyze.decide import compare_metrics, round_ratio
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.pipeline.entries import ALPHA, track_dict
@@ -131,9 +131,12 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
     if base["status"] != "ok" or head["status"] != "ok":
         raise SystemExit(f"a side failed: {base['error'] or head['error']}")
     metrics = compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alphas["work"])
-    b = {s["round"]: s["step_time_ms"] for s in base["samples"]}
-    h = {s["round"]: s["step_time_ms"] for s in head["samples"]}
-    ratios = [math.log(h[r] / b[r]) for r in sorted(b.keys() & h.keys())]
+    b = {s["round"]: s for s in base["samples"]}
+    h = {s["round"]: s for s in head["samples"]}
+    # the per-round log-ratio the verdict uses: the median of the round's pair ratios (lockstep), else
+    # head/base of the round's medians
+    ratios = [math.log(round_ratio(b[r], h[r]) or h[r]["step_time_ms"] / b[r]["step_time_ms"])
+              for r in sorted(b.keys() & h.keys())]
     forked = {s["round"]: bool(s.get("forked")) for s in base["samples"]}
     return {"verdict": metrics["step_time_ms"]["verdict"], "ratios": ratios, "rounds": len(ratios), "wall": wall,
             "forked": [forked.get(r, False) for r in sorted(b.keys() & h.keys())]}
@@ -184,7 +187,8 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
           f"{sequential.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
-    print(f"A/A per-round head/base ratio: CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "
+    print(f"A/A per-round head/base ratio (the verdict's: lockstep, the median of the round's pair ratios): "
+          f"CV {cv * 100:.2f}% over {len(aa)} rounds of {len(real['A/A'])} real "
           f"comparisons (median ratio {math.exp(center):.4f}; robust CV 1.4826·MAD {robust * 100:.2f}%; "
           f"5–95% of rounds within {q[0]:.3f}–{q[-1]:.3f})")
     print(f"per real comparison: median {statistics.median(r['rounds'] for r in runs):g} rounds, median wall "
