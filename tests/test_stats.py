@@ -15,8 +15,6 @@ from profopt_ci.analyze.looks import MAX_DEFAULT_LOOKS, plan_looks, spent_alpha
 from profopt_ci.analyze.multiplicity import benjamini_hochberg, bh_adjusted, holm, holm_adjusted
 from profopt_ci.analyze.ranks import (
     cv,
-    hl_one_sample,
-    hl_shift,
     mann_whitney_cut,
     median,
     modified_z_outliers,
@@ -47,11 +45,11 @@ def _rounds(rng, n, *, ratio=1.0, noise_cv=0.05, level=10.0, drift_cv=0.10):
 def test_hodges_lehmann_literals():
     # Walsh averages of [0, 1, 3, 10]: 0, 1, 3, 10, .5, 1.5, 5, 2, 5.5, 6.5 -> sorted
     # 0 .5 1 1.5 2 | 3 5 5.5 6.5 10 -> median (2 + 3) / 2 = 2.5 (mean 3.5, median 2)
-    assert hl_one_sample([0, 1, 3, 10]) == 2.5
+    assert ranks.sorted_median(ranks.walsh_averages([0, 1, 3, 10])) == 2.5
     # [1, 2, 4]: 1, 2, 4, 1.5, 2.5, 3 -> 1 1.5 2 | 2.5 3 4 -> 2.25
-    assert hl_one_sample([1, 2, 4]) == 2.25
+    assert ranks.sorted_median(ranks.walsh_averages([1, 2, 4])) == 2.25
     # y - x for x = [1, 2], y = [3, 5, 10]: 2, 4, 9, 1, 3, 8 -> 1 2 3 | 4 8 9 -> 3.5
-    assert hl_shift([1, 2], [3, 5, 10]) == 3.5
+    assert ranks.sorted_median(ranks.pairwise_differences([1, 2], [3, 5, 10])) == 3.5
 
 
 def test_paired_estimate_is_hl_of_log_ratios_in_percent():

@@ -170,20 +170,6 @@ def pairwise_differences(x: Sequence[float], y: Sequence[float]) -> np.ndarray:
     return np.sort(np.subtract.outer(np.asarray(y, float), np.asarray(x, float)).ravel())
 
 
-def hl_one_sample(d: Sequence[float]) -> float:
-    """Hodges–Lehmann location estimate: the median of the Walsh averages."""
-    if len(d) == 0:
-        raise ValueError("Hodges–Lehmann estimate of no values")
-    return float(np.median(walsh_averages(d)))
-
-
-def hl_shift(x: Sequence[float], y: Sequence[float]) -> float:
-    """Hodges–Lehmann shift estimate of y relative to x: the median of all y_j - x_i."""
-    if len(x) == 0 or len(y) == 0:
-        raise ValueError("Hodges–Lehmann shift needs values on both sides")
-    return float(np.median(pairwise_differences(x, y)))
-
-
 def _lower_tail_cut(counts: np.ndarray, total: int, alpha: float) -> int:
     """1 + the largest j with P(T <= j) <= alpha/2, from exact counts of T = 0, 1, …; 0 if none."""
     cum = np.cumsum(counts)  # Python ints (object dtype): exact

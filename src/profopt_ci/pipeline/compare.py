@@ -49,12 +49,6 @@ from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 from profopt_ci.store.baseline import runner_history
 
-# ---- the document, shared by compare, diff and stored ---------------------------------------------------
-
-
-# ---- compare: two checkouts, interleaved rounds ---------------------------------------------------
-
-
 
 @dataclass
 class CompareRun:
@@ -329,8 +323,3 @@ def _split_new(benches: list[Benchmark], plan: Plan, base: Side) -> tuple[list[B
         return [], list(benches)
     known = {b.name for b in plan.side_spec("base").benchmarks}
     return [b for b in benches if b.name in known], [b for b in benches if b.name not in known]
-
-
-# ---- diff: two stored results, unpaired ------------------------------------------------------------
-
-

@@ -13,8 +13,6 @@ import functools
 import math
 import re
 
-STANDARD_PHASES = ("data_loading", "forward", "backward", "optimizer", "prefill", "decode", "sampling",
-                   "kv_cache")
 USER_PHASE_PREFIX = "profopt.phase."
 
 _GEMM = re.compile(r"(^|::|_)(addmm|addbmm|baddbmm|bmm|mm|matmul|linear|einsum|conv\w*|convolution\w*|"

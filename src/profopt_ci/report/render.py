@@ -40,9 +40,8 @@ from profopt_ci.report.markdown import LazyMarkdown
 from profopt_ci.report.shrink import shrink
 from profopt_ci.report.view import HTML_FULL_MAX, build_view, differences_by_benchmark, error_cap
 
-__all__ = ["render", "write_html", "headline", "shrink", "load_comparison", "SCHEMA", "FORMATS", "MAX_CHARS"]
+__all__ = ["render", "write_html", "headline", "shrink", "load_comparison", "FORMATS", "MAX_CHARS"]
 
-SCHEMA = COMPARISON_SCHEMA  # kept under its old name: `report.render.SCHEMA` is imported by callers
 FORMATS = ("md", "html", "json", "text")
 MAX_CHARS = 65000
 TEMPLATES = Path(__file__).parent / "templates"
@@ -117,8 +116,8 @@ def _check(comparison: object, fmt: str, lang: str) -> None:
 
 def _check_schema(data: object, where: str) -> None:
     schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != SCHEMA:
-        raise UsageError(f"{where}: expected schema {SCHEMA!r}, found {schema!r}; "
+    if schema != COMPARISON_SCHEMA:
+        raise UsageError(f"{where}: expected schema {COMPARISON_SCHEMA!r}, found {schema!r}; "
                          "render a file written by `profopt compare` or `profopt diff`")
 
 

@@ -15,7 +15,7 @@ import statistics
 
 from markupsafe import Markup, escape
 
-from profopt_ci.report.format import ci, clip, num, pct
+from profopt_ci.report.format import ci, clip, pct
 
 COLORS = {"improved": "#1a7f37", "regressed": "#cf222e", "unchanged": "#8c959f",
           "inconclusive": "#bf8700", "unstable": "#e16f24"}
@@ -85,10 +85,6 @@ def strip_plot(title: str, base: list[float], head: list[float], labels: tuple[s
     parts.append('<text x="2" y="86" font-size="10">ms</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
-
-
-def _num(v: float) -> Markup:
-    return escape(num(v))
 
 
 def delta_bar(m: dict, threshold: float | None) -> Markup | None:

@@ -33,14 +33,6 @@ from profopt_ci.store.layout import (
     stderr_warn,
 )
 
-# ---- a plain directory --------------------------------------------------------------------------
-
-
-# ---- a git branch -------------------------------------------------------------------------------
-
-
-# ---- locations, loading, queries ----------------------------------------------------------------
-
 
 def open_store(location: str | None, repo: Path | None, *, log: Warn = stderr_warn, push: bool = True) -> Store:
     """`dir:PATH` or `git:BRANCH` / `git:REMOTE:BRANCH` (default git:profopt-data on origin)."""
