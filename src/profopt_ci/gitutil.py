@@ -7,6 +7,7 @@ is the user's (a ref that does not resolve, a shallow clone) catch it and say so
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -61,3 +62,33 @@ def commit_info(cwd: Path) -> tuple[str | None, bool]:
 def is_dirty(cwd: Path) -> bool:
     """Tracked files changed and not committed (untracked files are not measured either way)."""
     return bool(git(["status", "--porcelain", "--untracked-files=no"], cwd, check=False))
+
+
+_PR = (re.compile(r"^Merge pull request #(\d+)\b"), re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"(?<![\w/])#(\d+)\b"))
+
+
+def first_parent_range(repo: Path, good: str, bad: str) -> list[str]:
+    """The first-parent commits after `good` up to and including `bad`, oldest first (the bisect range)."""
+    out = git(["rev-list", "--first-parent", "--reverse", f"{good}..{bad}"], repo)
+    return out.split() if out else []
+
+
+def is_ancestor(repo: Path, a: str, b: str) -> bool:
+    return run_git(["merge-base", "--is-ancestor", a, b], repo, check=False).returncode == 0
+
+
+def describe_commit(repo: Path, sha: str) -> dict:
+    """{commit, subject, author_date, pr}: pr is the pull request's number the merge or the message
+    names (`Merge pull request #12`, a squash's `(#12)`, else the first `#12`), or None."""
+    text = git(["show", "-s", "--format=%H%n%aI%n%s%n%b", sha], repo)
+    commit, date, subject, *body = text.split("\n") + ["", "", ""]
+    pr = None
+    for pattern in _PR:
+        for line in [subject, *body]:
+            m = pattern.search(line)
+            if m:
+                pr = int(m.group(1))
+                break
+        if pr is not None:
+            break
+    return {"commit": commit, "subject": subject, "author_date": date, "pr": pr}
