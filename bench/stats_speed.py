@@ -11,14 +11,14 @@ does, then `pipeline.diff.run_diff(None, base, head)` `--repeat` times (medians 
     run_diff   the whole call, in-process (time.perf_counter)
     entries    time inside entries.build_entry + entries.finish: per-benchmark metrics, multiplicity
                (p_adjusted / p_holm across all benchmarks), decisions; wall and (cpu) process time
-    metrics    time inside the metric statistics alone: decide.compare_metrics (old, per benchmark)
-               or analyze.batch.compare_unpaired (new, all at once); wall and (cpu)
+    metrics    time inside the metric statistics alone: the tree's compare_unpaired (analyze.unpaired,
+               or analyze.batch before it) and any per-benchmark decide.compare_metrics; wall and (cpu)
     multipl.   time inside decide.apply_multiplicity (BH and Holm across all benchmarks), wall
 
 On a VM shared with other jobs the wall figures move with their load; the cpu ones much less.
 
 `same` says whether both trees wrote the same comparison (json.dumps, `created` left out). Last, the
-paired path: decide.compare_metrics(paired=True) on 20 literal rounds a side, µs per call.
+paired path: decide.compare_metrics of 20 literal rounds a side, µs per call.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 from scale_data import results  # noqa: E402
 
 CHILD = r'''
-import gc, hashlib, json, random, statistics, sys, time
+import gc, hashlib, inspect, json, random, statistics, sys, time
 from profopt_ci.analyze import decide
 from profopt_ci.pipeline import diff, entries
 from profopt_ci.spec.load import Benchmark, resolve_settings
@@ -68,8 +68,9 @@ def unpaired(folder):
     timed(diff, "finish", "entries")
     timed(entries, "compare_metrics", "metrics")
     timed(entries, "apply_multiplicity", "multiplicity")
-    if hasattr(entries, "batch"):
-        timed(entries.batch, "compare_unpaired", "metrics")
+    for module in ("batch", "unpaired"):  # the vectorized statistics, by the tree's name for them
+        if hasattr(entries, module):
+            timed(getattr(entries, module), "compare_unpaired", "metrics")
     gc.disable()  # as `profopt diff` does (gc_pause.paused) around reading and comparing
     gc.freeze()
     rows, digest = [], None
@@ -91,11 +92,13 @@ def paired(calls):
         return [{"round": r, "step_time_ms": scale * rng.lognormvariate(0, 0.02), "throughput": None,
                  "peak_memory_mb": 50.0 + rng.random(), "cuda_max_allocated_mb": None} for r in range(20)]
     data = [(side(1.0), side(1.03)) for _ in range(calls)]
+    # a tree with both paths in compare_metrics asks which (paired=True); a paired-only one does not
+    kw = {"paired": True} if "paired" in inspect.signature(decide.compare_metrics).parameters else {}
     best = []
     for _ in range(repeat):
         t = time.perf_counter()
         for b, h in data:
-            decide.compare_metrics(bench, b, h, paired=True)
+            decide.compare_metrics(bench, b, h, **kw)
         best.append((time.perf_counter() - t) / calls * 1e6)
     return {"us_per_call": min(best)}
 

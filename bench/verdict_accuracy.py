@@ -130,7 +130,7 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
     base, head = track_dict(state, bench, "base"), track_dict(state, bench, "head")
     if base["status"] != "ok" or head["status"] != "ok":
         raise SystemExit(f"a side failed: {base['error'] or head['error']}")
-    metrics = compare_metrics(bench, base["samples"], head["samples"], paired=True, alpha=alphas["work"])
+    metrics = compare_metrics(bench, base["samples"], head["samples"], alpha=alphas["work"])
     b = {s["round"]: s for s in base["samples"]}
     h = {s["round"]: s for s in head["samples"]}
     # the per-round log-ratio the verdict uses: the median of the round's pair ratios (lockstep), else

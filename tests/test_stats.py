@@ -14,13 +14,12 @@ from profopt_ci.analyze import ranks
 from profopt_ci.analyze.looks import MAX_DEFAULT_LOOKS, plan_looks, spent_alpha
 from profopt_ci.analyze.multiplicity import benjamini_hochberg, bh_adjusted, holm, holm_adjusted
 from profopt_ci.analyze.ranks import (
-    cv,
     mann_whitney_cut,
-    median,
     modified_z_outliers,
     signed_rank_cut,
 )
-from profopt_ci.analyze.stats import memory_change, paired_change, unpaired_change
+from profopt_ci.analyze.stats import paired_change
+from profopt_ci.analyze.unpaired import memory_change, unpaired_change
 
 KEYS = {"base", "head", "delta_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict", "better", "n",
         "outliers", "reason", "paired"}
@@ -48,8 +47,9 @@ def test_hodges_lehmann_literals():
     assert ranks.sorted_median(ranks.walsh_averages([0, 1, 3, 10])) == 2.5
     # [1, 2, 4]: 1, 2, 4, 1.5, 2.5, 3 -> 1 1.5 2 | 2.5 3 4 -> 2.25
     assert ranks.sorted_median(ranks.walsh_averages([1, 2, 4])) == 2.25
-    # y - x for x = [1, 2], y = [3, 5, 10]: 2, 4, 9, 1, 3, 8 -> 1 2 3 | 4 8 9 -> 3.5
-    assert ranks.sorted_median(ranks.pairwise_differences([1, 2], [3, 5, 10])) == 3.5
+    # unpaired, on logs: y - x for x = [1, 2], y = [3, 5, 10]: 2, 4, 9, 1, 3, 8 -> 1 2 3 | 4 8 9 -> 3.5
+    res = unpaired_change([math.exp(1), math.exp(2)], [math.exp(3), math.exp(5), math.exp(10)])
+    assert res["delta_pct"] == pytest.approx(math.expm1(3.5) * 100, rel=1e-12)
 
 
 def test_paired_estimate_is_hl_of_log_ratios_in_percent():
@@ -549,18 +549,3 @@ def test_modified_z_outliers():
     # log ratios equal up to float rounding are not outliers of each other
     d = [math.log(1.01 * x) - math.log(x) for x in (1.0, 3.0, 7.0, 11.0, 13.0, 0.1, 1e6)]
     assert modified_z_outliers(d) == [False] * len(d)
-
-
-def test_cv_and_median():
-    assert cv([1.0, 2.0, 3.0]) == pytest.approx(0.5)  # sd 1, mean 2
-    assert cv([10.0, 10.0]) == 0.0
-    assert median([3.0, 1.0, 2.0]) == 2.0
-    assert median([4, 1, 3, 2]) == 2.5
-    with pytest.raises(ValueError):
-        cv([1.0])
-    with pytest.raises(ValueError):
-        cv([-1.0, 1.0])
-    with pytest.raises(ValueError):
-        median([])
-    with pytest.raises(ValueError):
-        median([1.0, float("nan")])

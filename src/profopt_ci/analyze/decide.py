@@ -26,12 +26,12 @@ import statistics
 from typing import Any
 
 from profopt_ci.analyze import multiplicity, quality, stats
+from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
+from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.spec.load import Benchmark, Constraint
 
-SPEED = "step_time_ms"
-MEMORY_METRICS = ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
 DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
 METRIC_NAMES = {
     "step_time_ms": "step time",
@@ -80,25 +80,19 @@ def _values(samples: list[dict], metric: str) -> list[float]:
     return [s[metric] for s in samples if _usable(s.get(metric))]
 
 
-def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, paired: bool, alpha: float | None = None) -> dict[str, dict]:
+def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, alpha: float | None = None) -> dict[str, dict]:
+    """The metric entries of paired rounds (`compare`); unpaired ones are analyze.unpaired's."""
     s = bench.settings
     out: dict[str, dict] = {}
     for metric, better in ((SPEED, "lower"), ("throughput", "higher")):
-        if paired:
-            b, h, ratios = _pairs(base, head, metric)
-            if not b:
-                continue
-            res = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha, ratios=ratios)
-        else:
-            b, h = _values(base, metric), _values(head, metric)
-            if not b or not h:
-                continue
-            res = stats.unpaired_change(b, h, threshold_pct=s.threshold_pct, better=better)
-        out[metric] = res
+        b, h, ratios = _pairs(base, head, metric)
+        if b:
+            out[metric] = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha,
+                                              ratios=ratios)
     for metric in MEMORY_METRICS:
         b, h = _values(base, metric), _values(head, metric)
         if b and h:
-            out[metric] = stats.memory_change(b, h, tolerance_pct=s.memory_tolerance_pct)
+            out[metric] = memory_change(b, h, tolerance_pct=s.memory_tolerance_pct)
     return out
 
 

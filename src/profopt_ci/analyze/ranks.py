@@ -1,15 +1,15 @@
 """Rank statistics: samples in, the numbers a verdict is built from out (no verdicts here).
 
-In: lists of finite floats (timings, log-ratios). Out: medians, CVs, modified z-scores and outlier
-flags; Hodges–Lehmann estimates (one-sample on paired log-ratios, shift between two samples); how
-many order statistics the Wilcoxon signed-rank / Mann–Whitney CI cuts off at a level (exact null
-distributions for small samples, normal approximation beyond); two-sided p-values from scipy. Also
-the input checks every verdict function runs first (ValueError naming the bad value).
+In: lists of finite floats (timings, log-ratios), or 2-d arrays of many samples of one size, a row
+each (`diff` of 10^5 benchmarks: one list is one row). Out: medians, modified z-scores and outlier
+flags or counts; Walsh averages (the paired Hodges–Lehmann estimate is their median); how many
+order statistics the Wilcoxon signed-rank / Mann–Whitney CI cuts off at a level (exact null
+distributions for small samples, normal approximation beyond); two-sided p-values as scipy gives
+them. Also the input checks every verdict function runs first (ValueError naming the bad value).
 """
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -73,85 +73,60 @@ def check_threshold(threshold_pct: float) -> float:
 # Descriptive helpers
 
 
-def median(values: Sequence[float]) -> float:
-    """Median of finite values; ValueError when empty or not finite."""
-    if len(values) == 0:
-        raise ValueError("median of no values")
-    xs = [float(v) for v in values]
-    if not all(math.isfinite(x) for x in xs):
-        raise ValueError("median: values must be finite")
-    return float(statistics.median(xs))
-
-
-def cv(values: Sequence[float]) -> float:
-    """Coefficient of variation: sample standard deviation (ddof=1) over the mean.
-
-    Needs at least 2 finite values and a non-zero mean (ValueError otherwise).
-    """
-    xs = [float(v) for v in values]
-    if len(xs) < 2:
-        raise ValueError("cv needs at least 2 values")
-    if not all(math.isfinite(x) for x in xs):
-        raise ValueError("cv: values must be finite")
-    mean = statistics.fmean(xs)
-    if mean == 0:
-        raise ValueError("cv is undefined when the mean is 0")
-    return float(statistics.stdev(xs) / abs(mean))
-
-
-def fast_median(values: np.ndarray) -> float:
-    """np.median of a 1-d float array, the same float, without numpy's ~10 µs per call on tiny ones.
-
-    `diff` of 10^5 benchmarks takes a million medians of 5-25 values: numpy's overhead dominated.
-    """
-    if values.size > 64:
-        return float(np.median(values))
-    return _list_median(sorted(values.tolist()))
-
-
-def _list_median(xs: list[float]) -> float:
-    k = len(xs) // 2
-    if len(xs) % 2:
-        return float(xs[k])
-    return float((xs[k - 1] + xs[k]) / 2.0)
-
-
 def sorted_median(sorted_values: np.ndarray) -> float:
     """The median of an already sorted 1-d array (as np.median gives it)."""
-    k = sorted_values.size // 2
-    if sorted_values.size % 2:
-        return float(sorted_values[k])
-    return float((sorted_values[k - 1] + sorted_values[k]) / 2.0)
+    return float(row_medians(sorted_values[None, :])[0])
 
 
-def modified_z_scores(values: Sequence[float]) -> list[float]:
-    """Iglewicz–Hoaglin modified z-scores, 0.6745 (x - median) / MAD.
+def modified_z_rows(x: np.ndarray) -> np.ndarray:
+    """Iglewicz–Hoaglin modified z-scores, 0.6745 (x - median) / MAD, of each row of a 2-d array.
 
     When the MAD is 0 (more than half the values tie at the median) the scale falls back to
     1.253314 * mean absolute deviation from the median (same convention as IBM SPSS); when that is
     0 too every value is the median and every score is 0. Deviations at float-rounding size
     (1e-12 relative) count as 0, so values equal up to rounding are not outliers of each other.
     """
-    # Plain floats, not numpy: these run on 5-25 values, 3x per benchmark, where numpy's per-call
-    # overhead is most of the cost; the arithmetic is the same float by float.
-    xs = values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
-    if not xs:
+    med = row_medians(np.sort(x, axis=1))
+    eps = 1e-12 * np.maximum(1.0, np.abs(med))
+    dev = x - med[:, None]
+    dev[np.abs(dev) <= eps[:, None]] = 0.0
+    mad = row_medians(np.sort(np.abs(dev), axis=1))
+    flat = mad == 0
+    z = np.zeros_like(dev)
+    if not flat.all():
+        z[~flat] = 0.6745 * dev[~flat] / mad[~flat, None]
+    spread = flat & np.any(dev != 0, axis=1)  # MAD 0, mean deviation not: rare
+    if spread.any():
+        z[spread] = dev[spread] / (1.253314 * np.mean(np.abs(dev[spread]), axis=1))[:, None]
+    return z
+
+
+def outlier_counts(x: np.ndarray, cutoff: float = OUTLIER_CUTOFF) -> np.ndarray:
+    """How many values of each row of a 2-d array have |modified z-score| > cutoff."""
+    if x.shape[1] == 0:
+        return np.zeros(x.shape[0], dtype=np.int64)
+    return np.count_nonzero(np.abs(modified_z_rows(x)) > cutoff, axis=1)
+
+
+def modified_z_scores(values: Sequence[float]) -> list[float]:
+    """`modified_z_rows` of one list of finite values."""
+    xs = np.asarray(values, dtype=float)
+    if xs.size == 0:
         return []
-    if not all(math.isfinite(v) for v in xs):
+    if not np.all(np.isfinite(xs)):
         raise ValueError("modified z-scores: values must be finite")
-    med = _list_median(sorted(xs))
-    eps = 1e-12 * max(1.0, abs(med))
-    dev = [0.0 if abs(d) <= eps else d for d in (v - med for v in xs)]
-    mad = _list_median(sorted(abs(d) for d in dev))
-    if mad > 0:
-        return [0.6745 * d / mad for d in dev]
-    mean_ad = float(np.mean(np.abs(np.asarray(dev))))
-    return [0.0] * len(dev) if mean_ad == 0 else [d / (1.253314 * mean_ad) for d in dev]
+    return modified_z_rows(xs[None, :])[0].tolist()
 
 
 def modified_z_outliers(values: Sequence[float], cutoff: float = OUTLIER_CUTOFF) -> list[bool]:
     """Which values have |modified z-score| > cutoff (3.5, Iglewicz & Hoaglin)."""
     return [abs(z) > cutoff for z in modified_z_scores(values)]
+
+
+def row_medians(s: np.ndarray) -> np.ndarray:
+    """The median of each row of a row-sorted 2-d array (as np.median gives each)."""
+    k = s.shape[1] // 2
+    return s[:, k] if s.shape[1] % 2 else (s[:, k - 1] + s[:, k]) / 2.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,11 +138,6 @@ def walsh_averages(d: Sequence[float]) -> np.ndarray:
     x = np.asarray(d, dtype=float)
     i, j = np.triu_indices(x.size)
     return np.sort((x[i] + x[j]) / 2.0)
-
-
-def pairwise_differences(x: Sequence[float], y: Sequence[float]) -> np.ndarray:
-    """All y_j - x_i, sorted."""
-    return np.sort(np.subtract.outer(np.asarray(y, float), np.asarray(x, float)).ravel())
 
 
 def _lower_tail_cut(counts: np.ndarray, total: int, alpha: float) -> int:
@@ -189,7 +159,7 @@ def _normal_cut(mean: float, sd: float, alpha: float) -> int:
 
 
 def _sps():
-    """scipy.stats, imported on first use: ~0.6 s that a diff of small samples never needs."""
+    """scipy.stats, imported on first use: a diff of small samples never needs it."""
     from scipy import stats
 
     return stats
@@ -278,54 +248,56 @@ def wilcoxon_p(d: np.ndarray) -> float | None:
 
 
 def mannwhitney_p(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Two-sided p of Mann–Whitney U for y vs x, equal to scipy.stats.mannwhitneyu(y, x).pvalue.
-
-    scipy's per-call overhead (~2 ms) dominated `diff` of many benchmarks, so small samples are
-    done here with scipy's rules ("auto"): exact null distribution when there are no ties and one
-    side has at most 8 values, else the normal approximation with tie and continuity correction.
-    Large samples (more than EXACT_MWU_MAX_CELLS pairs) still go to scipy.
-    """
+    """Two-sided p of Mann–Whitney U for y vs x, equal to scipy.stats.mannwhitneyu(y, x).pvalue."""
     if x.size == 0 or y.size == 0:
         return None
-    n1, n2 = y.size, x.size
+    diffs = np.subtract.outer(y, x).reshape(1, -1)
+    return mannwhitney_p_rows(x[None, :], y[None, :], diffs)[0]
+
+
+def mannwhitney_p_rows(x: np.ndarray, y: np.ndarray, diffs: np.ndarray) -> list[float | None]:
+    """`mannwhitney_p(x[r], y[r])` of each row of two 2-d arrays; `diffs[r]` holds row r's y_j - x_i.
+
+    scipy's rules ("auto"), done here because its per-call overhead dominated `diff` of many
+    benchmarks: the exact null distribution when there are no ties and one side has at most 8
+    values, else the normal approximation with tie and continuity correction. Rows of more than
+    EXACT_MWU_MAX_CELLS pairs go to scipy itself.
+    """
+    n1, n2 = y.shape[1], x.shape[1]
     if n1 * n2 > EXACT_MWU_MAX_CELLS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = float(_sps().mannwhitneyu(y, x, alternative="two-sided").pvalue)
-        return p if math.isfinite(p) else None
-    d = np.subtract.outer(y, x)
-    u1 = float(np.count_nonzero(d > 0)) + 0.5 * float(np.count_nonzero(d == 0))
-    u = max(u1, n1 * n2 - u1)
-    both = y.tolist() + x.tolist()
-    t = np.asarray(list(Counter(both).values()), dtype=float) if len(set(both)) < len(both) else None
-    if (n1 <= 8 or n2 <= 8) and t is None:
-        lo = n1 * n2 - int(u)  # P(U >= u) = P(U <= mn - u) by symmetry; u >= mn/2
-        p = 2.0 * (_mwu_cumulative(n1, n2)[lo] / math.comb(n1 + n2, n1))
-        return min(p, 1.0)
-    tie_term = 0.0 if t is None else float(np.sum(t**3 - t))
-    return mwu_normal_p(u, n1, n2, tie_term)
+            ps = [float(_sps().mannwhitneyu(y[r], x[r], alternative="two-sided").pvalue) for r in range(len(x))]
+        return [p if math.isfinite(p) else None for p in ps]
+    u1 = np.count_nonzero(diffs > 0, axis=1).astype(float) + 0.5 * np.count_nonzero(diffs == 0, axis=1).astype(float)
+    u = np.maximum(u1, n1 * n2 - u1)
+    both = np.sort(np.concatenate((y, x), axis=1), axis=1)
+    tied = np.any(both[:, 1:] == both[:, :-1], axis=1)
+    if n1 <= 8 or n2 <= 8:  # exact null distribution, where there are no ties
+        lo = np.where(tied, 0, n1 * n2 - u.astype(np.int64))  # P(U >= u) = P(U <= mn - u); u >= mn/2
+        p: list[float | None] = np.minimum(2.0 * mwu_exact_tail(n1, n2)[lo], 1.0).tolist()
+        normal = np.flatnonzero(tied)
+    else:
+        p = [None] * len(u)
+        normal = np.arange(len(u))
+    if normal.size:
+        tie_term = np.zeros(normal.size)
+        for k in np.flatnonzero(tied[normal]).tolist():
+            r = normal[k]
+            tie_term[k] = float(sum(c**3 - c for c in Counter(y[r].tolist() + x[r].tolist()).values()))
+        for r, value in zip(normal.tolist(), mwu_normal_p(u[normal], n1, n2, tie_term), strict=True):
+            p[r] = value
+    return p
 
 
-def mwu_normal_p(u: float, n1: int, n2: int, tie_term: float) -> float | None:
-    """Normal approximation of the two-sided Mann–Whitney p (tie and continuity corrected), u >= n1 n2 / 2.
-
-    `tie_term` is the sum of t^3 - t over groups of t tied values (0.0 without ties).
-    """
-    n = n1 + n2
-    s = math.sqrt(max(0.0, n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))))
-    num = u - n1 * n2 / 2 - 0.5
-    if s == 0.0:
-        return 1.0 if num < 0 else None  # every value tied: nothing speaks against "no change"
-    p = 2.0 * (0.5 * math.erfc(num / s / math.sqrt(2.0)))
-    return min(max(p, 0.0), 1.0)
-
-
-def mwu_normal_p_many(u: np.ndarray, n1: int, n2: int, tie_term: np.ndarray) -> list[float | None]:
-    """`mwu_normal_p` of each element (the same operations in the same order, so the same floats)."""
+def mwu_normal_p(u: np.ndarray, n1: int, n2: int, tie_term: np.ndarray) -> list[float | None]:
+    """Normal approximation of the two-sided Mann–Whitney p (tie and continuity corrected) of each
+    u >= n1 n2 / 2; `tie_term` is the sum of t^3 - t over groups of t tied values (0.0 without ties)."""
     n = n1 + n2
     s = np.sqrt(np.maximum(0.0, n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))).tolist()
     num = (u - n1 * n2 / 2 - 0.5).tolist()
     root2, erfc = math.sqrt(2.0), math.erfc
+    # s == 0: every value tied, nothing speaks against "no change"
     return [(1.0 if x < 0 else None) if sd == 0.0 else min(max(2.0 * (0.5 * erfc(x / sd / root2)), 0.0), 1.0)
             for sd, x in zip(s, num, strict=True)]
 

@@ -12,8 +12,9 @@ be zero but not negative.
 
 Outputs
 -------
-``paired_change``, ``unpaired_change`` and ``memory_change`` return a dict with the keys of a
-metric entry in ``profopt/comparison@1`` (docs/data-model.md):
+``paired_change`` here, ``unpaired_change`` and ``memory_change`` (analyze/unpaired.py, which
+judges with ``judge_shift`` and ``judge_memory`` here) return a dict with the keys of a metric entry
+in ``profopt/comparison@1`` (docs/data-model.md):
 
 ``base`` / ``head``
     medians of the two sides.
@@ -58,8 +59,9 @@ Memory (``memory_change``) is near deterministic: medians are compared against a
 ``|head - base| <= max(tolerance_pct % of base, abs_tolerance_mb)`` → ``unchanged``, else
 ``regressed`` / ``improved``; fewer than 3 values on a side → ``inconclusive``.
 
-Building blocks (rank statistics, input checks) are in `ranks`; many benchmarks at once in
-`multiplicity`; sequential looks in `looks`.
+Building blocks (rank statistics, input checks) are in `ranks`; unpaired samples, of one benchmark
+or 10^5, in `unpaired`; the corrections across benchmarks in `multiplicity`; sequential looks in
+`looks`.
 """
 from __future__ import annotations
 
@@ -74,20 +76,18 @@ from profopt_ci.analyze.ranks import (
     OUTLIER_CUTOFF,
     check_better,
     check_threshold,
-    fast_median,
     finite,
     interval,
     level,
-    mann_whitney_cut,
-    mannwhitney_p,
     modified_z_outliers,
-    pairwise_differences,
     signed_rank_cut,
     sorted_median,
     walsh_averages,
     wilcoxon_p,
 )
 
+SPEED = "step_time_ms"
+MEMORY_METRICS = ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
 MIN_MEMORY_RUNS = 3
 ABS_TOLERANCE_MB = 4.0  # memory_change's default floor of the tolerance
 UNSTABLE_SHARE = 0.10
@@ -160,14 +160,15 @@ def _too_few(units: int, unit_word: str, need: str) -> str:
 
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
-    return result_of(fast_median(base) if base.size else None, fast_median(head) if head.size else None,
+    return result_of(sorted_median(np.sort(base)) if base.size else None,
+                     sorted_median(np.sort(head)) if head.size else None,
                      int(base.size), int(head.size), better, paired, alpha)
 
 
 def result_of(base_median: float | None, head_median: float | None, n_base: int, n_head: int, better: str,
               paired: bool, alpha: float | None) -> dict:
-    """A metric entry with its medians and counts, not yet judged (the batch path starts here too)."""
-    res = _BLANK.copy()  # a copy and eight stores: half the time of a 16-key literal, 3·10^5 times a diff
+    """A metric entry with its medians and counts, not yet judged."""
+    res = _BLANK.copy()  # a copy and eight stores: cheaper than a 16-key literal, 3 per benchmark of a diff
     res["base"], res["head"], res["better"] = base_median, head_median, better
     res["n"], res["n_base"], res["n_head"] = min(n_base, n_head), n_base, n_head
     res["paired"], res["confidence"] = paired, None if alpha is None else 1.0 - alpha
@@ -243,41 +244,11 @@ def paired_change(
     )
 
 
-def unpaired_change(
-    base: Sequence[float],
-    head: Sequence[float],
-    *,
-    threshold_pct: float = 3.0,
-    confidence: float = 0.99,
-    better: str = "lower",
-    alpha: float | None = None,
-) -> dict:
-    """Compare two independent samples (e.g. two stored results).
-
-    On log values: Hodges–Lehmann shift (median of all ln(head_j) - ln(base_i)) with the
-    Mann–Whitney CI at 1 - alpha; p from scipy.stats.mannwhitneyu, two-sided; outliers counted
-    within each side. Verdict rules: see the module docstring (6 values needed on each side).
-    """
-    check_better(better)
-    tau = check_threshold(threshold_pct)
-    a = level(confidence, alpha)
-    b = np.log(finite("base", base))
-    h = np.log(finite("head", head))
-    res = _result(np.exp(b), np.exp(h), better, False, a)
-    if b.size == 0 or h.size == 0:
-        res["reason"] = "no values on the " + ("base" if b.size == 0 else "head") + " side"
-        return res
-    diffs = pairwise_differences(b, h)
-    lo, hi = interval(diffs, mann_whitney_cut(b.size, h.size, a))
-    outliers = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h))
-    return judge_shift(res, sorted_median(diffs), lo, hi, mannwhitney_p(b, h), outliers, tau=tau, alpha=a)
-
-
 def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: float | None, outliers: int, *,
                 tau: float, alpha: float) -> dict:
     """Fill an unpaired `result_of` entry from its log-scale HL shift, CI bounds, p and outlier count."""
     nb, nh = res["n_base"], res["n_head"]
-    res["delta_pct"] = math.expm1(hl) * 100.0  # _pct, inlined: the batch path calls this 2·10^5 times
+    res["delta_pct"] = math.expm1(hl) * 100.0  # _pct, inlined: twice per benchmark of a diff
     res["ci_low_pct"] = None if lo is None else math.expm1(lo) * 100.0
     res["ci_high_pct"] = None if hi is None else math.expm1(hi) * 100.0
     res["p_value"] = p
@@ -289,28 +260,6 @@ def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: flo
 @lru_cache(maxsize=1024)
 def _unpaired_need(nb: int, nh: int) -> str:
     return f"at least {MIN_ROUNDS} on each side ({nb} base, {nh} head)"
-
-
-def memory_change(
-    base: Sequence[float],
-    head: Sequence[float],
-    *,
-    tolerance_pct: float = 5.0,
-    abs_tolerance_mb: float = ABS_TOLERANCE_MB,
-    better: str = "lower",
-) -> dict:
-    """Compare peak memory (MB): medians against max(tolerance_pct % of base, abs_tolerance_mb).
-
-    Same keys as `paired_change`, with ci_low_pct / ci_high_pct / p_value None, plus `delta_mb`
-    and `tolerance_mb`. delta_pct is None when the base median is 0 and the head's is not.
-    """
-    check_better(better)
-    check_tolerances(tolerance_pct, abs_tolerance_mb)
-    b = finite("base", base, allow_zero=True)
-    h = finite("head", head, allow_zero=True)
-    res = _result(b, h, better, False, None)
-    outliers = sum(modified_z_outliers(b)) + sum(modified_z_outliers(h)) if res["n"] >= MIN_MEMORY_RUNS else 0
-    return judge_memory(res, outliers, tolerance_pct=tolerance_pct, abs_tolerance_mb=abs_tolerance_mb)
 
 
 def check_tolerances(tolerance_pct: float, abs_tolerance_mb: float) -> None:

@@ -23,7 +23,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     sides = [(base["benchmarks"][n], head["benchmarks"][n]) for n in names]
     pairs = [_pair(n, b, hd, defined, defaults) for n, (b, hd) in zip(names, sides, strict=True)]
     # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
-    # (analyze.batch, in `finish`) read each side once, and the comparison writes them back verbatim.
+    # (analyze.unpaired, in `finish`) read each side once, and the comparison writes them back verbatim.
     entries = [build_entry(h, b, hd, paired=False) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
     for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
         counted = (b.get("instructions"), hd.get("instructions"))

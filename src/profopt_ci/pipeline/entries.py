@@ -8,11 +8,11 @@ the multiplicity corrections and each decision; `differences` lists what differs
 
 A paired entry gets its metrics in `build_entry`. An unpaired one (diff, stored baseline) gets its
 metrics, goal and outlier rounds in `resolve`, which `finish` runs first: all unpaired entries at
-once, through the vectorized `analyze.batch` (a diff of 10^5 benchmarks).
+once, through `analyze.unpaired` (a diff of 10^5 benchmarks).
 """
 from __future__ import annotations
 
-from profopt_ci.analyze import batch
+from profopt_ci.analyze import unpaired
 from profopt_ci.analyze.decide import (
     SPEED,
     apply_multiplicity,
@@ -68,7 +68,7 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         entry["quality"] = {"base": traces[0], "head": traces[1]}
     entry["constraints"] = [check_constraint(c, rows_b, rows_h, traces) for c in bench.constraints]
     if paired:
-        _fill(entry, bench, compare_metrics(bench, rows_b, rows_h, paired=True, alpha=alpha))
+        _fill(entry, bench, compare_metrics(bench, rows_b, rows_h, alpha=alpha))
     else:
         entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
     return entry
@@ -92,7 +92,7 @@ def resolve(entries: list[dict], *, compact: bool = False) -> None:
     for k in range(0, len(pending), RESOLVE_SLICE):
         part = pending[k:k + RESOLVE_SLICE]
         items = [(e[_PENDING], e["samples"]["base"], e["samples"]["head"]) for e in part]
-        for e, metrics in zip(part, batch.compare_unpaired(items), strict=True):
+        for e, metrics in zip(part, unpaired.compare_unpaired(items), strict=True):
             _fill(e, e.pop(_PENDING), metrics)
         if compact:
             compact_metrics(part)
