@@ -36,6 +36,9 @@ def register(sub) -> None:
                    help="where profiler traces go (default: .profopt/profiles, or profopt-profiles/ beside --out)")
     c.add_argument("--phase", choices=("all", "setup", "measure"), default="all",
                    help="setup: prepare both sides and stop; measure: measure sides prepared in --workdir")
+    c.add_argument("--confirm", action="store_true",
+                   help="measure flagged (regressed or improved) benchmarks again in an independent run; a verdict "
+                        "holds only when both agree, else it is inconclusive (the spec's `confirm: true`)")
     instrument_flag(c)
     output_flags(c, "comparison.json")
     _baseline_flags(c)

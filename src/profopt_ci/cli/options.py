@@ -52,7 +52,8 @@ def plan(spec: Spec, args: argparse.Namespace) -> Plan:
     """The spec and this command line's overrides, resolved once (plan.py); every stage reads it."""
     ov = overrides(threshold=getattr(args, "threshold", None) or None, rounds=getattr(args, "rounds", None),
                    max_rounds=getattr(args, "max_rounds", None), pairing=getattr(args, "pairing", None),
-                   cpus=getattr(args, "cpuset", None) or None, instrument=instrument(args))
+                   cpus=getattr(args, "cpuset", None) or None, instrument=instrument(args),
+                   confirm=True if getattr(args, "confirm", False) else None)
     return make_plan(spec, ov)
 
 

@@ -33,6 +33,7 @@ from profopt_ci.measure.cpus import format_cpuset
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
+from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.entries import (
     ALPHA,
     build_entry,
@@ -68,6 +69,7 @@ class CompareRun:
     instr: dict[str, dict[str, dict]] = field(default_factory=dict)
     runner: dict | None = None  # the runner probe against the label's history (measure/runner.py)
     runner_note: str | None = None
+    second: CompareRun | None = None  # confirm: the flagged benchmarks measured again, independently
 
     @property
     def same_commit(self) -> bool:
@@ -119,6 +121,9 @@ def _entries(run: CompareRun) -> list[dict]:
 def comparison(run: CompareRun, notes: list[str]) -> dict:
     """The comparison@1 document of what `run` has measured so far (all of it, or a partial)."""
     entries = _entries(run)
+    if run.second is not None:
+        notes = [*notes, *confirm.apply(entries, _entries(run.second), {b.name: run.plan.judged(b.name) for b in run.benches},
+                                        run.second.seed)]
     if instructions.wanted(run.benches):
         notes = [*notes, instructions.WHAT_IT_IS]
     if run.same_commit:
@@ -160,6 +165,23 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
     run.instr = instructions.measure_instructions(
         plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
+
+
+def _confirm(run: CompareRun, work: Path, log) -> None:
+    """`confirm`: the flagged benchmarks measured again — new processes, the reverse order, a new seed."""
+    names = confirm.flagged(_entries(run), {b.name: run.plan.judged(b.name) for b in run.benches})
+    if not names:
+        return
+    benches = [b for b in reversed(run.benches) if b.name in names]
+    second = CompareRun(plan=run.plan, sides=run.sides, benches=benches, new=[], seed=confirm.second_seed(run.seed),
+                        dirty=run.dirty, notes=[])
+    log(f"profopt: confirm: measuring {', '.join(names)} again in an independent run (seed {second.seed})")
+    try:
+        second.alphas = sequential_rounds(run.plan, [b for b in benches if b.settings.timed], run.sides, second.state,
+                                          work, random.Random(second.seed), log)
+    finally:
+        second.state.close()
+    run.second = second
 
 
 def _sides(ws, plan: Plan, repo: Path, rel_spec: Path, phase: str, refs: tuple[str | None, str | None], log) -> list[Side]:
@@ -231,6 +253,7 @@ def run_compare(
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
                 _measure_all(run, Path(work), trace_dir, log)
+                _confirm(run, Path(work), log)
                 _check_runner(run, runner.combine(probed, runner.probe()), store, log)
             except KeyboardInterrupt:
                 if on_partial is not None:

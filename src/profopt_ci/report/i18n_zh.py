@@ -30,6 +30,8 @@ TERMS = {
     "peak_memory": "峰值内存", "cuda_max_allocated": "CUDA 峰值分配", "cuda_max_reserved": "CUDA 峰值预留",
     "device_peak_allocated_mb": "设备峰值分配", "host_peak_allocated_mb": "主机峰值分配",
     "slower": "变慢", "faster": "变快",
+    "regressed": "变差", "improved": "改善", "unchanged": "无变化", "inconclusive": "无定论", "unstable": "不稳定",
+    "failed": "失败",
     "profopt may use": "profopt 可用的只有", "the cpuset asked for": "所要求的 cpuset 只有",
 }
 _UNITS = ((" MB/step", " MB/步"), ("/step", "/步"), ("of unknown age", "时长未知"))
@@ -129,6 +131,8 @@ NOTES: list[tuple[str, str]] = [
     (r"not only the code differs between base and head: (.*) \(see differences\)", "基线与新版之间不仅代码不同：{0:t}（见差异）"),
     (r"stopped at max_rounds=(\d+) while still inconclusive", "已达到 max_rounds={0}，仍不确定"),
     (r"interrupted: partial results", "已中断：部分结果"),
+    (r"(.*): not confirmed — first run (\w+) ([^,]*), second run (\w+) (.*): inconclusive",
+     "{0}：未得到确认——第一次运行{1:t} {2}，第二次独立运行{3:t} {4}：无定论"),
     (r"new in head, not compared \(the base's spec has no such benchmark\): (.*)", "仅新版有、未比较（基线的规格中没有）：{0}"),
     (r"only in one of the files \(not compared\): (.*)", "只在其中一个文件中（未比较）：{0}"),
     (r"hardware labels differ: (.*) vs (.*)", "硬件标签不同：{0} 与 {1}"),

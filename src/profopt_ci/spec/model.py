@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "value_ms": 2.0,
     "round_ms": 400.0,
     "quality_steps": 100,
+    "confirm": False,
 }
 INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
@@ -71,6 +72,7 @@ class Settings:
     value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float = 400.0  # lockstep: pairs per round fill about this long
     quality_steps: int = 100  # the quality pass: steps per side from fresh seeds (constraints)
+    confirm: bool = False  # a flagged verdict holds only when a fresh independent run agrees
 
     @property
     def timed(self) -> bool:
@@ -182,6 +184,7 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
         value_ms=float(merged["value_ms"]),
         round_ms=float(merged["round_ms"]),
         quality_steps=int(merged["quality_steps"]),
+        confirm=bool(merged["confirm"]),
     )
 
 

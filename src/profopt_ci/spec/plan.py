@@ -36,6 +36,8 @@ class Overrides:
     cpuset: str | None = None
     hardware_label: str | None = None
     instrument: tuple[str, ...] | None = None
+    profile: str | None = None  # bisect's probes: "off", so a probe is only its rounds
+    confirm: bool | None = None  # `--confirm`: flagged benchmarks are re-measured in a fresh run
 
     def settings(self) -> dict[str, Any]:
         """The overrides as setting keys: `--rounds N` alone means exactly N rounds (one look)."""
@@ -46,6 +48,10 @@ class Overrides:
             out["pairing"] = self.pairing
         if self.instrument is not None:
             out["instrument"] = list(self.instrument)
+        if self.profile is not None:
+            out["profile"] = self.profile
+        if self.confirm is not None:
+            out["confirm"] = self.confirm
         if self.rounds is not None:
             out["rounds"] = self.rounds
             out["max_rounds"] = max(self.max_rounds or self.rounds, self.rounds)
@@ -56,7 +62,8 @@ class Overrides:
 
 def overrides(*, threshold: str | None = None, rounds: int | None = None, max_rounds: int | None = None,
               pairing: str | None = None, cpus: str | None = None, hardware_label: str | None = None,
-              instrument: tuple[str, ...] | None = None, environ: dict[str, str] | None = None) -> Overrides:
+              instrument: tuple[str, ...] | None = None, environ: dict[str, str] | None = None,
+              confirm: bool | None = None) -> Overrides:
     """Checked overrides; the hardware label falls back to PROFOPT_HARDWARE_LABEL (the action's input)."""
     env = os.environ if environ is None else environ
     if threshold is not None:
@@ -71,7 +78,7 @@ def overrides(*, threshold: str | None = None, rounds: int | None = None, max_ro
             raise UsageError(f"--cpuset: {exc}") from None
     label = hardware_label or env.get("PROFOPT_HARDWARE_LABEL") or None
     return Overrides(threshold=threshold, rounds=rounds, max_rounds=max_rounds, pairing=pairing, cpuset=cpus,
-                     hardware_label=label, instrument=instrument)
+                     hardware_label=label, instrument=instrument, confirm=confirm)
 
 
 def _raw_benches(spec: Spec) -> dict[str, dict]:
