@@ -13,7 +13,7 @@ does, then `pipeline.diff.run_diff(None, base, head)` `--repeat` times (medians 
                (p_adjusted / p_holm across all benchmarks), decisions; wall and (cpu) process time
     metrics    time inside the metric statistics alone: the tree's compare_unpaired (analyze.unpaired,
                or analyze.batch before it) and any per-benchmark decide.compare_metrics; wall and (cpu)
-    multipl.   time inside decide.apply_multiplicity (BH and Holm across all benchmarks), wall
+    multipl.   time inside decide.multiplicity_corrected (BH and Holm across all benchmarks), wall
 
 On a VM shared with other jobs the wall figures move with their load; the cpu ones much less.
 
@@ -43,10 +43,13 @@ from profopt_ci.spec.load import Benchmark, resolve_settings
 mode, repeat = sys.argv[1], int(sys.argv[2])
 spent = {}
 
-try:  # a tree whose comparison holds msgspec records (documents/records.py) writes them so
-    from profopt_ci.documents.records import json_default
+try:  # a tree whose comparison holds msgspec Structs writes them so (documents/types.py, records.py before)
+    from profopt_ci.documents.types import json_default
 except ImportError:
-    json_default = str
+    try:
+        from profopt_ci.documents.records import json_default
+    except ImportError:
+        json_default = str
 
 def timed(owner, name, key):
     f = getattr(owner, name)
@@ -67,7 +70,9 @@ def unpaired(folder):
     timed(diff, "build_entry", "entries")
     timed(diff, "finish", "entries")
     timed(entries, "compare_metrics", "metrics")
-    timed(entries, "apply_multiplicity", "multiplicity")
+    for name in ("apply_multiplicity", "multiplicity_corrected"):  # by the tree's name for it
+        if hasattr(entries, name):
+            timed(entries, name, "multiplicity")
     for module in ("batch", "unpaired"):  # the vectorized statistics, by the tree's name for them
         if hasattr(entries, module):
             timed(getattr(entries, module), "compare_unpaired", "metrics")

@@ -1,6 +1,7 @@
 """Real `run`, `compare`, `diff`, `baseline refresh` and `compare --phase setup` output, validated
-against the packaged JSON Schemas by `jsonschema` (the full validator) and by documents.check (the
-fast one the readers use), on a tiny real repository with real worker processes."""
+against the packaged JSON Schemas (generated from documents/types.py) by `jsonschema`, and read back
+by documents.read (one decode into the types) without losing a key, on a tiny real repository with
+real worker processes."""
 from __future__ import annotations
 
 import json
@@ -10,8 +11,11 @@ import jsonschema
 import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
-from profopt_ci.documents import check
 from profopt_ci.documents.names import SCHEMA_FILES
+from profopt_ci.documents.read import parse_document
+from profopt_ci.documents.types import json_default
+
+SCHEMAS = Path(__file__).resolve().parent.parent / "src" / "profopt_ci" / "schema"
 
 SPEC = """\
 version: 1
@@ -33,11 +37,13 @@ FILES = {"bench/__init__.py": "", "bench/work.py": CPU_STEP, "profopt.yml": SPEC
 
 
 def full_validate(doc: dict) -> None:
-    """jsonschema on the document's own schema, then the fast checker, which must agree."""
+    """jsonschema on the document's own schema, then the reader, which must take it and give back
+    every key and value (its samples and metrics written back as they were)."""
     name = SCHEMA_FILES[doc["schema"]]
-    schema = json.loads((Path(check.__file__).parent.parent / "schema" / f"{name}.schema.json").read_text())
+    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(doc)
-    check.validate(doc, name, name)
+    read = parse_document(json.dumps(doc).encode(), name, (doc["schema"],))
+    assert json.loads(json.dumps(read, default=json_default)) == doc
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +104,8 @@ def test_an_undocumented_value_in_a_section_is_refused_by_both_validators(output
         full_validate(doc)
     from profopt_ci.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"\$\.policy\.fail_on"):
-        check.validate(doc, "comparison", "c.json")
+    with pytest.raises(UsageError, match=r"c\.json: \$\.policy\.fail_on: "):
+        parse_document(json.dumps(doc).encode(), "c.json", ("profopt/comparison@1",))
 
 
 def test_a_sides_file_without_its_schema_key_stops_the_measure_phase(outputs, tmp_path):

@@ -34,6 +34,7 @@ from profopt_ci.analyze.ranks import (
     row_medians,
 )
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
+from profopt_ci.documents.types import Sample, picked
 from profopt_ci.figures import is_measurement
 from profopt_ci.spec.load import Benchmark
 
@@ -148,10 +149,9 @@ def _regrouped(thinned: list[tuple[str, int, np.ndarray, np.ndarray]]) -> list[G
 
 def _picked(rows: Sequence[Mapping]) -> list[tuple]:
     """Each row's values of `_ORDER`, None where absent: one visit per row (each is a cache miss at
-    10^6). Rows of a read file (documents.records.Rows) decode just these keys from their text."""
-    pick = getattr(rows, "pick", None)
-    if pick is not None:
-        return pick(_ORDER)
+    10^6). Rows of a read file (documents.types.Sample) are read field by field in C."""
+    if rows and isinstance(rows[0], Sample):
+        return picked(rows, _ORDER)
     try:
         return list(map(_GET, rows))
     except (KeyError, TypeError):  # rows rebuilt from a stored summary hold only the metrics it has

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, Parser, instrument_flag, load, plan, positive
-from profopt_ci.documents.records import json_default
+from profopt_ci.documents.types import json_default
 from profopt_ci.errors import EXIT_OK, UsageError
 
 STORE_HELP = "dir:PATH or git:BRANCH (default: git:profopt-data on origin)"

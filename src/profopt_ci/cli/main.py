@@ -1,7 +1,7 @@
 """`profopt` command line: the parser assembled from one module per verb, and the error boundary.
 
 In: argv. Out: the verb's exit code. Each verb module (validate, run, compare, diff, demo, report,
-publish, baseline, merge, bisect) registers its own flags and parses them into plain values for the core.
+publish, baseline, merge, bisect, schema) registers its own flags and parses them into plain values for the core.
 
 `main()` is the one error boundary, and every error leaves it in one form, `profopt: …` on stderr,
 with the exit code design.md documents:
@@ -37,12 +37,13 @@ from profopt_ci.cli import (
     publish,
     report,
     run,
+    schema,
     validate,
 )
 from profopt_ci.cli.options import Parser
 from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
-VERBS = (validate, run, compare, diff, demo, report, publish, baseline, merge, bisect)  # the order `--help` lists
+VERBS = (validate, run, compare, diff, demo, report, publish, baseline, merge, bisect, schema)  # the order `--help` lists
 MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
 EXIT_INTERRUPTED = 130
 

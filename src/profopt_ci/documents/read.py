@@ -1,55 +1,38 @@
-"""The one reader of profopt's versioned documents: bytes or a path in, a validated dict out.
+"""The one reader of profopt's versioned documents: bytes or a path in, the document's data out.
 
 In: a path (or bytes with the name to show in errors) and the document name(s) the caller accepts
-(`documents.names`: results@1, comparison@1, baseline@1, sides@1). Out: the parsed dict, after the
-`schema` key was checked and the document validated against its packaged JSON Schema
-(`documents.check`, the fast checker). Results and comparisons go through `documents.fast` first
-(msgspec, sample rows kept as their text: documents.records), and through json + documents.check only when it declines,
-which then words the error. Anything else is a `UsageError` (exit 2) that names the file,
-the JSON path or line:col, and what was expected. Strict JSON: NaN, ±Infinity and integers of more
-than 40 digits are refused while parsing, so they can never reach the statistics.
+(`documents.names`: results@1, comparison@1, baseline@1, sides@1). Out: the document as plain
+dicts and lists, its samples and metrics as the `documents.types` Structs (`Sample`, `Metric`,
+which read like dicts). Reading is one decode into the types (`documents.types`, the source of the
+packaged JSON Schemas): a wrong `schema`, a key the model lacks, another type or a number out of
+range is a `UsageError` (exit 2) that names the file, the JSON path (`$.benchmarks[0].metrics…`)
+and what was expected. Strict JSON: NaN and ±Infinity are not JSON, numbers beyond ±1e100 are
+refused where the model names a number, so they can never reach the statistics.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA, SCHEMA_FILES
+import msgspec
+from msgspec import UNSET
+
+from profopt_ci.documents.types import DOCUMENTS, Entry, ResultsEntry
 from profopt_ci.errors import UsageError
 
 # A comparison of 10⁶ benchmarks (5 samples a side) is ~4.5 GB: a file past 16 GiB is not one of
 # ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
 MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
 MAX_STREAM_BYTES = 1024 ** 3
-FAST_SCHEMAS = {RESULTS_SCHEMA, COMPARISON_SCHEMA}  # documents.fast reads these first
 
 
-class _BadNumber(ValueError):
-    pass
-
-
-def _no_constant(text: str) -> float:
-    raise _BadNumber(f"{text} is not a number JSON allows")
-
-
-def _int(text: str) -> int:
-    if len(text) > 40:  # far past any count or seed; Python would refuse 4,300+ digits anyway
-        raise _BadNumber(f"an integer of {len(text)} digits (at most 40)")
-    return int(text)
-
-
-def _where_bad(text: str) -> str:
-    """'$.path ' of the first NaN/inf/huge integer, found by a lenient re-parse (only on failure)."""
-    from profopt_ci.documents.check import first_bad_number, json_path
-
-    try:
-        path = first_bad_number(json.loads(text))
-    except (ValueError, RecursionError):
-        return ""
-    return f"{json_path(path)}: " if path is not None else ""
+class _Tag(msgspec.Struct):
+    schema: Any = None  # the one key read when the caller accepts more than one document
 
 
 def _read_capped(fh: Any) -> bytes | None:
@@ -70,8 +53,8 @@ def _read_capped(fh: Any) -> bytes | None:
 
 
 def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]:
-    """Load a profopt file, insist on its `schema` and validate it against the packaged JSON Schema
-    (documents.names): a bad file is a user error naming the file and the field's path."""
+    """Load a profopt file, insist on its `schema` and decode it into its type (documents.types):
+    a bad file is a user error naming the file and the field's path."""
     p = Path(path)
     wanted = (expect,) if isinstance(expect, str) else expect
     shown = " or ".join(wanted)
@@ -85,56 +68,171 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
     if raw is None:
         raise UsageError(f"{p}: larger than 16 GiB (1 GiB for a pipe or device) — expected a {shown} file")
     box = [raw]
-    del raw  # only the box holds the bytes now, so _parse can let them go before building the objects
+    del raw  # only the box holds the bytes now, so decoding can let them go before converting
     return _parse(box, str(p), wanted)
 
 
 def parse_document(raw: bytes, p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """Bytes of a profopt document → the validated dict; `p` names it in errors (a path, an artifact)."""
+    """Bytes of a profopt document → its data; `p` names it in errors (a path, an artifact)."""
     return _parse([raw], p, wanted)
 
 
-def _parse(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """Parse the bytes in `box` (taken out of it): at 10⁵ benchmarks the file is ~450 MB, so the bytes
-    go once decoded and the text once parsed, and never sit beside the objects and each other."""
-    if FAST_SCHEMAS & set(wanted):
-        from profopt_ci.documents.fast import decode
-
-        data = decode(box[0])
-        if data is not None and data["schema"] in wanted:
-            return data
-        del data  # not taken: the plain reader parses it again and words what is wrong
-    return parse_plain(box, p, wanted)
-
-
-def parse_plain(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """json + documents.check: every document the fast reader does not take, and every error."""
-    from profopt_ci.gc_pause import paused
-
-    shown = " or ".join(wanted)
-    try:
-        text = box.pop().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{p}: cannot read ({exc})") from None
-    try:
-        with paused():
-            data = json.loads(text, parse_constant=_no_constant, parse_int=_int)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}) — expected a {shown} file") from None
-    except ValueError as exc:  # _BadNumber, or an integer Python refuses to convert
-        raise UsageError(f"{p}: {_where_bad(text)}{str(exc)[:200]} — expected a {shown} file") from None
-    except RecursionError:
-        raise UsageError(f"{p}: nested too deeply — expected a {shown} file") from None
-    del text
-    return check_document(data, p, wanted)
-
-
 def check_document(data: Any, shown: str, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """An already parsed document → itself, when its `schema` is one of `wanted` and it validates."""
-    from profopt_ci.documents.check import validate
-
+    """An already parsed document (a store's JSON, a results built from a baseline) → its data, when
+    its `schema` is one of `wanted` and it converts into that type."""
     got = data.get("schema") if isinstance(data, dict) else None
     if got not in wanted:
-        raise UsageError(f"{shown}: schema is {str(got)[:80]!r} — expected {' or '.join(repr(w) for w in wanted)}")
-    validate(data, SCHEMA_FILES[got], shown)
-    return data
+        raise _wrong_schema(shown, got, wanted)
+    try:
+        doc = msgspec.convert(data, DOCUMENTS[got], strict=True)
+    except msgspec.ValidationError as exc:
+        raise _invalid(shown, got, exc, data=data) from None
+    except RecursionError:
+        raise UsageError(f"{shown}: nested too deeply — expected a {got} document") from None
+    return plain(doc)
+
+
+def _parse(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """Decode the bytes in `box` (taken out of it, so they go as soon as they are decoded)."""
+    from profopt_ci.gc_pause import paused
+
+    raw = box.pop()
+    name = wanted[0] if len(wanted) == 1 else _schema_of(raw, p, wanted)
+    with paused():  # 10⁶ containers, none in a cycle: the collector's passes over them cost ~20%
+        try:
+            doc = msgspec.json.decode(raw, type=DOCUMENTS[name])
+        except msgspec.ValidationError as exc:
+            got = _schema_of(raw, p, wanted, strict=False)
+            if got not in wanted:
+                raise _wrong_schema(p, got, wanted) from None
+            raise _invalid(p, name, exc, raw) from None
+        except msgspec.DecodeError as exc:
+            raise _malformed(p, raw, wanted, exc) from None
+        except RecursionError:
+            raise UsageError(f"{p}: nested too deeply — expected a {' or '.join(wanted)} file") from None
+        except ValueError as exc:  # an integer Python refuses to convert (4,300+ digits)
+            raise UsageError(f"{p}: {str(exc)[:200]} — expected a {' or '.join(wanted)} file") from None
+        del raw
+        return plain(doc)
+
+
+def _schema_of(raw: bytes, p: str, wanted: tuple[str, ...], strict: bool = True) -> Any:
+    """The document's `schema` value (only that key is built); `strict`: one of `wanted`, else the error."""
+    try:
+        got = msgspec.json.decode(raw, type=_Tag).schema
+    except msgspec.DecodeError as exc:
+        raise _malformed(p, raw, wanted, exc) from None
+    except RecursionError:
+        raise UsageError(f"{p}: nested too deeply — expected a {' or '.join(wanted)} file") from None
+    except (msgspec.ValidationError, ValueError):
+        got = None
+    if strict and got not in wanted:
+        raise _wrong_schema(p, got, wanted)
+    return got
+
+
+def _wrong_schema(p: str, got: Any, wanted: tuple[str, ...]) -> UsageError:
+    return UsageError(f"{p}: schema is {str(got)[:80]!r} — expected {' or '.join(repr(w) for w in wanted)}")
+
+
+def _invalid(p: str, name: str, exc: msgspec.ValidationError, raw: bytes | None = None,
+             data: Any = None) -> UsageError:
+    """msgspec's "Expected `int` >= 0 - at `$.benchmarks[0].rounds`" as "FILE: $.path: what (doc)",
+    the key of each object msgspec shows as `[...]` found again (`$.benchmarks["b7"]…`)."""
+    text = str(exc)
+    what, _, where = text.rpartition(" - at `")
+    if not what:
+        what, where = text, "$`"
+    where = where.rstrip("`")
+    if "[...]" in where:
+        where = _named(where, DOCUMENTS[name], raw, data)
+    return UsageError(f"{p}: {where}: {what[:300]} ({name} schema)")
+
+
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[(\.\.\.)\]")
+
+
+def _named(where: str, kind: Any, raw: bytes | None, data: Any) -> str:
+    """The path with each `[...]` replaced by the key of the first value there its type refuses
+    (only on an error, so the plain decode of the whole file costs nothing otherwise)."""
+    try:
+        node = msgspec.json.decode(raw) if data is None else data
+        out = "$"
+        for name, index, unknown in _STEP.findall(where[1:]):
+            kind = _arm(kind, dict if unknown else list if index else msgspec.Struct)
+            if name:
+                info = {f.encode_name: f.type for f in msgspec.structs.fields(kind)}
+                node, kind, out = node[name], info[name], f"{out}.{name}"
+            elif index:
+                node, kind, out = node[int(index)], get_args(kind)[0], f"{out}[{index}]"
+            else:
+                value = get_args(kind)[1]
+                key = next(k for k, v in node.items() if not _fits(v, value))
+                node, kind, out = node[key], value, f"{out}[{json.dumps(key)}]"
+        return out
+    except (LookupError, StopIteration, TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+        return where
+
+
+def _arm(kind: Any, want: type) -> Any:
+    """The arm of a (possibly Annotated, optional) type that is a dict, a list or a Struct."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    arms = get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,)
+    for arm in arms:
+        while get_origin(arm) is Annotated:
+            arm = get_args(arm)[0]
+        base = get_origin(arm) or arm
+        if isinstance(base, type) and issubclass(base, want):
+            return arm
+    raise TypeError(f"no {want.__name__} in {kind}")
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    try:
+        msgspec.convert(value, kind)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _malformed(p: str, raw: bytes, wanted: tuple[str, ...], exc: msgspec.DecodeError) -> UsageError:
+    """Not JSON at all: the line and column of the byte msgspec stopped at."""
+    text = str(exc)
+    at = re.search(r"\(byte (\d+)\)", text)
+    where = ""
+    if at:
+        offset = int(at.group(1))
+        line = raw.count(b"\n", 0, offset) + 1
+        col = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+        where = f":{line}:{col}"
+    return UsageError(f"{p}{where}: not valid JSON ({text}) — expected a {' or '.join(wanted)} file")
+
+
+def plain(doc: msgspec.Struct) -> dict[str, Any]:
+    """A decoded document as the dicts and lists the stages read and annotate; each entry's samples
+    and metrics stay the Structs they were decoded into (documents.types says why)."""
+    entries = doc.benchmarks
+    doc.benchmarks = []
+    out = msgspec.to_builtins(doc)
+    if isinstance(entries, dict):
+        out["benchmarks"] = {name: _entry(e) for name, e in entries.items()}
+    else:
+        out["benchmarks"] = [_entry(e) for e in entries]
+    return out
+
+
+def _entry(entry: msgspec.Struct) -> dict[str, Any]:
+    if not isinstance(entry, (Entry, ResultsEntry)):
+        return msgspec.to_builtins(entry)
+    samples, metrics = getattr(entry, "samples", UNSET), getattr(entry, "metrics", UNSET)
+    if samples is not UNSET:
+        entry.samples = []  # type: ignore[attr-defined]  # keeps the key's place in the dict
+    if metrics is not UNSET:
+        entry.metrics = {}  # type: ignore[attr-defined]
+    out = msgspec.to_builtins(entry)
+    if samples is not UNSET:
+        out["samples"] = samples
+    if metrics is not UNSET:
+        out["metrics"] = metrics
+    return out

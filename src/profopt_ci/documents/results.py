@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA  # noqa: F401 — re-exported
 from profopt_ci.documents.read import load_json, parse_document  # noqa: F401 — re-exported
-from profopt_ci.documents.records import json_default, msgspec_default
+from profopt_ci.documents.types import json_default
 
 if TYPE_CHECKING:  # types only: documents/ imports no stage at run time (docs/layout.md)
     from profopt_ci.spec.load import Benchmark, Spec
@@ -115,7 +115,7 @@ def _write_streamed(data: dict, tmp: Path) -> None:
     benchmarks the whole text would be ~450 MB in memory at once, and json.dumps takes ~9 s."""
     import msgspec
 
-    encode = msgspec.json.Encoder(enc_hook=msgspec_default).encode
+    encode = msgspec.json.Encoder(enc_hook=str).encode
     rest = {k: v for k, v in data.items() if k != "benchmarks"}
     benches = data["benchmarks"]
     is_list = isinstance(benches, list)

@@ -10,26 +10,35 @@ from dataclasses import replace
 
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
-from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
+from profopt_ci.pipeline.entries import (
+    ALPHA,
+    build_entry,
+    differences,
+    finish,
+    outlier_notes,
+    policy,
+    verdict,
+)
 from profopt_ci.spec.load import Benchmark, Settings, Spec, resolve_settings
 
 
-def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
-    """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired."""
+def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None = None) -> dict:
+    """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired.
+    `fail_on`: the policy (None: no policy section)."""
     names = [n for n in head["benchmarks"] if n in base["benchmarks"]]
     missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
     defined = {b.name: b for b in spec.benchmarks} if spec is not None else {}
     defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
     sides = [(base["benchmarks"][n], head["benchmarks"][n]) for n in names]
     pairs = [_pair(n, b, hd, defined, defaults) for n, (b, hd) in zip(names, sides, strict=True)]
-    # The rows stay as read (documents.records.Rows, text decoded on each read): the statistics
-    # (analyze.unpaired, in `finish`) read each side once, and the comparison writes them back verbatim.
+    # The rows stay as read (documents.types.Sample Structs): the statistics (analyze.unpaired, in
+    # `finish`) read each side once, and the comparison holds the same objects.
     entries = [build_entry(h, b, hd, paired=False) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
     for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
         counted = (b.get("instructions"), hd.get("instructions"))
         if all(counted):
             instr_merge.merge(e, h, {"base": counted[0], "head": counted[1]})
-    finish(entries, {h.name: h for _, h in pairs}, compact=True)
+    entries = finish(entries, {h.name: h for _, h in pairs}, compact=True)
     instr_merge.mark_failures(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
              "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
@@ -47,7 +56,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict) -> dict:
     return comparison_doc.build(
         mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
         verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,
-        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA)
+        notes=notes, threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, fail_on))
 
 
 def _pair(name: str, base: dict, head: dict, defined: dict[str, Benchmark],

@@ -2,9 +2,10 @@
 
 In: a `Benchmark` (how to judge: threshold, constraints, goal) and each side's {status, error,
 samples}, paired (rounds of one compare) or not (two stored results). Out: the benchmark entry of
-`profopt/comparison@1` (docs/data-model.md) with its metrics, constraints and goal; `finish` adds
-the multiplicity corrections and each decision; `differences` lists what differs besides the code
-(params, env, the machine's fingerprint); `outlier_notes` the notes on outliers a CI decided anyway.
+`profopt/comparison@1` (docs/data-model.md) with its metrics, constraints and goal; `finish` gives
+them with the multiplicity corrections and each decision; `differences` lists what differs besides
+the code (params, env, the machine's fingerprint); `outlier_notes` the notes on outliers a CI
+decided anyway.
 
 A paired entry gets its metrics in `build_entry`. An unpaired one (diff, stored baseline) gets its
 metrics, goal and outlier rounds in `resolve`, which `finish` runs first: all unpaired entries at
@@ -15,16 +16,18 @@ from __future__ import annotations
 from profopt_ci.analyze import unpaired
 from profopt_ci.analyze.decide import (
     SPEED,
-    apply_multiplicity,
     check_constraint,
     compare_metrics,
     counts,
     decide_benchmark,
     goal_status,
+    multiplicity_corrected,
     overall,
+    policy_failures,
     summary_sentence,
 )
-from profopt_ci.documents.records import compact_metrics
+from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.types import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.spec.load import Benchmark
@@ -86,7 +89,7 @@ RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are c
 
 def resolve(entries: list[dict], *, compact: bool = False) -> None:
     """The metrics of the unpaired entries `build_entry` left pending, computed together (in slices).
-    `compact`: each slice's metric dicts become documents.records.Metric at once, so a diff of 10⁵
+    `compact`: each slice's metric dicts become documents.types.Metric at once, so a diff of 10⁵
     benchmarks never holds 3·10⁵ of them (~300 MB) before they are compacted."""
     pending = [e for e in entries if _PENDING in e]
     for k in range(0, len(pending), RESOLVE_SLICE):
@@ -98,14 +101,16 @@ def resolve(entries: list[dict], *, compact: bool = False) -> None:
             compact_metrics(part)
 
 
-def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool = False) -> None:
-    """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision."""
+def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool = False) -> list[dict]:
+    """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision: the entries
+    as the comparison holds them."""
     resolve(entries, compact=compact)
-    apply_multiplicity([e for e in entries if e.get("decision") != "failed"])
-    for e in entries:
-        if e.get("decision") == "failed":
-            continue
-        e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+    judged = iter(multiplicity_corrected([e for e in entries if e.get("decision") != "failed"]))
+    out = [e if e.get("decision") == "failed" else next(judged) for e in entries]
+    for e in out:
+        if e.get("decision") != "failed":
+            e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+    return out
 
 
 def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head: dict) -> list[dict]:
@@ -144,6 +149,11 @@ def outlier_notes(entries: list[dict]) -> list[str]:
 def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
     t = state.track(bench.name, side)
     return {"status": t.status, "error": t.error, "samples": t.samples, "quality": t.quality}
+
+
+def policy(entries: list[dict], fail_on: str | None) -> dict | None:
+    """The `policy` section under `--fail-on` (None: none, as the demo's): the rule and who broke it."""
+    return None if fail_on is None else comparison_doc.policy(fail_on, policy_failures(entries, fail_on))
 
 
 def verdict(entries: list[dict]) -> dict:

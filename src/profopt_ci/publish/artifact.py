@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profopt_ci.documents.records import json_default
+from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
 
 ARTIFACT_REPORT_CAP = 1024 * 1024

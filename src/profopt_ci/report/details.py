@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 import statistics
 
-from profopt_ci.documents.records import Rows
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word, ordered_metrics
 from profopt_ci.report.i18n import note, t
@@ -114,8 +113,6 @@ def may_have_phases(b: dict) -> bool:
     samples = b.get("samples") or {}
     for side in ("base", "head"):
         rows = samples.get(side) or ()
-        if isinstance(rows, Rows) and not rows.timed_phases:
-            continue  # rows of a read file know, from reading, that none has a phase timing
         for s in rows:
             phases_ms = s.get("phases_ms")
             if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):

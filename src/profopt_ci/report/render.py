@@ -1,6 +1,8 @@
 """The report stage: a comparison@1 dict in, Markdown / HTML / JSON / terminal text out. No analysis here.
 
     render(comparison, "md", "zh", max_chars=65000, full_report_hint="the job summary")
+    view = build_view(comparison, "en")          # once, then every format reads it:
+    render(comparison, "md", view=view); write_html(comparison, path, view=view)
     headline(comparison, "en")    # line one, plain text
     shrink(md, limit)             # for the publisher when GitHub answers 422
 
@@ -9,97 +11,87 @@ partials `_benchmark.md.j2`, `_benchmark.html.j2`, `_details.md.j2` and `_histor
 them; `template=` replaces the top one and may include the package's partials. The terminal
 format is report/text.py, JSON the comparison itself. The Markdown environment escapes every
 `{{ … }}` by default (see report/format.md_inline): benchmark names, params, op names and error
-tails are untrusted PR content. HTML autoescapes. The context a template gets: `v` (the view,
-report/view.build_view), `c` (the raw comparison), `lang`, `t(key, **fields)` (the message
-catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a fenced
-block).
+tails are untrusted PR content. HTML autoescapes. The context a template gets: `v` (the view as
+the format reads it, report/view.Page), `c` (the raw comparison), `lang`, `t(key, **fields)` (the
+message catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a
+fenced block).
 
-Scale: the view builds what a template reads, when it reads it (report/view.py). The packaged
-Markdown is streamed and stopped where shrink() would cut it (report/markdown.py; the text is the
-same as `full_markdown`'s, which a `--template` and a report that may fit take). The HTML page
-gives the first HTML_FULL_MAX benchmarks in report order a full section with plots and every
-other one a row (name, decision, step time change and CI), and is streamed by `write_html`.
+Scale: the view builds what a template reads, when it reads it (report/view.py). Markdown is
+streamed and, when it is already past the limit, stopped where shrink() cuts it (report/markdown.py).
+The HTML page gives the first HTML_FULL_MAX benchmarks in report order a full section with plots
+and every other one a row (name, decision, step time change and CI), and is streamed by `write_html`.
 """
 from __future__ import annotations
 
 import functools
 import json
-import re
 from pathlib import Path
 
 import jinja2
 
 from profopt_ci.documents.comparison import load_comparison
 from profopt_ci.documents.names import COMPARISON_SCHEMA
-from profopt_ci.documents.records import json_default
+from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
+from profopt_ci.report import view as view_mod
 from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
 from profopt_ci.report.i18n import LANGS, t
-from profopt_ci.report.markdown import LazyMarkdown
+from profopt_ci.report.markdown import markdown
 from profopt_ci.report.shrink import shrink
-from profopt_ci.report.view import HTML_FULL_MAX, build_view, differences_by_benchmark, error_cap
+from profopt_ci.report.view import View, build_view
 
-__all__ = ["render", "write_html", "headline", "shrink", "load_comparison", "FORMATS", "MAX_CHARS"]
+__all__ = ["render", "write_html", "build_view", "headline", "shrink", "load_comparison", "FORMATS", "MAX_CHARS"]
 
 FORMATS = ("md", "html", "json", "text")
 MAX_CHARS = 65000
+TEXT_ERROR_BUDGET = 8000  # characters of error tails a terminal shows
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Path | None = None,
-           max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None) -> str:
+           max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None,
+           view: View | None = None) -> str:
     """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are.
-    `cols`: the terminal's width for "text" (80 when not given)."""
+    `cols`: the terminal's width for "text" (80 when not given). `view`: the comparison's view in
+    `lang` (build_view), when the caller renders it in more than one format."""
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False, default=json_default) + "\n"
+    view = _view(view, comparison, lang)
     if fmt == "text":
         from profopt_ci.report.text import text
 
-        return text(comparison, lang, cols or 80)
+        return text(view.page(error_budget=TEXT_ERROR_BUDGET), cols or 80)
     if fmt == "html":
-        view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True, full_max=HTML_FULL_MAX)
-        return _template("html", template).render(**_context(view, comparison, lang, full_report_hint))
-    if template is None and max_chars is not None:
-        cut = _lazy_markdown(comparison, lang, max_chars, full_report_hint)
-        if cut is not None:
-            return cut
-    return full_markdown(comparison, lang, template=template, max_chars=max_chars, full_report_hint=full_report_hint)
-
-
-def full_markdown(comparison: dict, lang: str = "en", *, template: Path | None = None,
-                  max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None) -> str:
-    """The Markdown report rendered whole, then cut to `max_chars` by shrink(). render() takes this
-    path where report/markdown.py cannot stop early; the tests hold the two to the same text."""
-    view = build_view(comparison, lang, error_budget=(max_chars or MAX_CHARS) // 2)
-    text = _template("md", template).render(**_context(view, comparison, lang, full_report_hint))
-    del view
-    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
-    return shrink(text, max_chars, hint=full_report_hint) if max_chars is not None else text
-
-
-def _lazy_markdown(comparison: dict, lang: str, max_chars: int, hint: str | None) -> str | None:
-    """The packaged report cut to `max_chars`, built only as far as the cut (report/markdown.py)."""
-    budget = (max_chars or MAX_CHARS) // 2  # as full_markdown shares it among the error tails
-    view = build_view(comparison, lang, error_budget=budget)
-    benches = comparison.get("benchmarks") or []
-    env = _environment("md", None)
-    return LazyMarkdown(env.get_template("report.md.j2"), env.get_template("_benchmark.md.j2"),
-                        _context(view, comparison, lang, hint), max_chars, hint, error_cap(benches, budget),
-                        differences_by_benchmark(comparison.get("differences") or [], lang)).text()
+        return _template("html", template).render(**_context(_html_page(view), comparison, lang, full_report_hint))
+    page = view.page(error_budget=(max_chars or MAX_CHARS) // 2)  # the error tails take half at most
+    context = _context(page, comparison, lang, full_report_hint)
+    return markdown(_template("md", template), context, max_chars, full_report_hint, packaged=template is None)
 
 
 def write_html(comparison: dict, path: Path, lang: str = "en", *, template: Path | None = None,
-               full_report_hint: str | None = None) -> None:
+               full_report_hint: str | None = None, view: View | None = None) -> None:
     """The HTML report streamed into `path` chunk by chunk (jinja2's `generate()`): the same text as
     `render(…, "html")`, never held as one string. Past HTML_FULL_MAX benchmarks only the first
     ones in report order get a full section with plots; the others are one row each (report/view.py)."""
     _check(comparison, "html", lang)
-    view = build_view(comparison, lang, error_budget=10 * MAX_CHARS, plots=True, full_max=HTML_FULL_MAX)
-    chunks = _template("html", template).generate(**_context(view, comparison, lang, full_report_hint))
+    page = _html_page(_view(view, comparison, lang))
+    chunks = _template("html", template).generate(**_context(page, comparison, lang, full_report_hint))
     with open(path, "w", encoding="utf-8") as fh:
         fh.writelines(chunks)
+
+
+def _view(view: View | None, comparison: dict, lang: str) -> View:
+    if view is None:
+        return build_view(comparison, lang)
+    if view.c is not comparison or view.lang != lang:
+        raise ValueError("render: the view is of another comparison or language")
+    return view
+
+
+def _html_page(view: View) -> view_mod.Page:
+    return view.page(error_budget=10 * MAX_CHARS, plots=True, full_max=view_mod.HTML_FULL_MAX)
 
 
 def _context(view: object, comparison: dict, lang: str, hint: str | None) -> dict:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from profopt_ci.documents.baseline import check_baseline
-from profopt_ci.documents.records import json_default
+from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
 from profopt_ci.gitutil import run_git
 from profopt_ci.store.dirstore import DirStore

@@ -1,0 +1,146 @@
+"""The typed document model (documents/types.py): the packaged schemas are generated from it,
+`profopt schema NAME` prints them byte for byte, and reading is one decode into the types whose
+errors name the file and the JSON path (exit 2)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import comparison_fixtures as fixtures
+import jsonschema
+import pytest
+from conftest import run_cli
+
+from profopt_ci.documents import types
+from profopt_ci.documents.names import SCHEMA_FILES
+from profopt_ci.documents.read import check_document, load_json, parse_document
+from profopt_ci.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from scale_data import results as scale_results  # noqa: E402  # the synthetic results bench/scale.py reads
+
+FIXTURES = [fixtures.keep, fixtures.reject_constraint, fixtures.trade_off, fixtures.failed, fixtures.inconclusive,
+            fixtures.aa, fixtures.no_change, fixtures.unpaired, fixtures.bare, fixtures.hostile,
+            fixtures.instructions, lambda: fixtures.huge_error_tail(3, 5000)]
+C = ("profopt/comparison@1",)
+R = ("profopt/results@1",)
+
+
+def packaged(name: str) -> str:
+    return resources.files("profopt_ci").joinpath(f"schema/{name}.schema.json").read_text(encoding="utf-8")
+
+
+def plain(doc: dict) -> dict:
+    return json.loads(json.dumps(doc, default=types.json_default))
+
+
+@pytest.mark.parametrize("schema", sorted(types.DOCUMENTS))
+def test_each_packaged_schema_is_what_the_types_generate(schema):
+    assert packaged(SCHEMA_FILES[schema]) == types.schema_text(schema), \
+        "run `python -m profopt_ci.documents.types --write`"
+    jsonschema.Draft202012Validator.check_schema(json.loads(packaged(SCHEMA_FILES[schema])))
+
+
+def test_the_generator_says_when_a_file_is_stale():
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.documents.types", "--check"], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("name, file", [*[(f, f) for f in SCHEMA_FILES.values()], ("spec", "profopt")])
+def test_profopt_schema_prints_the_packaged_file_byte_for_byte(tmp_path, name, file):
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "schema", name], capture_output=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (ROOT / "src" / "profopt_ci" / "schema" / f"{file}.schema.json").read_bytes()
+
+
+def test_an_unknown_schema_name_is_exit_2_with_the_names(tmp_path):
+    proc = run_cli(["schema", "resultz"], tmp_path)
+    assert proc.returncode == 2
+    assert "unknown schema 'resultz'" in proc.stderr and "results, comparison" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("make", FIXTURES)
+def test_a_comparison_reads_back_with_every_key_and_value(make):
+    doc = make()
+    jsonschema.Draft202012Validator(json.loads(packaged("comparison"))).validate(doc)
+    read = parse_document(json.dumps(doc).encode(), "c.json", C)
+    assert plain(read) == json.loads(json.dumps(doc))
+    entry = read["benchmarks"][0]
+    assert type(entry) is dict and type(read["counts"]) is dict  # the stages annotate plain dicts
+    for rows in (entry.get("samples") or {}).values():
+        assert all(isinstance(r, types.Sample) for r in rows)
+
+
+def test_a_results_file_reads_back_as_written_with_its_samples_typed(tmp_path):
+    doc = scale_results(3, seed=1, scale=1.0)
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    read = load_json(tmp_path / "r.json", R)
+    assert plain(read) == doc
+    row = read["benchmarks"]["b1"]["samples"][2]
+    assert isinstance(row, types.Sample) and row == doc["benchmarks"]["b1"]["samples"][2]
+    assert row["step_time_ms"] == row.step_time_ms and row.get("pairing") is None and "pairing" not in row
+    assert dict(row) == doc["benchmarks"]["b1"]["samples"][2]
+    with pytest.raises(KeyError):
+        row["pairing"]
+
+
+def test_samples_and_metrics_read_like_the_dicts_the_stages_build():
+    m = types.Metric(base=1.0, head=2, verdict="regressed")
+    assert m == {"base": 1.0, "head": 2, "verdict": "regressed"} and len(m) == 3 and list(m) == ["base", "head", "verdict"]
+    m["p_adjusted"] = 0.5
+    assert m.get("p_adjusted") == 0.5 and "p_value" not in m and m.get("p_value", "none") == "none"
+    with pytest.raises(KeyError):
+        m["no_such_key"] = 1
+    assert json.loads(json.dumps({"m": m}, default=types.json_default)) == {"m": {**m}}
+    rows = [types.Sample(step_time_ms=1.5, throughput=2.0), types.Sample(step_time_ms=2, peak_memory_mb=3.0)]
+    assert types.picked(rows, ("step_time_ms", "throughput", "peak_memory_mb")) == [(1.5, 2.0, None), (2, None, 3.0)]
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d["policy"].update(fail_on="sometimes"), "$.policy.fail_on"),
+    (lambda d: d["benchmarks"][0].update(rounds=-1), "$.benchmarks[0].rounds"),
+    (lambda d: d["benchmarks"][0]["samples"]["head"][1].update(step_time_ms=0), '$.benchmarks[0].samples["head"][1].step_time_ms'),
+    (lambda d: d["benchmarks"][0]["metrics"]["step_time_ms"].update(delta_pct=1e200), '$.benchmarks[0].metrics["step_time_ms"].delta_pct'),
+    (lambda d: d["benchmarks"][0].update(nonsense=1), "$.benchmarks[0]"),
+    (lambda d: d.pop("decision"), "$"),
+])
+def test_a_bad_field_names_the_file_and_its_json_path(mutate, where):
+    doc = fixtures.keep()
+    doc["policy"] = {"fail_on": "regression", "failing": []}
+    mutate(doc)
+    with pytest.raises(UsageError) as err:
+        parse_document(json.dumps(doc).encode(), "c.json", C)
+    assert str(err.value).startswith(f"c.json: {where}: "), err.value
+    assert "profopt/comparison@1 schema" in str(err.value)
+
+
+def test_not_json_nan_and_the_wrong_document_are_exit_2_errors(tmp_path):
+    (tmp_path / "c.json").write_text('{\n  "schema": "profopt/comparison@1",\n  "decision": oops}')
+    with pytest.raises(UsageError, match=r"c\.json:3:15: not valid JSON"):
+        load_json(tmp_path / "c.json", C)
+    doc = fixtures.keep()
+    doc["benchmarks"][0]["metrics"]["step_time_ms"]["base"] = float("nan")
+    with pytest.raises(UsageError, match="not valid JSON"):
+        parse_document(json.dumps(doc).encode(), "c.json", C)
+    with pytest.raises(UsageError, match=r"r\.json: schema is 'profopt/comparison@1' — expected 'profopt/results@1'"):
+        parse_document(json.dumps(fixtures.keep()).encode(), "r.json", R)
+    with pytest.raises(UsageError, match=r"x\.json: schema is 'None' — expected 'profopt/results@1' or 'profopt/baseline@1'"):
+        parse_document(b'{"benchmarks": {}}', "x.json", ("profopt/results@1", "profopt/baseline@1"))
+    with pytest.raises(UsageError, match="nested too deeply"):
+        parse_document(b'{"schema": "profopt/results@1", "benchmarks": {}, "fingerprint": {"a": ' + b'[' * 100_000
+                       + b']' * 100_000 + b'}}', "r.json", R)
+
+
+def test_an_already_parsed_document_is_checked_by_the_same_types():
+    doc = scale_results(2, seed=3, scale=1.0)
+    assert plain(check_document(doc, "stored", R)) == doc
+    doc["benchmarks"]["b0"]["status"] = "fine"
+    with pytest.raises(UsageError, match=r'stored: \$\.benchmarks\["b0"\]\.status: '):
+        check_document(doc, "stored", R)
