@@ -5,13 +5,14 @@ is tests/test_sequential.py. Each real compare below is the end-to-end of a beha
 """
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 
 import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
-from profopt_ci.analyze.decide import policy_failures, summary_sentence
+from profopt_ci.analyze.decide import multiplicity_corrected, policy_failures, summary_sentence
 from profopt_ci.analyze.looks import plan_looks
 from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.spec.load import parse_spec
@@ -93,9 +94,7 @@ def _literal_entries(tmp_path, head_ms: list[float], base_ms: list[float] | None
             {"round": r, "step_time_ms": v, "quality": {"loss": 1.0, "output_digest": "same"}} for r, v in enumerate(ms)]}
 
     bench = plan.judged("busy")
-    entries = [build_entry(bench, side(base_ms), side(head_ms), paired=True)]
-    finish(entries, {"busy": bench})
-    return entries
+    return finish([build_entry(bench, side(base_ms), side(head_ms), paired=True)], {"busy": bench})
 
 
 def test_fail_on_decides_which_verdicts_fail_the_build(tmp_path):
@@ -289,3 +288,21 @@ def test_setup_failure_in_setup_phase_is_reported_by_measure(tmp_path):
     b = load(root)["benchmarks"][0]
     assert b["decision"] == "failed" and b["error"]["side"] == "head" and "cannot install" in b["error"]["message"]
     assert len(b["samples"]["base"]) == 3
+
+
+def test_multiplicity_gives_new_entries_and_leaves_the_given_ones():
+    def entry(name: str, verdict: str, p: float) -> dict:
+        speed = {"verdict": verdict, "p_value": p, "confidence": 0.99, "reason": "as measured"}
+        return {"name": name, "metrics": {"step_time_ms": speed, "throughput": {"verdict": verdict}}}
+
+    given = [entry("a", "regressed", 0.009), entry("b", "unchanged", 0.5), {"name": "c", "metrics": {}}]
+    before = copy.deepcopy(given)
+    got = multiplicity_corrected(given)
+    assert given == before  # nothing of the input was edited
+    # BH over .009 and .5 (m = 2): .018 and .5 — a regression at p .009 does not survive at 1%
+    a = got[0]["metrics"]
+    assert a["step_time_ms"]["p_adjusted"] == pytest.approx(0.018) and a["step_time_ms"]["p_holm"] == pytest.approx(0.018)
+    assert a["step_time_ms"]["verdict"] == "inconclusive" and a["throughput"]["verdict"] == "inconclusive"
+    assert "does not survive Benjamini–Hochberg across 2 benchmarks" in a["step_time_ms"]["reason"]
+    assert got[1]["metrics"]["step_time_ms"]["verdict"] == "unchanged"
+    assert got[2] is given[2]  # no speed metric: nothing to correct

@@ -288,9 +288,8 @@ def test_change_point_found_at_the_commit_where_a_10_percent_step_entered(tmp_pa
         store.save(target, fake_doc(sha, value))
     runs = store.at_or_before(target, root, "test-cpu", shas[-1], limit=30)
     assert len(runs) == 24
-    comparison = {"threshold_pct": 3.0, "head": {"commit": shas[-1]},
-                  "benchmarks": [{"name": "busy", "metrics": {"step_time_ms": {"head": 22.1}}}]}
-    h = history.build(runs, comparison)["busy"]
+    entries = [{"name": "busy", "metrics": {"step_time_ms": {"head": 22.1}}}]
+    h = history.build(runs, entries, head_commit=shas[-1], min_pct=3.0)["busy"]
     assert h["commits"] == [s[:12] for s in shas] and h["head"] == 22.1
     [cp] = h["change_points"]
     assert cp["index"] == 15 and cp["from_commit"] == shas[14][:12] and cp["to_commit"] == shas[15][:12]
@@ -508,7 +507,7 @@ def test_history_renders_as_a_collapsible_trend_that_goes_first_when_the_comment
     runs = [(None, {"commit": commits[i] + "0" * 28, "created": f"2026-01-{i + 1:02d}T00:00:00+00:00",
                     "benchmarks": {name: {"metrics": {"step_time_ms": {"median": v}}}}}, 15 - i)
             for i, v in enumerate(values)][::-1]
-    c["history"] = history.build(runs, c)
+    c["history"] = history.build(runs, c["benchmarks"], head_commit=c["head"]["commit"], min_pct=c["threshold_pct"])
     c["drift"] = {name: history.drift(27.0, values)}
     [cp] = c["history"][name]["change_points"]
     assert (cp["from_commit"], cp["to_commit"]) == (commits[9], commits[10])

@@ -152,7 +152,7 @@ def test_entries_resolve_unpaired_metrics_in_finish() -> None:
         assert json.dumps(e["metrics"]) == json.dumps({**want, "instructions": e["metrics"]["instructions"]})
         assert e["outlier_rounds"] == want.get("step_time_ms", {}).get("outliers", 0)
         assert not any(k.startswith("_") for k in e)
-    finish(entries, {b.name: b for b, _, _ in items})
+    entries = finish(entries, {b.name: b for b, _, _ in items})
     assert all("decision" in e for e in entries)
 
 

@@ -75,13 +75,14 @@ def detect(values: list[float], *, min_pct: float = 3.0, alpha: float = 0.01, mi
     return out
 
 
-def build(runs: list[tuple[Any, dict, int]], comparison: dict, *, min_pct: float | None = None,
-          metric: str = METRIC) -> dict[str, dict]:
-    """The comparison's `history`: per compared benchmark, its nightly series and change points."""
+def build(runs: list[tuple[Any, dict, int]], entries: list[dict], *, head_commit: str | None,
+          min_pct: float | None = None, metric: str = METRIC) -> dict[str, dict]:
+    """A comparison's `history`: per compared benchmark (its `entries`), the nightly series and
+    change points of at least `min_pct` (default 3)."""
     per = series(runs, metric)
-    threshold = min_pct if min_pct is not None else (comparison.get("threshold_pct") or 3.0)
+    threshold = min_pct or 3.0
     out: dict[str, dict] = {}
-    for b in comparison.get("benchmarks") or []:
+    for b in entries:
         s = per.get(b.get("name"))
         if not s:
             continue
@@ -92,7 +93,7 @@ def build(runs: list[tuple[Any, dict, int]], comparison: dict, *, min_pct: float
             cps.append({"index": k, "from_commit": s["commits"][k - 1], "to_commit": s["commits"][k],
                         "delta_pct": cp["delta_pct"], "p_value": cp["p_value"]})
         out[b["name"]] = {"metric": metric, "values": s["values"], "commits": s["commits"], "dates": s["dates"],
-                          "head": head, "head_commit": str((comparison.get("head") or {}).get("commit") or "")[:12],
+                          "head": head, "head_commit": str(head_commit or "")[:12],
                           "change_points": cps}
     return out
 

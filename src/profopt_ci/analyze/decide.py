@@ -21,6 +21,7 @@ failed > reject > trade-off > keep > inconclusive > no-change.
 """
 from __future__ import annotations
 
+import copy
 import math
 import statistics
 from typing import Any
@@ -205,21 +206,32 @@ def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:
             "achieved_pct": achieved, "met": met}
 
 
-def apply_multiplicity(entries: list[dict], q: float = 0.01) -> None:
-    """BH over the speed p-values: a change BH does not flag is reported inconclusive."""
-    rows = [(e, e["metrics"][SPEED]) for e in entries if SPEED in e.get("metrics", {})]
-    pvals = [m.get("p_value") for _, m in rows]
-    bh = multiplicity.bh_adjusted(pvals)
-    holm = multiplicity.holm_adjusted(pvals)
-    for (e, m), p_bh, p_holm in zip(rows, bh, holm, strict=True):
-        m["p_adjusted"] = p_bh
-        m["p_holm"] = p_holm
+def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict]:
+    """The entries with BH and Holm over their speed p-values (`p_adjusted`, `p_holm`): a change BH
+    does not flag is reported inconclusive. New entries where a metric changes; the given ones stay."""
+    rows = [k for k, e in enumerate(entries) if SPEED in e.get("metrics", {})]
+    pvals = [entries[k]["metrics"][SPEED].get("p_value") for k in rows]
+    out = list(entries)
+    for k, p_bh, p_holm in zip(rows, multiplicity.bh_adjusted(pvals), multiplicity.holm_adjusted(pvals), strict=True):
+        metrics = dict(out[k]["metrics"])
+        m = metrics[SPEED] = _changed(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
         level = 1 - m.get("confidence", 1 - q)
         if m["verdict"] in ("improved", "regressed") and p_bh is not None and p_bh > max(level, q) and len(rows) > 1:
-            m["verdict"] = "inconclusive"
-            m["reason"] = f"p {m['p_value']:.2g} does not survive Benjamini–Hochberg across {len(rows)} benchmarks (adjusted {p_bh:.2g})"
-            if "throughput" in e["metrics"]:
-                e["metrics"]["throughput"]["verdict"] = "inconclusive"
+            metrics[SPEED] = _changed(m, verdict="inconclusive", reason=(
+                f"p {m['p_value']:.2g} does not survive Benjamini–Hochberg across {len(rows)} benchmarks"
+                f" (adjusted {p_bh:.2g})"))
+            if "throughput" in metrics:
+                metrics["throughput"] = _changed(metrics["throughput"], verdict="inconclusive")
+        out[k] = {**out[k], "metrics": metrics}
+    return out
+
+
+def _changed(metric: Any, **values: Any) -> Any:
+    """A copy of a metric entry (a dict or a documents.types.Metric) with `values` set."""
+    new = copy.copy(metric)
+    for key, value in values.items():
+        new[key] = value
+    return new
 
 
 def policy_failures(entries: list[dict], fail_on: str, alpha: float = 0.01) -> list[str]:

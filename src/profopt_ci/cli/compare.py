@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive
-from profopt_ci.cli.outputs import finish, output_dir, output_flags, output_paths, verdict_exit, write_outputs
+from profopt_ci.cli.outputs import finish, output_dir, output_flags, output_paths, write_outputs
 from profopt_ci.errors import EXIT_OK, UsageError
 from profopt_ci.spec.plan import Plan
 
@@ -58,6 +58,7 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.compare import run_compare
+    from profopt_ci.pipeline.stored import Nightly
 
     the_plan = plan(load(args.spec), args)
     workdir = Path(args.workdir) if args.workdir else None
@@ -65,19 +66,16 @@ def command(args: argparse.Namespace) -> int:
         return _compare_stored(the_plan, args, workdir)
 
     def partial(comparison: dict) -> None:
-        verdict_exit(comparison, args.fail_on)
         write_outputs(comparison, args, final=False)
 
+    nightly = (Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
+               if args.baseline == "both" else None)
     comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
-                             on_partial=partial, trace_dir=_trace_dir(args), store=args.store)
+                             on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
+                             nightly=nightly)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
-    if args.baseline == "both":
-        from profopt_ci.store.baseline import attach_history
-
-        attach_history(comparison, the_plan.spec, store=args.store, allow_env_mismatch=args.allow_env_mismatch,
-                       history_n=args.history)
     return finish(comparison, args)
 
 
@@ -97,5 +95,6 @@ def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | No
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
     comparison = compare_stored(the_plan, store=args.store, base_ref=args.base, head_ref=args.head,
-                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir)
+                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir,
+                                fail_on=args.fail_on)
     return finish(comparison, args)

@@ -34,7 +34,7 @@ def command(args: argparse.Namespace) -> int:
         base = load_side(args.base_file)
         head = load_side(args.head_file)
         spec = load(args.spec) if args.spec else None
-        comparison = run_diff(spec, base, head)
+        comparison = run_diff(spec, base, head, fail_on=args.fail_on)
         del base, head  # their entries (~200 MB at 10^5); the comparison keeps only their rows' text
         gc.freeze()
     return finish(comparison, args)

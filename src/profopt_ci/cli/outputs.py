@@ -1,9 +1,10 @@
 """Where compare, diff and demo put a comparison, and what they say about it on stderr.
 
-In: a comparison@1 dict and the verb's output flags (`--out --report --html --lang --template
---fail-on`). Out: comparison.json, report.md and report.html written (by default under ./.profopt/,
-which ignores itself in git), the `policy` block set on the comparison, a failed benchmark's cause
-and the terminal view printed, and the exit code the verdict maps to (0 / 1 policy / 3 failed).
+In: a finished comparison@1 dict (the pipeline built it, `policy` included; nothing here edits it)
+and the verb's output flags (`--out --report --html --lang --template --fail-on`). Out:
+comparison.json, report.md and report.html written (by default under ./.profopt/, which ignores
+itself in git), a failed benchmark's cause and the terminal view printed, and the exit code the
+verdict maps to (0 / 1 policy / 3 failed).
 """
 from __future__ import annotations
 
@@ -89,16 +90,11 @@ def print_failures(comparison: dict, lines: int = 8) -> None:
             print(f"profopt:   {ln}", file=sys.stderr)
 
 
-def verdict_exit(comparison: dict, fail_on: str) -> int:
-    """Set `policy` on the comparison; 3 when a benchmark failed, 1 when the policy fails, else 0."""
-    from profopt_ci.analyze.decide import policy_failures
-    from profopt_ci.documents import comparison as comparison_doc
-
-    failing = policy_failures(comparison["benchmarks"], fail_on)
-    comparison_doc.add_section(comparison, "policy", comparison_doc.policy(fail_on, failing))
+def verdict_exit(comparison: dict) -> int:
+    """3 when a benchmark failed, 1 when its `policy` names a benchmark that broke it, else 0."""
     if comparison["counts"]["failed"]:
         return EXIT_INFRA
-    return EXIT_POLICY if failing else EXIT_OK
+    return EXIT_POLICY if (comparison.get("policy") or {}).get("failing") else EXIT_OK
 
 
 RETAINED: list[object] | None = None  # a list once cli.main.program runs profopt as a program
@@ -113,8 +109,8 @@ def retain(document: object) -> None:
 
 
 def finish(comparison: dict, args: argparse.Namespace) -> int:
-    """The end of compare and diff: the policy, the three files, one summary line; the exit code."""
-    code = verdict_exit(comparison, args.fail_on)
+    """The end of compare and diff: the three files, one summary line; the exit code."""
+    code = verdict_exit(comparison)
     write_outputs(comparison, args)
     print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
     retain(comparison)

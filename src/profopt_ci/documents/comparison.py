@@ -5,12 +5,12 @@ sentence, counts — analyze.decide computes them; this module only records them
 commit, fingerprint and env; the differences besides code; the notes the report must show; and the
 optional sections of the verb that builds it:
 - `compare`: `pairing` (kind and CPU set), `dirty`, `new_in_pr`, `runner` (the runner probe against
-  the label's history: measure/runner.py) — builder arguments;
-- afterwards, with `add_section`, because they are computed from the comparison itself:
-  `baseline`, `history`, `drift` (`compare --baseline stored|both`, store.baseline) and `policy`
-  (the `--fail-on` rule and who broke it, added by the CLI to every compare / diff).
+  the label's history: measure/runner.py);
+- `policy` (the `--fail-on` rule and who broke it: every compare and diff of the CLI), `baseline`,
+  `history`, `drift` (`compare --baseline stored|both`: pipeline.stored).
 Out: the comparison@1 dict (`build`), which `schema/comparison.schema.json` describes, and
-`load_comparison`, the version-checked reader (documents.read).
+`load_comparison`, the version-checked reader (documents.read). The pipeline computes every part
+first and builds the document last: nothing edits it afterwards (tests/test_frozen.py).
 """
 from __future__ import annotations
 
@@ -22,16 +22,14 @@ from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.documents.results import now_iso
 
-# Sections added after `build`, by the stage that computes them from the comparison.
-LATER_SECTIONS = ("policy", "baseline", "history", "drift")
-
 
 def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[str, Any], base: dict,
           head: dict, diffs: list[dict], seed: int | None, notes: list[str], threshold_pct: float | None,
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
-          new_in_pr: list[dict] | None = None, runner: dict | None = None) -> dict:
+          new_in_pr: list[dict] | None = None, runner: dict | None = None, policy: dict | None = None,
+          baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> dict:
     """One comparison@1. `verdict` is {decision, summary, counts}; `mode` is paired (compare) or
-    unpaired (diff, a stored baseline). The compare-only sections are left out when None."""
+    unpaired (diff, a stored baseline). The optional sections are left out when None."""
     rounds = max((e["rounds"] for e in entries), default=0)
     if diffs:
         scopes = sorted({d["scope"] for d in diffs})
@@ -55,17 +53,12 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
         "notes": notes,
         "benchmarks": entries,
     }
-    for key, value in (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner)):
+    sections = (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner),
+                ("policy", policy), ("baseline", baseline), ("history", history), ("drift", drift))
+    for key, value in sections:
         if value is not None:
             out[key] = value
     return out
-
-
-def add_section(comparison: dict, key: str, value: Any) -> None:
-    """Record one of the documented later sections (LATER_SECTIONS); any other key is a bug."""
-    if key not in LATER_SECTIONS:
-        raise ValueError(f"{key!r} is not a comparison@1 section (known: {', '.join(LATER_SECTIONS)})")
-    comparison[key] = value
 
 
 def policy(fail_on: str, failing: list[str]) -> dict:

@@ -40,11 +40,13 @@ from profopt_ci.pipeline.entries import (
     differences,
     finish,
     outlier_notes,
+    policy,
     track_dict,
     verdict,
 )
 from profopt_ci.pipeline.guards import measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.sequential import sequential_rounds
+from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.profile.sides import annotate, profile_all
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
@@ -70,6 +72,8 @@ class CompareRun:
     runner: dict | None = None  # the runner probe against the label's history (measure/runner.py)
     runner_note: str | None = None
     second: CompareRun | None = None  # confirm: the flagged benchmarks measured again, independently
+    fail_on: str | None = None  # the policy (--fail-on); None: no policy section
+    nightly: Nightly | None = None  # --baseline both: the base's nightly runs, for drift and history
 
     @property
     def same_commit(self) -> bool:
@@ -110,7 +114,7 @@ def _entries(run: CompareRun) -> list[dict]:
         _pairing_of(entry, run, b)
         instr_merge.merge(entry, judged, run.instr.get(b.name))  # instrument: instructions
         entries.append(entry)
-    finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches})
+    entries = finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches})
     instr_merge.mark_failures(entries)
     for entry in entries:
         if entry["name"] in run.profiles and entry["decision"] != "failed":
@@ -118,8 +122,9 @@ def _entries(run: CompareRun) -> list[dict]:
     return entries
 
 
-def comparison(run: CompareRun, notes: list[str]) -> dict:
-    """The comparison@1 document of what `run` has measured so far (all of it, or a partial)."""
+def comparison(run: CompareRun, notes: list[str], *, partial: bool = False) -> dict:
+    """The comparison@1 document of what `run` has measured so far (all of it, or a `partial` one,
+    which leaves the nightly runs out), built last: nothing edits it afterwards."""
     entries = _entries(run)
     if run.second is not None:
         notes = [*notes, *confirm.apply(entries, _entries(run.second), {b.name: run.plan.judged(b.name) for b in run.benches},
@@ -131,12 +136,15 @@ def comparison(run: CompareRun, notes: list[str]) -> dict:
     plan = run.plan
     base_meta, head_meta = (_side_meta(s, run.fps.get(s.name), plan) for s in run.sides)
     pairs = [(plan.bench("base", b.name), plan.bench("head", b.name)) for b in run.benches]
+    threshold = plan.spec.benchmarks[0].settings.threshold_pct
+    nightly, nightly_notes = ({}, []) if run.nightly is None or partial else base_nightly(
+        run.nightly, plan.spec, entries, base_meta, head_meta["commit"], threshold)
     return comparison_doc.build(
         mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
         seed=run.seed, notes=[*plan.notes, *notes, *_placement_notes(run), *outlier_notes(entries),
-                              *([run.runner_note] if run.runner_note else [])],
-        threshold_pct=plan.spec.benchmarks[0].settings.threshold_pct, confidence=1 - ALPHA,
+                              *([run.runner_note] if run.runner_note else []), *nightly_notes],
+        threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
         pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state),
         runner=run.runner)
 
@@ -234,9 +242,12 @@ def run_compare(
     on_partial: Callable[[dict], None] | None = None,
     trace_dir: Path | None = None,
     store: str | None = None,
+    fail_on: str | None = None,
+    nightly: Nightly | None = None,
 ) -> dict | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
-    the label's nightly runs are, for the runner probe's history (default git:profopt-data)."""
+    the label's nightly runs are, for the runner probe's history (default git:profopt-data);
+    `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history."""
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instructions.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
@@ -247,7 +258,8 @@ def run_compare(
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
-                         notes=new_note(new) + _pairing_notes(plan, benches, log))
+                         notes=new_note(new) + _pairing_notes(plan, benches, log),
+                         fail_on=fail_on, nightly=nightly)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         probed = runner.probe()
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
@@ -258,7 +270,7 @@ def run_compare(
             except KeyboardInterrupt:
                 if on_partial is not None:
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
-                        on_partial(comparison(run, [PARTIAL_NOTE, *run.notes]))
+                        on_partial(comparison(run, [PARTIAL_NOTE, *run.notes], partial=True))
                 raise
         return comparison(run, run.notes)
 

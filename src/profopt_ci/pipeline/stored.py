@@ -6,21 +6,28 @@ code and the stored path.
 
 compare --baseline stored — in: the plan, a store location, base/head refs; out: a
 `profopt/comparison@1` (mode `unpaired`): head measured now against the newest stored baseline of
-the label at or before the base commit (the merge-base), with `baseline` and `history` attached. It
-refuses a baseline measured in a materially different environment (fingerprint.MATERIAL) unless
-allowed, and says the figures are weaker than a paired compare's.
+the label at or before the base commit (the merge-base), with its `baseline`, `history` and
+`policy`. It refuses a baseline measured in a materially different environment
+(fingerprint.MATERIAL) unless allowed, and says the figures are weaker than a paired compare's.
+
+compare --baseline both — `base_nightly`: for a paired compare, the nightly runs of its base in the
+store, their `baseline`, the fresh base's `drift` from them, and the `history`, with their notes.
 """
 from __future__ import annotations
 
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.analyze import instructions as instr_merge
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
+from profopt_ci.figures import is_measurement
 from profopt_ci.gitutil import commit_info, toplevel
 from profopt_ci.measure import instructions
 from profopt_ci.measure.checkouts import (
@@ -34,7 +41,7 @@ from profopt_ci.measure.checkouts import (
 from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff import _bench_from_results
-from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, verdict
+from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
 from profopt_ci.pipeline.run import run_tree
 from profopt_ci.spec.load import Spec
 from profopt_ci.spec.plan import Plan
@@ -151,7 +158,7 @@ def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], l
         entries.append(build_entry(head_bench, base_side, head_entry, paired=False))
         counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
         instr_merge.merge(entries[-1], head_bench, counted if all(counted.values()) else None)
-    finish(entries, {h.name: h for _, h in pairs})
+    entries = finish(entries, {h.name: h for _, h in pairs})
     instr_merge.mark_failures(entries)
     return entries, pairs, missing
 
@@ -177,8 +184,10 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
 
 def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
                    allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
-                   workdir: Path | None = None, log: Callable[[str], None] = stderr_log) -> dict:
-    """Head measured now vs the newest stored baseline at or before the base commit (unpaired)."""
+                   workdir: Path | None = None, log: Callable[[str], None] = stderr_log,
+                   fail_on: str | None = None) -> dict:
+    """Head measured now vs the newest stored baseline at or before the base commit (unpaired);
+    `fail_on`: the policy (None: no policy section)."""
     spec = plan.spec
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
@@ -196,12 +205,69 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
     head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"),
                  "commit": results.get("commit"), "fingerprint": results.get("fingerprint") or {},
                  "env": results.get("env") or {}}
-    comparison = comparison_doc.build(
+    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    return comparison_doc.build(
         mode="unpaired", hardware_label=spec.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
         notes=_stored_notes(plan, doc, dist, base_commit, entries, missing, head_notes),
-        threshold_pct=pairs[0][1].settings.threshold_pct if pairs else None, confidence=1 - ALPHA)
-    comparison_doc.add_section(comparison, "baseline", _baseline_meta("stored", target, entry.path, doc, dist, base_commit))
-    if history_n:
-        comparison_doc.add_section(comparison, "history", history.build(runs, comparison))
-    return comparison
+        threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, fail_on),
+        baseline=_baseline_meta("stored", target, entry.path, doc, dist, base_commit),
+        history=history.build(runs, entries, head_commit=head_meta["commit"], min_pct=threshold) if history_n else None)
+
+
+@dataclass(frozen=True)
+class Nightly:
+    """`compare --baseline both`: where the base's nightly runs are, and how many to show."""
+
+    store: str | None
+    allow_env_mismatch: bool = False
+    history_n: int = history.DEFAULT_N
+
+
+def base_nightly(nightly: Nightly, spec: Spec, entries: list[dict], base: dict, head_commit: str | None,
+                 threshold_pct: float | None) -> tuple[dict[str, Any], list[str]]:
+    """A paired compare's `baseline`, `drift` and `history` sections from the base's nightly runs,
+    and their notes; none outside a repository or without a base commit."""
+    repo = toplevel(spec.path.resolve().parent)
+    base_commit = base.get("commit")
+    if repo is None or not base_commit:
+        return {}, []
+    target = open_store(nightly.store, repo)
+    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(nightly.history_n, 1))
+    base_fp = base.get("fingerprint") or {}
+    notes = []
+    kept = [r for r in runs
+            if nightly.allow_env_mismatch or not material_differences(r[1].get("fingerprint") or {}, base_fp)]
+    if len(kept) < len(runs):
+        diffs = material_differences(runs[0][1].get("fingerprint") or {}, base_fp) if runs else []
+        notes.append(f"{len(runs) - len(kept)} of {len(runs)} nightly runs were measured in another environment "
+                     f"({', '.join(k for k, _, _ in diffs) or 'fingerprint'}) and are left out of the drift check "
+                     "(--allow-env-mismatch keeps them)")
+    first = kept[0] if kept else (None, None, None)
+    sections: dict[str, Any] = {"baseline": _baseline_meta("both", target, first[0].path if first[0] else None,
+                                                           first[1], first[2], base_commit)}
+    if not kept:
+        notes.append(f"no nightly history for label {spec.hardware_label} at or before the base "
+                     f"{base_commit[:SHORT]} in {target.describe()}: drift not checked")
+        return {**sections, "drift": {}}, notes
+    sections["drift"] = _drift(entries, history.series(kept), threshold_pct or 3.0, notes)
+    if nightly.history_n:
+        sections["history"] = history.build(kept, entries, head_commit=head_commit, min_pct=threshold_pct)
+    return sections, notes
+
+
+def _drift(entries: list[dict], per: dict[str, dict], threshold_pct: float, notes: list[str]) -> dict[str, dict]:
+    """Each benchmark's fresh base median against its nightly series; a note for each that drifted."""
+    drift: dict[str, dict] = {}
+    for b in entries:
+        base_vals = [s["step_time_ms"] for s in (b.get("samples") or {}).get("base") or []
+                     if is_measurement(s.get("step_time_ms"))]
+        s = per.get(b["name"])
+        if not base_vals or not s:
+            continue
+        d = history.drift(statistics.median(base_vals), s["values"], threshold_pct=threshold_pct)
+        d["commits"] = [s["commits"][0], s["commits"][-1]]
+        drift[b["name"]] = d
+        if d["drifted"]:
+            notes.append(history.drift_note(b["name"], d))
+    return drift

@@ -4,8 +4,7 @@ In: results@1 documents, stored `profopt/baseline@1` documents, a store. Out: th
 of a run (`from_results`: per benchmark the per-round medians of each metric with their median and
 an order-statistic 95% CI, the round count and a cost estimate, plus the recorded quality values
 for constraints; never raw traces), samples rebuilt from a summary (`samples_from_summary`), the
-lines of `list` and `show`, the baseline a query picks, the nightly history attached to a
-comparison (`attach_history`, with drift for `--baseline both`), and recorded costs for sharding.
+lines of `list` and `show`, the baseline a query picks, and recorded costs for sharding.
 The verbs that measure (refresh, `compare --baseline stored`) are `pipeline/stored.py`.
 """
 from __future__ import annotations
@@ -15,9 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profopt_ci.analyze import changepoints as history
 from profopt_ci.documents import baseline as baseline_doc
-from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.names import RESULTS_SCHEMA
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
@@ -275,50 +272,6 @@ def _baseline_meta(mode: str, target: Store, path: str | None, doc: dict | None,
             "commit": doc["commit"] if doc else None, "created": doc.get("created") if doc else None,
             "age_days": None if doc is None or age_days(doc) is None else round(age_days(doc), 2),
             "commits_before_base": dist, "base_commit": base_commit}
-
-
-def attach_history(comparison: dict, spec: Spec, *, store: str | None, allow_env_mismatch: bool = False,
-                   history_n: int = history.DEFAULT_N) -> None:
-    """--baseline both: after a paired compare, the nightly history of the base and its drift."""
-    repo = toplevel(spec.path.resolve().parent)
-    base_commit = (comparison.get("base") or {}).get("commit")
-    if repo is None or not base_commit:
-        return
-    target = open_store(store, repo)
-    runs = at_or_before(target, repo, spec.hardware_label, base_commit, limit=max(history_n, 1))
-    base_fp = (comparison.get("base") or {}).get("fingerprint") or {}
-    notes = comparison.setdefault("notes", [])
-    kept = [r for r in runs if allow_env_mismatch or not material_differences(r[1].get("fingerprint") or {}, base_fp)]
-    if len(kept) < len(runs):
-        diffs = material_differences(runs[0][1].get("fingerprint") or {}, base_fp) if runs else []
-        notes.append(f"{len(runs) - len(kept)} of {len(runs)} nightly runs were measured in another environment "
-                     f"({', '.join(k for k, _, _ in diffs) or 'fingerprint'}) and are left out of the drift check "
-                     "(--allow-env-mismatch keeps them)")
-    first = kept[0] if kept else None
-    comparison_doc.add_section(comparison, "baseline", _baseline_meta("both", target, first[0].path if first else None,
-                                            first[1] if first else None, first[2] if first else None, base_commit))
-    if not kept:
-        notes.append(f"no nightly history for label {spec.hardware_label} at or before the base "
-                     f"{base_commit[:SHORT]} in {target.describe()}: drift not checked")
-        comparison_doc.add_section(comparison, "drift", {})
-        return
-    per = history.series(kept)
-    threshold = comparison.get("threshold_pct") or 3.0
-    drift: dict[str, dict] = {}
-    for b in comparison.get("benchmarks") or []:
-        base_vals = [s["step_time_ms"] for s in (b.get("samples") or {}).get("base") or []
-                     if _usable(s.get("step_time_ms"))]
-        s = per.get(b["name"])
-        if not base_vals or not s:
-            continue
-        d = history.drift(statistics.median(base_vals), s["values"], threshold_pct=threshold)
-        d["commits"] = [s["commits"][0], s["commits"][-1]]
-        drift[b["name"]] = d
-        if d["drifted"]:
-            notes.append(history.drift_note(b["name"], d))
-    comparison_doc.add_section(comparison, "drift", drift)
-    if history_n:
-        comparison_doc.add_section(comparison, "history", history.build(kept, comparison))
 
 
 RUNNER_HISTORY_N = 20
