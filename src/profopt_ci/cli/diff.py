@@ -28,13 +28,13 @@ def command(args: argparse.Namespace) -> int:
     from profopt_ci.store.baseline import load_side
 
     # The two documents are millions of objects at 10^5 benchmarks, none in reference cycles: the
-    # cyclic GC's full passes over them cost ~40% of reading and comparing. They are frozen out of
-    # its sight afterwards, so the outputs (templates make cycles) are still collected.
+    # cyclic GC's full passes over them cost a large share of reading and comparing. They are
+    # frozen out of its sight afterwards, so the outputs (templates make cycles) are still collected.
     with paused():
         base = load_side(args.base_file)
         head = load_side(args.head_file)
         spec = load(args.spec) if args.spec else None
         comparison = run_diff(spec, base, head, fail_on=args.fail_on)
-        del base, head  # their entries (~200 MB at 10^5); the comparison keeps only their rows' text
+        del base, head  # their entries; the comparison keeps only the samples it compared
         gc.freeze()
     return finish(comparison, args)

@@ -102,8 +102,8 @@ RETAINED: list[object] | None = None  # a list once cli.main.program runs profop
 
 def retain(document: object) -> None:
     """Leave a big document for the process's exit to reclaim, when profopt runs as a program
-    (cli.main.program): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one takes
-    ~0.4 s. Called in-process (tests, `main(argv)`), it keeps nothing."""
+    (cli.main.program): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one is time
+    spent after the verdict is known. Called in-process (tests, `main(argv)`), it keeps nothing."""
     if RETAINED is not None:
         RETAINED.append(document)
 

@@ -5,7 +5,7 @@ In: a request code and up to five word-sized arguments. Out: valgrind's answer, 
 (0) when the process does not run under valgrind, where the sequence is a no-op (rotations that
 add up to whole turns, and an `xchg`/`orr` of a register with itself).
 
-Why this way, of the three that work on valgrind 3.19 (issue 11):
+Why this way, of the three that work on valgrind 3.19:
 - a C extension needs a compiler at install time, or wheels for every platform;
 - `--toggle-collect` on a C frame Python calls back through (libc `qsort_r` with a Python
   comparator) works, but only toggles collection: no ZERO_STATS / DUMP_STATS_AT, so N and 2N

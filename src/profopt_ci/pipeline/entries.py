@@ -90,7 +90,7 @@ RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are c
 def resolve(entries: list[dict], *, compact: bool = False) -> None:
     """The metrics of the unpaired entries `build_entry` left pending, computed together (in slices).
     `compact`: each slice's metric dicts become documents.types.Metric at once, so a diff of 10⁵
-    benchmarks never holds 3·10⁵ of them (~300 MB) before they are compacted."""
+    benchmarks never holds all 3·10⁵ of them as dicts before they are compacted."""
     pending = [e for e in entries if _PENDING in e]
     for k in range(0, len(pending), RESOLVE_SLICE):
         part = pending[k:k + RESOLVE_SLICE]

@@ -3,7 +3,7 @@
 In: the spec's bytes (capped), its YAML node graph, its constructed data. Out: nothing, or a
 `SpecError` whose lines name `FILE:LINE:COL` — never a hang, a RecursionError or a MemoryError.
 
-- `read_capped`: at most MAX_SPEC_BYTES (so `--spec /dev/zero` is refused at once, not after 12 s).
+- `read_capped`: at most MAX_SPEC_BYTES (so `--spec /dev/zero` is refused at once, not after reading it).
 - `check_nesting`: the event stream (iterative, libyaml when present) deeper than MAX_DEPTH.
 - `check_graph`: each node walked once (aliases shared, not re-expanded), so a 625-byte alias
   bomb costs microseconds; a self-referencing anchor and an expansion past the budget are errors;
@@ -30,7 +30,7 @@ EXPANSION_FLOOR = 200_000
 # Limits far past any real benchmark, so a typo'd exponent is caught here, not as an OverflowError later.
 NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "warmup": 10**7, "values": 10**7,
                  "rounds": 10**6, "max_rounds": 10**6, "items_per_iteration": 1e18, "seed": 2**63}
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: 10x faster on big specs
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: far faster on big specs
 _STR = "tag:yaml.org,2002:str"
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 

@@ -40,8 +40,8 @@ INSTRUMENTS = ("walltime", "instructions")
 SETTING_KEYS = tuple(DEFAULTS)
 PAIRINGS = ("lockstep", "rounds")
 # Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
-# these apply when the spec does not set rounds / max_rounds itself. A first look at 12 rounds of
-# ~0.4 s decides a quiet A/A or a clear change (bench/verdict_accuracy.py --variants).
+# these apply when the spec does not set rounds / max_rounds itself: a first look at 12 rounds
+# decides a quiet A/A or a clear change (measured by bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
 # goal.metric as a spec may write it → the metric key of results@1 and comparison@1
 GOAL_METRICS = {
