@@ -9,6 +9,8 @@ It behaves like api.github.com where the client's correctness depends on it:
   URLs use the `/repositories/{id}/…` form, as GitHub's do, so a client must follow them verbatim;
 - a body over the limit (65,536) -> 422 "Body is too long";
 - any user with write access may edit anyone's comment: only the client keeps off others' comments;
+- issues: listed by `state` (open · closed · all, default open), oldest first, paged like comments;
+  created (number per repository), read, and PATCHed (title, body, state, state_reason);
 - faults on demand: a status with headers (5xx, 403/429 with retry-after or
   x-ratelimit-remaining 0 + x-ratelimit-reset), a dropped connection before or after the request
   took effect.
@@ -64,6 +66,7 @@ class Fault:
 class _State:
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     pulls: dict[tuple[str, int], str] = field(default_factory=dict)
+    issues: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     repo_ids: dict[str, int] = field(default_factory=dict)
     next_id: int = 1000
 
@@ -106,6 +109,16 @@ class FakeGitHub:
     def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         with self._lock:
             return [dict(c) for c in self._state.comments.get((repo, number), [])]
+
+    def issues(self, repo: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(i) for i in self._state.issues.get(repo, [])]
+
+    def seed_issue(self, repo: str, title: str, body: str, login: str, state: str = "open") -> dict:
+        with self._lock:
+            issue = self._create_issue(repo, {"title": title, "body": body}, Identity(login, 7))
+            issue["state"] = state
+            return dict(issue)
 
     def inject(self, method: str, path: str, kind: str = "status", *, status: int = 500,
                headers: dict[str, str] | None = None, body: Any = None, times: int = 1) -> None:
@@ -167,6 +180,18 @@ class FakeGitHub:
         self._state.comments.setdefault((repo, number), []).append(comment)
         self._repo_id(repo)
         return comment
+
+    def _create_issue(self, repo: str, fields: dict[str, Any], who: Identity) -> dict[str, Any]:
+        items = self._state.issues.setdefault(repo, [])
+        number = max([i["number"] for i in items] + [n for (r, n) in self._state.pulls if r == repo] + [0]) + 1
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        issue = {"id": 70000 + len(items), "number": number, "title": fields["title"], "body": fields.get("body") or "",
+                 "state": "open", "state_reason": None, "labels": [{"name": n} for n in fields.get("labels") or []],
+                 "user": {"login": who.login, "id": who.user_id, "type": who.type},
+                 "html_url": f"https://github.com/{repo}/issues/{number}", "created_at": now, "updated_at": now}
+        items.append(issue)
+        self._repo_id(repo)
+        return issue
 
     def _find(self, repo: str, cid: int) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
         for (r, _n), items in self._state.comments.items():
@@ -288,6 +313,13 @@ class _Handler(BaseHTTPRequestHandler):
         m = re.fullmatch(r"issues/comments/(\d+)", rest)
         if m and method in ("PATCH", "DELETE", "GET"):
             return self._one(method, repo, int(m.group(1)), raw)
+        if rest == "issues" and method == "GET":
+            return self._list_issues(repo, query)
+        if rest == "issues" and method == "POST":
+            return self._post_issue(repo, raw, who)
+        m = re.fullmatch(r"issues/(\d+)", rest)
+        if m and method in ("GET", "PATCH"):
+            return self._one_issue(method, repo, int(m.group(1)), raw)
         m = re.fullmatch(r"pulls/(\d+)", rest)
         if m and method == "GET":
             sha = fake._state.pulls.get((repo, int(m.group(1))))
@@ -315,17 +347,70 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             items = [dict(c) for c in fake._state.comments.get((repo, number), [])]
             rid = fake._repo_id(repo)
+        return self._paged(items, f"/repositories/{rid}/issues/{number}/comments", per_page, page)
+
+    def _paged(self, items: list[dict[str, Any]], path: str, per_page: int, page: int,
+               extra: str = "") -> tuple[int, Any, dict[str, str]]:
+        fake = self.fake
         last = max((len(items) + per_page - 1) // per_page, 1)
         chunk = items[(page - 1) * per_page: page * per_page]
-        base = (fake.link_base or fake.url) + f"/repositories/{rid}/issues/{number}/comments"
+        base = (fake.link_base or fake.url) + path
+        q = f"per_page={per_page}{extra}"  # a next link carries the whole query, as GitHub's do
         links = []
         if page < last:
-            links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
-            links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
+            links.append(f'<{base}?{q}&page={page + 1}>; rel="next"')
+            links.append(f'<{base}?{q}&page={last}>; rel="last"')
         if page > 1:
-            links.append(f'<{base}?per_page={per_page}&page={page - 1}>; rel="prev"')
-            links.append(f'<{base}?per_page={per_page}&page=1>; rel="first"')
+            links.append(f'<{base}?{q}&page={page - 1}>; rel="prev"')
+            links.append(f'<{base}?{q}&page=1>; rel="first"')
         return 200, chunk, ({"Link": ", ".join(links)} if links else {})
+
+    def _list_issues(self, repo: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        try:
+            per_page = min(int(query.get("per_page", ["30"])[0]), 100)
+            page = max(int(query.get("page", ["1"])[0]), 1)
+        except ValueError:
+            return 422, {"message": "Invalid request"}, {}
+        state = query.get("state", ["open"])[0]
+        if state not in ("open", "closed", "all"):
+            return 422, {"message": "Validation Failed"}, {}
+        with self.fake._lock:
+            items = [dict(i) for i in self.fake._state.issues.get(repo, []) if state in ("all", i["state"])]
+            rid = self.fake._repo_id(repo)
+        return self._paged(items, f"/repositories/{rid}/issues", per_page, page, extra=f"&state={state}")
+
+    def _post_issue(self, repo: str, raw: str, who: Identity) -> tuple[int, Any, dict[str, str]]:
+        try:
+            fields = json.loads(raw)
+        except ValueError:
+            return 400, {"message": "Problems parsing JSON"}, {}
+        if not isinstance(fields, dict) or not isinstance(fields.get("title"), str) or not fields["title"]:
+            return 422, {"message": "Validation Failed"}, {}
+        if len(fields.get("body") or "") > self.fake.body_limit:
+            return 422, {"message": "Validation Failed", "errors": [{"message": "body is too long (maximum is "
+                                                                                 f"{self.fake.body_limit} characters)"}]}, {}
+        with self.fake._lock:
+            return 201, dict(self.fake._create_issue(repo, fields, who)), {}
+
+    def _one_issue(self, method: str, repo: str, number: int, raw: str) -> tuple[int, Any, dict[str, str]]:
+        fields: dict[str, Any] = {}
+        if method == "PATCH":
+            try:
+                fields = json.loads(raw)
+            except ValueError:
+                return 400, {"message": "Problems parsing JSON"}, {}
+            if not isinstance(fields, dict) or fields.get("state", "open") not in ("open", "closed"):
+                return 422, {"message": "Validation Failed"}, {}
+        with self.fake._lock:
+            issue = next((i for i in self.fake._state.issues.get(repo, []) if i["number"] == number), None)
+            if issue is None:
+                return 404, {"message": "Not Found"}, {}
+            for key in ("title", "body", "state", "state_reason"):
+                if key in fields:
+                    issue[key] = fields[key]
+            if fields:
+                issue["updated_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return 200, dict(issue), {}
 
     def _body(self, raw: str) -> tuple[str | None, tuple[int, Any, dict[str, str]] | None]:
         try:

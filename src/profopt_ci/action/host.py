@@ -100,3 +100,14 @@ def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     if proc.returncode != 0:
         raise InfraError(f"pushing the baseline store branch {branch} failed: {proc.stderr.strip()[-500:]}")
     log(f"profopt: pushed {branch}")
+
+
+def change_point_issues(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str], None] = say) -> None:
+    """Mode baseline with `bisect: true`: the change points the refresh bisected become issues, from the
+    host (the token never entered the container); the culprits go to the job summary."""
+    cmd = [sys.executable, "-m", "profopt_ci.cli.main", "baseline", "issues", "--spec", s.spec, "--store", s.store,
+           "--from", str(s.workdir / "bisect"), "--lang", s.lang]
+    log(f"profopt: change point issues from the runner: {shlex.join(cmd)}")
+    code = subprocess.run(cmd, cwd=s.workspace, env=dict(environ), check=False).returncode
+    if code != 0:
+        log(f"::warning title=profopt::the change point issues could not be updated (exit {code})")

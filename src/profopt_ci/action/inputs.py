@@ -53,6 +53,8 @@ class ActionSettings:
     fail_on: str = "regression"
     lang: str = "en"
     comment: bool = True
+    confirm: bool = False  # compare --confirm: flagged benchmarks measured again, independently
+    bisect: bool = False  # mode baseline: refresh --bisect on the runner, then the issues from the host
     store: str = "git:profopt-data"
     base_image: str = DEFAULT_BASE_IMAGE
     image: str | None = None  # a prebuilt image, used as is (no build, no hash)
@@ -80,6 +82,13 @@ def _bool(text: str) -> bool:
     if low in ("false", "0", "no", "off", ""):
         return False
     raise UsageError(f"expected true or false, got {text!r}")
+
+
+def _named_bool(name: str, text: str) -> bool:
+    try:
+        return _bool(text)
+    except UsageError as exc:
+        raise UsageError(f"{name}: {exc}") from None
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -110,6 +119,8 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--fail-on", default=d("FAIL_ON", "regression"))
     p.add_argument("--lang", default=d("LANG", "en"))
     p.add_argument("--comment", default=d("COMMENT", "true"))
+    p.add_argument("--confirm", default=d("CONFIRM", "false"))
+    p.add_argument("--bisect", default=d("BISECT", "false"))
     p.add_argument("--store", default=d("STORE", "git:profopt-data"))
     p.add_argument("--base-image", default=d("BASE_IMAGE", DEFAULT_BASE_IMAGE))
     p.add_argument("--image", default=d("IMAGE"))
@@ -205,6 +216,8 @@ def settings_from_args(argv: list[str] | None, environ: Mapping[str, str]) -> Ac
         fail_on=_choice("fail-on", a.fail_on, FAIL_ON),
         lang=_choice("lang", a.lang, LANGS),
         comment=_bool(a.comment),
+        confirm=_named_bool("confirm", a.confirm),
+        bisect=_named_bool("bisect", a.bisect),
         store=check_store(a.store),
         base_image=a.base_image,
         image=a.image or None,

@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from profopt_ci.action.host import finish_report, publish, push_store
+from profopt_ci.action.host import change_point_issues, finish_report, publish, push_store
 from profopt_ci.action.inputs import ActionSettings, settings_from_args
 from profopt_ci.action.local import run_local
 from profopt_ci.action.outcome import Outcome, cause_of, say
@@ -58,6 +58,8 @@ def run_action(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     if s.mode == "baseline":
         if outcome.exit_code == EXIT_OK:
             push_store(s, environ, log)
+        if s.bisect:
+            change_point_issues(s, environ, log)
         return outcome.exit_code
     report, comparison = finish_report(s, outcome)
     published = publish(s, environ, report, comparison, outcome, log)

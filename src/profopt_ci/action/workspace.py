@@ -49,6 +49,8 @@ def compare_argv(s: ActionSettings, phase: str, root: str) -> list[str]:
                         ("--max-rounds", s.max_rounds), ("--instrument", s.instrument)):
         if value is not None:
             argv += [flag, str(value)]
+    if s.confirm:
+        argv.append("--confirm")
     return argv
 
 
@@ -60,6 +62,8 @@ def baseline_argv(s: ActionSettings, store: str) -> list[str]:
         argv.append("--no-push")
     if s.instrument:
         argv += ["--instrument", s.instrument]
+    if s.bisect:
+        argv.append("--bisect")  # .profopt/bisect/*.json, turned into issues on the host
     return argv
 
 
@@ -87,6 +91,8 @@ def prepare_workdir(s: ActionSettings) -> None:
     s.workdir.mkdir(exist_ok=True)
     for name in ("comparison.json", "report.md", "report.html"):
         (s.workdir / name).unlink(missing_ok=True)
+    for old in (s.workdir / "bisect").glob("*.*"):  # a change point of an earlier night is not tonight's
+        old.unlink(missing_ok=True)
     (s.workdir / "logs").mkdir(exist_ok=True)
 
 

@@ -32,8 +32,21 @@ def register(sub) -> None:
     r.add_argument("--allow-dirty", action="store_true", help="store a tree with uncommitted changes")
     r.add_argument("--no-push", action="store_true",
                    help="git store: commit to the local data branch only (push later with `baseline push`)")
+    r.add_argument("--bisect", action="store_true",
+                   help="then bisect each new change point of the label's history that spans more than one commit; "
+                        "writes .profopt/bisect/*.json (profopt/bisect@1) for `baseline issues`")
     instrument_flag(r)
     r.set_defaults(func=_refresh)
+
+    iss = bsub.add_parser("issues", help="one GitHub issue per change point `refresh --bisect` found; closed when reverted")
+    iss.add_argument("--spec", help=SPEC_HELP)
+    iss.add_argument("--store", help=STORE_HELP)
+    iss.add_argument("--from", dest="source", default=".profopt/bisect", metavar="DIR",
+                     help="the bisect@1 files `refresh --bisect` wrote (default: .profopt/bisect)")
+    iss.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
+    iss.add_argument("--api-url", help="REST API root (default: GITHUB_API_URL or https://api.github.com)")
+    iss.add_argument("--lang", choices=("en", "zh"), default="en", help="the issues' language (default: en)")
+    iss.set_defaults(func=_issues)
 
     ls = bsub.add_parser("list", help="stored runs, newest first per label")
     ls.add_argument("--store", help=STORE_HELP)
@@ -58,10 +71,25 @@ def register(sub) -> None:
 def _refresh(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.stored import refresh
 
-    code, _ = refresh(plan(load(args.spec), args), store=args.store, only=args.only,
+    the_plan = plan(load(args.spec), args)
+    code, _ = refresh(the_plan, store=args.store, only=args.only,
                                out=Path(args.out) if args.out else None, allow_dirty=args.allow_dirty,
                                push=not args.no_push)
+    if args.bisect:
+        from profopt_ci.gitutil import toplevel
+        from profopt_ci.pipeline.nightly import bisect_new
+
+        bisect_new(the_plan.spec, the_plan.overrides, store=args.store, repo=toplevel(the_plan.spec.path.resolve().parent),
+                   label=the_plan.hardware_label, tau=the_plan.spec.benchmarks[0].settings.threshold_pct)
     return code
+
+
+def _issues(args: argparse.Namespace) -> int:
+    from profopt_ci.pipeline.nightly import run_issues
+
+    the_plan = plan(load(args.spec), args)
+    return run_issues(the_plan.spec, label=the_plan.hardware_label, store=args.store, source=Path(args.source),
+                      repo=args.repo, api_url=args.api_url, lang=args.lang)
 
 
 def _push(args: argparse.Namespace) -> int:

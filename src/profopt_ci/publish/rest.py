@@ -1,4 +1,4 @@
-"""A small GitHub REST client for issue comments: auth, retries, rate limits, pagination.
+"""A small GitHub REST client for issue comments and issues: auth, retries, rate limits, pagination.
 
 Waiting is bounded: every pause goes through `wait`, which refuses (InfraError, exit 3) once the
 total would pass `max_wait_s`, so a job never hangs for an hour on a rate-limit reset. `sleep` and
@@ -291,3 +291,19 @@ class GitHubClient:
 
     def get_pull(self, repo: str, number: int) -> dict[str, Any]:
         return self._json(self.request("GET", f"/repos/{check_repo(repo)}/pulls/{int(number)}"))
+
+    # ---- issues (the nightly's change points: publish/issues.py) -----------------------------------
+    def list_issues(self, repo: str, *, state: str = "all", labels: str | None = None) -> list[dict[str, Any]]:
+        """Issues (not pull requests) of the repository, every page."""
+        params = {"state": state, **({"labels": labels} if labels else {})}
+        items = self.paginate(f"/repos/{check_repo(repo)}/issues", params)
+        return [i for i in items if isinstance(i, dict) and "pull_request" not in i]
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str] | None = None) -> dict[str, Any]:
+        resp = self.request("POST", f"/repos/{check_repo(repo)}/issues",
+                            json={"title": title, "body": body, **({"labels": labels} if labels else {})}, write=True)
+        return self._json(resp)
+
+    def update_issue(self, repo: str, number: int, **fields: Any) -> dict[str, Any]:
+        """PATCH title, body, state (open/closed) or state_reason: idempotent, so it may retry."""
+        return self._json(self.request("PATCH", f"/repos/{check_repo(repo)}/issues/{int(number)}", json=fields))

