@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from profopt_ci.analyze.decide import SPEED
+from profopt_ci.errors import cause_lines
 
 CHANGED = ("regressed", "improved")
 UNDECIDED = ("inconclusive", "unstable")
@@ -71,8 +72,10 @@ def metric_key(metric: str, bench_constraints: list[str]) -> tuple[str, bool]:
 def observe(entry: dict, key: str, quality: bool) -> dict:
     """What one comparison entry says of the metric: estimate, CI, verdict (None when it failed)."""
     if entry.get("decision") == "failed":
+        cause = cause_lines(((entry.get("error") or {}).get("message") or ""), 2)
+        said = " — ".join([entry.get("reason") or "failed", *[c for c in cause if c not in (entry.get("reason") or "")]])
         return {"verdict": "failed", "delta_pct": None, "ci_low_pct": None, "ci_high_pct": None,
-                "rounds": entry.get("rounds"), "error": (entry.get("reason") or "failed")[:300]}
+                "rounds": entry.get("rounds"), "error": said[:500]}
     if quality:
         return _observe_quality(entry, key)
     m = (entry.get("metrics") or {}).get(key) or {}

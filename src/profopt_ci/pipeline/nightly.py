@@ -46,8 +46,8 @@ def new_change_points(series: dict[str, dict], threshold_pct: float, recent: int
     for name, s in series.items():
         values = s["values"]
         cps = changepoints.detect(values, min_pct=threshold_pct)
-        ends = [c["index"] for c in cps[1:]] + [len(values)]
-        for cp, nxt in zip(cps, ends, strict=True):
+        ends = [c["index"] for c in cps[1:]] + [len(values)]  # where each step's after-segment ends
+        for cp, nxt in zip(cps, ends[:len(cps)], strict=True):
             k = cp["index"]
             if k < len(values) - recent:
                 continue
