@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive
+from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive, suite_flag
 from profopt_ci.cli.outputs import finish, output_dir, output_flags, output_paths, write_outputs
 from profopt_ci.errors import EXIT_OK, UsageError
 from profopt_ci.spec.plan import Plan
@@ -21,6 +21,7 @@ from profopt_ci.spec.plan import Plan
 def register(sub) -> None:
     c = sub.add_parser("compare", help="base vs head, interleaved, in git worktrees")
     c.add_argument("--spec", help=SPEC_HELP)
+    suite_flag(c)
     c.add_argument("--base", help="base ref (default: merge-base of HEAD with origin/HEAD, origin/main, main, master)")
     c.add_argument("--head", help="head ref (default: HEAD)")
     c.add_argument("--rounds", type=positive, help="rounds before the first look (default: the spec's)")
@@ -60,7 +61,7 @@ def command(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.compare import run_compare
     from profopt_ci.pipeline.stored import Nightly
 
-    the_plan = plan(load(args.spec), args)
+    the_plan = plan(load(args.spec, args.suite), args)
     workdir = Path(args.workdir) if args.workdir else None
     if args.baseline == "stored":
         return _compare_stored(the_plan, args, workdir)

@@ -7,11 +7,13 @@ flag registrations each verb module calls on its own sub-parser. Bad flags becom
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from profopt_ci.errors import UsageError
-from profopt_ci.spec.load import find_spec, load_spec
-from profopt_ci.spec.model import Spec, parse_instrument
+from profopt_ci.spec.load import SPEC_NAMES, find_spec, load_spec, parse_spec
+from profopt_ci.spec.model import SUITE_KINDS, Spec, parse_instrument
 from profopt_ci.spec.plan import Plan, make_plan, overrides
 
 SPEC_HELP = "spec file (default: ./profopt.yml)"
@@ -37,15 +39,38 @@ def positive(text: str) -> int:
     return value
 
 
-def load(path: str | None) -> Spec:
-    """The spec `--spec` names (else ./profopt.yml), checked; warns when it sets no hardware_label."""
+def load(path: str | None, suites: list[str] | None = None) -> Spec:
+    """The spec `--spec` names (else ./profopt.yml), checked; warns when it sets no hardware_label.
+    `suites`: the `--suite KIND:PATH` flags, added to it — or, with no spec file at all, the spec."""
+    items = [suite_item(text) for text in suites or []]
+    if items and path is None and not any((Path.cwd() / n).is_file() for n in SPEC_NAMES):
+        data = {"version": 1, "suites": items}
+        return parse_spec(json.dumps(data), "--suite", path=Path.cwd() / SPEC_NAMES[0])
     spec_path = find_spec(path)
     spec = load_spec(spec_path, display=path or spec_path.name)
+    if items:
+        raw = {**spec.raw, "suites": [*(spec.raw.get("suites") or []), *items]}
+        spec = parse_spec(json.dumps(raw, default=str), path or spec_path.name, path=spec.path)
     if "hardware_label" not in spec.raw:
         print(f"profopt: warning: {path or spec_path.name} sets no hardware_label, so results are labelled "
               "`default`; set one (e.g. cpu-2vcpu) so results from different machines are never compared",
               file=sys.stderr)
     return spec
+
+
+def suite_item(text: str) -> dict[str, str]:
+    """`--suite pytest:tests/bench/` → the `suites:` item {pytest: tests/bench/}."""
+    kind, sep, where = text.partition(":")
+    if not sep or kind not in SUITE_KINDS or not where:
+        raise UsageError(f"--suite {text}: expected KIND:PATH with KIND one of {', '.join(SUITE_KINDS)} "
+                         "(e.g. --suite pytest:tests/bench/)")
+    return {kind: where}
+
+
+def suite_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", action="append", metavar="KIND:PATH",
+                   help="a suite written for another tool (pytest:PATH, asv:DIR, pyperf:SCRIPT), collected as "
+                        "benchmarks; repeatable; without a spec file it is the whole spec")
 
 
 def plan(spec: Spec, args: argparse.Namespace) -> Plan:

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive
+from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive, suite_flag
 from profopt_ci.errors import EXIT_OK, UsageError
 from profopt_ci.spec.model import Spec
 
@@ -18,6 +18,7 @@ from profopt_ci.spec.model import Spec
 def register(sub) -> None:
     r = sub.add_parser("run", help="run the spec on the current tree")
     r.add_argument("--spec", help=SPEC_HELP)
+    suite_flag(r)
     r.add_argument("--out", default="results.json", help="results file (default: results.json)")
     r.add_argument("--only", action="append", metavar="NAME", help="run only this benchmark (repeatable)")
     r.add_argument("--rounds", type=positive, help="rounds (default: the spec's defaults.rounds)")
@@ -31,7 +32,7 @@ def register(sub) -> None:
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.run import run_tree
 
-    spec = load(args.spec)
+    spec = load(args.spec, args.suite)
     out = Path(args.out)
     if args.shard:
         return _run_shard(spec, args, out)
@@ -50,7 +51,12 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
 
     index, count = parse_shard(args.shard)
     the_plan = plan(spec, args)
-    names = [b.name for b in spec.select(args.only)]
+    if spec.suites:  # the suites' benchmarks are split like any others
+        from profopt_ci.measure.processes import Side
+        from profopt_ci.suites.expand import expand_tree
+
+        expand_tree(the_plan, Side(name="tree", root=spec.path.resolve().parent), _log)
+    names = [b.name for b in the_plan.spec.select(args.only)]
     costs, cost_commit = ({}, None)
     if args.store:
         from profopt_ci.store.baseline import costs as recorded_costs
@@ -68,6 +74,10 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     save_json(results, out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _empty_results(spec: Spec, root: Path) -> dict:

@@ -280,6 +280,7 @@ class NewBenchmark(_Closed, kw_only=True):
     error: str | None | UnsetType = UNSET
     rounds: Tally
     head: dict[str, Number | None] | None | UnsetType = UNSET
+    cause: str | UnsetType = UNSET  # why the base did not run it (a suite's benchmark the base cannot collect or run)
 
 
 class Policy(_Closed, kw_only=True):

@@ -156,6 +156,9 @@ class Measurement:
 
 
 def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:
+    untimed = getattr(step, "profopt_untimed", None)
+    if untimed is not None:
+        return _time_prepared(untimed, loops, sync)
     if sync is not None:
         sync()
     start = time.perf_counter_ns()
@@ -163,6 +166,34 @@ def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None]
         step()
     if sync is not None:
         sync()
+    return time.perf_counter_ns() - start
+
+
+def _time_prepared(untimed: Callable[[], tuple], loops: int, sync: Callable[[], None] | None) -> int:
+    """A step whose every call needs fresh untimed setup (a suite's pedantic `setup`): `untimed()`
+    gives (the call, its teardown or None); only the calls are timed, one by one."""
+    total = 0
+    for _ in range(loops):
+        call, after = untimed()
+        if sync is not None:
+            sync()
+        start = time.perf_counter_ns()
+        call()
+        if sync is not None:
+            sync()
+        total += time.perf_counter_ns() - start
+        if after is not None:
+            after()
+    return total
+
+
+def _spent_ns(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:
+    """How long `loops` steps take: the timed value, or for a prepared step the wall time with its
+    untimed setup, so a costly setup bounds the loop count instead of multiplying it."""
+    if getattr(step, "profopt_untimed", None) is None:
+        return _time_loops(step, loops, sync)
+    start = time.perf_counter_ns()
+    _time_loops(step, loops, sync)
     return time.perf_counter_ns() - start
 
 
@@ -175,7 +206,7 @@ def calibrate(step: Callable[[], object], min_time_ms: float, sync: Callable[[],
     _time_loops(step, 1, sync)
     loops = 1
     while loops < _MAX_LOOPS:
-        elapsed = _time_loops(step, loops, sync)
+        elapsed = _spent_ns(step, loops, sync)
         if elapsed >= min_ns:
             return loops
         # Jump to the estimate, so a 1 µs step does not take twenty doublings to calibrate.
@@ -245,8 +276,9 @@ class Stepper:
         self.loops = max(1, int(loops))
         spent, taken = 0, []
         while len(taken) < self.warmup or spent < self.warmup_ms * 1e6:
+            start = time.perf_counter_ns()
             ns = _time_loops(self.step, self.loops, self.sync)
-            spent += ns
+            spent += max(ns, time.perf_counter_ns() - start)  # a prepared step's setup takes time too
             taken.append(ns)
         if self.device is not None:
             self.device.reset_peaks()

@@ -51,6 +51,18 @@ def build_step(target: str, params: dict, seed: int | None = None):
     return step
 
 
+def with_step(job: dict, use, seed: int | None = None):
+    """`use(step)` with the job's step built, and its value. A collected suite benchmark's step is
+    built inside the suite's own runner (its pytest test, at the benchmark call), so `use` runs
+    nested there (profopt_ci.suites.inworker); a `module:factory` step is built here."""
+    target, params = job["callable"], job.get("params") or {}
+    if "+suite:" in target:
+        from profopt_ci.suites import inworker
+
+        return inworker.run(target, use, seed)
+    return use(build_step(target, params, seed))
+
+
 # Packages that import without starting work a forked child would inherit half-done (no OpenMP
 # region, no CUDA context, no running thread pool), and that cost seconds to import: a zygote may
 # import them once and fork each round's workers (measure/zygote.py). jax and tensorflow are not here:
@@ -69,15 +81,13 @@ def preloadable() -> list[str]:
 def measure_job(job: dict) -> dict:
     from profopt_ci.measure import harness
 
-    step = build_step(job["callable"], job.get("params") or {})
-    device = harness.detect_device()
-    m = harness.measure(
+    m = with_step(job, lambda step: harness.measure(
         step,
         warmup=int(job.get("warmup", 3)),
         values=int(job.get("values", 5)),
         min_time_ms=float(job.get("min_time_ms", 100.0)),
-        device=device,
-    )
+        device=harness.detect_device(),
+    ))
     return {
         "values_ms": m.values_ms,
         "loops": m.loops,
@@ -105,11 +115,15 @@ def _vm_hwm_kb() -> int | None:
 def profile_job(job: dict) -> dict:
     """The run after the timed rounds: the quality pass (`quality_steps` from fresh seeds), then the
     profile of the same step. A profile that fails keeps the quality trace."""
+    steps = int(job.get("quality_steps") or 0)
+    return with_step(job, lambda step: _profile_step(job, step, steps),
+                     seed=int(job.get("seed", 0)) if steps else None)
+
+
+def _profile_step(job: dict, step, steps: int) -> dict:
     from profopt_ci.measure import harness
     from profopt_ci.profile import capture as profile
 
-    steps = int(job.get("quality_steps") or 0)
-    step = build_step(job["callable"], job.get("params") or {}, seed=int(job.get("seed", 0)) if steps else None)
     trace = harness.trace(step, steps) if steps else None
     mode = job.get("profile", "auto")
     if mode == "off":
@@ -129,12 +143,17 @@ def profile_job(job: dict) -> dict:
 def serve_job(job: dict, fd_in: int | None = None, fd_out: int | None = None) -> int:
     """The lockstep protocol above, on the job's `fd_in` / `fd_out` (or the ones given: a worker a
     zygote forked received its pipe ends over the zygote's socket)."""
-    from profopt_ci.measure import cpus, harness, threads
+    from profopt_ci.measure import cpus
 
     cpus.die_with_parent()  # also set by the parent's preexec; here too for any other launcher
     rd = os.fdopen(int(job["fd_in"] if fd_in is None else fd_in), "r", encoding="ascii")
     wr = os.fdopen(int(job["fd_out"] if fd_out is None else fd_out), "w", encoding="utf-8", buffering=1)
-    step = build_step(job["callable"], job.get("params") or {})
+    return with_step(job, lambda step: _serve(job, step, rd, wr))
+
+
+def _serve(job: dict, step, rd, wr) -> int:
+    from profopt_ci.measure import harness, threads
+
     wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
@@ -168,7 +187,7 @@ def run_job(job: dict, out: str) -> int:
     if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
         from profopt_ci.measure.instr_worker import instructions_job
 
-        result = instructions_job(job, build_step)
+        result = with_step(job, lambda step: instructions_job(job, lambda *_: step))
     else:
         result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
     tmp = Path(out + ".tmp")

@@ -44,13 +44,14 @@ from profopt_ci.pipeline.entries import (
     track_dict,
     verdict,
 )
-from profopt_ci.pipeline.guards import measure_new, new_entries, new_note, tree_dirty
+from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.profile.sides import annotate, profile_all
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
 from profopt_ci.store.baseline import runner_history
+from profopt_ci.suites.expand import expand_compare
 
 
 @dataclass
@@ -145,7 +146,7 @@ def comparison(run: CompareRun, notes: list[str], *, partial: bool = False) -> d
         seed=run.seed, notes=[*plan.notes, *notes, *_placement_notes(run), *outlier_notes(entries),
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
         threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
-        pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state),
+        pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state, run.plan.new_causes),
         runner=run.runner)
 
 
@@ -255,12 +256,15 @@ def run_compare(
         sides = _sides(ws, plan, repo, rel_spec, phase, (base_ref, head_ref), log)
         if _setup(ws, sides, plan, phase, log):
             return None
+        expand_compare(plan, sides, log)  # suites: collected in each side's own environment, after its setup
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
+        _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
-                         notes=new_note(new) + _pairing_notes(plan, benches, log),
+                         notes=new_note(new, plan.new_causes) + _pairing_notes(plan, benches, log),
                          fail_on=fail_on, nightly=nightly)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
+        mark_failures(run.state, plan.failures)
         probed = runner.probe()
         with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
             try:
@@ -351,10 +355,22 @@ def _overall_pairing(entries: list[dict]) -> dict:
     return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "cpuset": sets[0] if len(sets) == 1 else (sets or None)}
 
 
+def _base_without_spec(plan: Plan, base: Side) -> None:
+    """A base with no spec (the PR adds it) ran only the head's suites, not the passed spec's
+    callables: the note says so instead of plan.attach's fallback wording."""
+    if not (base.spec is None and base.spec_missing):
+        return
+    plan.notes[:] = [n for n in plan.notes if not n.startswith("base: its own spec was not used")]
+    ran = ("the head's suites ran on the base's code; its other benchmarks are" if plan.base_suite
+           else "every benchmark is")
+    plan.notes.insert(0, f"base has no {plan.spec.path.name} (this pull request adds it): {ran} new in this PR, "
+                         "measured on head only")
+
+
 def _split_new(benches: list[Benchmark], plan: Plan, base: Side) -> tuple[list[Benchmark], list[Benchmark]]:
     """A pull request that adds a benchmark (or the spec itself) has nothing to compare it with: those
     are measured on head only (`new_in_pr`)."""
-    if base.spec is None and base.spec_missing:
-        return [], list(benches)
     known = {b.name for b in plan.side_spec("base").benchmarks}
+    if base.spec is None and base.spec_missing:  # suites from head still run on the base's code
+        known = set(plan.base_suite)
     return [b for b in benches if b.name in known], [b for b in benches if b.name not in known]

@@ -78,10 +78,25 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
 
 
 def _fill(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> None:
-    """The timed metrics first, then any the instructions merge put in meanwhile (their order before)."""
+    """The timed metrics first, then any the instructions merge put in meanwhile (their order before).
+    A suite benchmark that judges only some metrics (asv's peakmem_: peak memory; track_, mem_: their
+    recorded value, a constraint) keeps only those: its step time is not what it measures."""
+    if bench.judged is not None:
+        metrics = {m: r for m, r in metrics.items() if m in bench.judged}
     entry["metrics"] = {**metrics, **entry["metrics"]} if entry["metrics"] else metrics
     entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
     entry["goal"] = goal_status(bench, metrics)
+
+
+def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
+    """decide_benchmark, except that a benchmark judged on its constraints alone (asv's track_,
+    mem_) is decided by them: it has no timed metric to be inconclusive about."""
+    if bench.judged is not None and not metrics and constraints:
+        broken = [c for c in constraints if not c["ok"]]
+        if broken:
+            return "reject", "constraint broken: " + "; ".join(f"{c['metric']} ({c['detail']})" for c in broken)
+        return "no-change", "its recorded value held within the constraint"
+    return decide_benchmark(bench, metrics, constraints)
 
 
 RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are compacted
@@ -109,7 +124,7 @@ def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool 
     out = [e if e.get("decision") == "failed" else next(judged) for e in entries]
     for e in out:
         if e.get("decision") != "failed":
-            e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+            e["decision"], e["reason"] = _decide(benches[e["name"]], e["metrics"], e["constraints"])
     return out
 
 

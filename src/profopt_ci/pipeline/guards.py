@@ -43,15 +43,34 @@ def measure_new(plan: Plan, new: list[Benchmark], head: Side, state: RoundState,
     return new_entries(new, state)
 
 
-def new_entries(new: list[Benchmark], state: RoundState) -> list[dict]:
+def new_entries(new: list[Benchmark], state: RoundState, causes: dict[str, str] | None = None) -> list[dict]:
+    """Each new benchmark's head figures; `cause`: why the base did not run it, when it has one."""
     out = []
     for b in new:
         t = state.track(b.name, "head")
         status = "failed" if t.status == "ok" and not t.samples else t.status
-        out.append({"name": b.name, "status": status, "error": t.error, "rounds": len(t.samples),
-                    "head": summarize(t.samples)})
+        entry = {"name": b.name, "status": status, "error": t.error, "rounds": len(t.samples),
+                 "head": summarize(t.samples)}
+        if (causes or {}).get(b.name):
+            entry["cause"] = causes[b.name]
+        out.append(entry)
     return out
 
 
-def new_note(new: list[Benchmark]) -> list[str]:
-    return [f"new in this PR: measured on head only: {', '.join(b.name for b in new)}"] if new else []
+def new_note(new: list[Benchmark], causes: dict[str, str] | None = None) -> list[str]:
+    """What really ran for the new benchmarks: head only, and why the base did not, when known."""
+    if not new:
+        return []
+    lines = [f"new in this PR: measured on head only: {', '.join(b.name for b in new)}"]
+    for b in new:
+        if (causes or {}).get(b.name):
+            lines.append(f"{b.name}: new in this PR — {causes[b.name]}")
+    return lines
+
+
+def mark_failures(state: RoundState, failures: dict[str, dict[str, str]]) -> None:
+    """What failed before any round (a suite not collected, a benchmark that cannot run): its sides' tracks."""
+    for name, sides in failures.items():
+        for side, error in sides.items():
+            t = state.track(name, side)
+            t.status, t.error = "failed", error

@@ -19,9 +19,11 @@ from profopt_ci.measure import instructions, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.pipeline.guards import mark_failures
 from profopt_ci.profile.sides import after_side
 from profopt_ci.spec.load import Benchmark
 from profopt_ci.spec.plan import Plan
+from profopt_ci.suites.expand import expand_tree
 
 
 def fill_results(results: dict, benches: list[Benchmark], state: RoundState, side: str) -> None:
@@ -119,6 +121,9 @@ def run_tree(
     `fp` is the side's fingerprint when the caller already took it (it costs a process).
     """
     side = side or Side(name="tree", root=root)
+    own = plan.side_spec(side.name)
+    if own.suites and not any(b.suite for b in own.benchmarks):  # collected once per plan
+        expand_tree(plan, side, log)
     spec = plan.side_spec(side.name)
     benches = spec.select(only)
     instructions.preflight(spec, benches)
@@ -126,6 +131,7 @@ def run_tree(
     commit, dirty = commit_info(root)
     results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
+    mark_failures(state, {n: f for n, f in plan.failures.items() if n in {b.name for b in benches}})
     _setup_or_record(spec, benches, side, state, results, out, log)
     results["seed"] = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
     probed = runner.probe()

@@ -52,7 +52,26 @@ def headline(comparison: dict, lang: str = "en") -> str:
     """"✅ keep — train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged, loss within 1%"."""
     decision = str(comparison.get("decision") or "inconclusive")
     emoji = DECISION_EMOJI.get(decision, "❔")
-    return f"{emoji} {word(lang, 'decision', decision)} — {_sentence(comparison, decision, lang)}"
+    new = _new(comparison, lang)
+    if new and not comparison.get("benchmarks"):  # nothing compared: the PR's first benchmarks are the news
+        return f"{emoji} {word(lang, 'decision', decision)} — {new}"
+    return f"{emoji} {word(lang, 'decision', decision)} — {_sentence(comparison, decision, lang)}" + (
+        t(lang, "sep2") + new if new else "")
+
+
+def _new(c: dict, lang: str) -> str:
+    """The PR's new benchmarks (measured on head only): the first with its head step time."""
+    new = [n for n in c.get("new_in_pr") or [] if isinstance(n, dict)]
+    if not new:
+        return ""
+    first = new[0]
+    ms = (first.get("head") or {}).get("step_time_ms")
+    phrase = (t(lang, "hl.new", name=first["name"], ms=num(ms)) if first.get("status") == "ok" and ms is not None
+              else t(lang, "hl.new_failed", name=first["name"]))
+    more = len(new) - 1
+    if more:
+        phrase += t(lang, "sep2") + (t(lang, "hl.more1") if more == 1 else t(lang, "hl.more", n=more))
+    return phrase
 
 
 def _sentence(c: dict, decision: str, lang: str) -> str:

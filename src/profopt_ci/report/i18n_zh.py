@@ -126,6 +126,24 @@ ACTIONS: dict[str, str] = {
 NOTES: list[tuple[str, str]] = [
     (r"base and head are the same commit: this is an A/A run(.*)", "基线与新版是同一个提交：这是 A/A 运行，只测量噪声{0}"),
     (r"new in this PR: measured on head only: (.*)", "本 PR 新增：只在新版上测量：{0}"),
+    # suites (profopt_ci.suites.expand, pipeline/guards.py, pipeline/compare.py)
+    (r"suites: (.*) — (\d+) benchmark\(s\) collected; the head's suite ran against each side's code "
+     r"\(benchmarks_from: head\)", "套件：{0}——收集到 {1} 个基准；新版的套件在两侧各自的代码上运行（benchmarks_from: head）"),
+    (r"suites: (.*) — (\d+) benchmark\(s\) collected; each side ran its own suite \(benchmarks_from: each\)",
+     "套件：{0}——收集到 {1} 个基准；两侧各自运行自己的套件（benchmarks_from: each）"),
+    (r"(.*): (\d+) other test\(s\) use neither the benchmark fixture nor the marker",
+     "{0}：另有 {1} 个测试既未使用 benchmark 夹具，也没有 benchmark 标记"),
+    (r"(.*): new in this PR — the base cannot run it: (.*)", "{0}：本 PR 新增——基线无法运行它：{1}"),
+    (r"(.*): new in this PR — the base cannot collect it: (.*)", "{0}：本 PR 新增——基线无法收集它：{1}"),
+    (r"(.*): new in this PR — the base's suite has no such benchmark", "{0}：本 PR 新增——基线的套件中没有这个基准"),
+    (r"the base cannot run it: (.*)", "基线无法运行它：{0}"),
+    (r"the base cannot collect it: (.*)", "基线无法收集它：{0}"),
+    (r"the base's suite has no such benchmark", "基线的套件中没有这个基准"),
+    (r"base has no (\S+) \(this pull request adds it\): the head's suites ran on the base's code; its other "
+     r"benchmarks are new in this PR, measured on head only",
+     "基线没有 {0}（本 PR 新增了它）：新版的套件在基线的代码上运行；其余基准是本 PR 新增的，只在新版上测量"),
+    (r"base has no (\S+) \(this pull request adds it\): every benchmark is new in this PR, measured on head only",
+     "基线没有 {0}（本 PR 新增了它）：所有基准都是本 PR 新增的，只在新版上测量"),
     (r"A/A: this measures noise only \(base and head are the same commit\)", "A/A：这只测量噪声（基线与新版是同一个提交）"),
     (r"A/A: this measures noise only(.*)", "A/A：这只测量噪声{0}"),
     (r"not only the code differs between base and head: (.*) \(see differences\)", "基线与新版之间不仅代码不同：{0:t}（见差异）"),

@@ -106,10 +106,25 @@ class Benchmark:
     constraints: list[Constraint]
     env: dict[str, str]
     settings: Settings
+    # A collected suite benchmark (suites/): the metrics that decide it, when not all (asv's
+    # peakmem_ judges peak memory only, track_/mem_ only their recorded value); None: all of them.
+    judged: tuple[str, ...] | None = None
+    suite: str | None = None  # pytest | asv | pyperf: which kind of suite collected it
 
     @property
     def kind(self) -> str:
         return "callable" if self.callable else "command"
+
+
+@dataclass
+class Suite:
+    """One `suites:` item: a suite written for another tool, collected into benchmarks (suites/)."""
+
+    kind: str  # pytest | asv | pyperf
+    path: str  # as written, relative to the spec's directory
+    select: str | None  # pytest: a -k expression; asv, pyperf: a regex on the name
+    item: dict[str, Any]  # the item's own keys (settings, env, constraints, params filter, …)
+    index: int  # its place in `suites:`, for messages
 
 
 @dataclass
@@ -123,6 +138,8 @@ class Spec:
     benchmarks: list[Benchmark]
     raw: dict[str, Any] = field(repr=False)
     cpuset: str | None = None  # the CPUs lockstep pins both sides to (default: chosen per benchmark)
+    suites: list[Suite] = field(default_factory=list)
+    benchmarks_from: str | None = None  # head | each; None: suites head, callables each
 
     @property
     def hash(self) -> str:
@@ -197,6 +214,20 @@ def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
     return tuple(i for i in INSTRUMENTS if i in chosen)
 
 
+def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:
+    """Checked `constraints:` items → `Constraint`s (one rule each)."""
+    out = []
+    for c in items or []:
+        rule = next(k for k in ("rel_tol", "abs_tol", "equal") if k in c)
+        out.append(Constraint(metric=c["metric"], rule=rule, limit=c[rule]))
+    return out
+
+
+def env_of(mapping: dict[str, Any] | None) -> dict[str, str]:
+    """An `env:` mapping as strings (booleans as 1/0)."""
+    return _env(mapping)
+
+
 def _env(mapping: dict[str, Any] | None) -> dict[str, str]:
     out = {}
     for k, v in (mapping or {}).items():
@@ -208,7 +239,7 @@ def resolve(data: dict[str, Any], path: Path) -> Spec:
     """A checked spec mapping → the `Spec` every stage reads (defaults merged per benchmark)."""
     defaults = data.get("defaults") or {}
     benchmarks = []
-    for b in data["benchmarks"]:
+    for b in data.get("benchmarks") or []:
         goal = None
         if b.get("goal"):
             g = b["goal"]
@@ -216,10 +247,7 @@ def resolve(data: dict[str, Any], path: Path) -> Spec:
             default_dir = "increase" if metric == "throughput" else "decrease"
             target = parse_percent(g["target"]) if "target" in g else None
             goal = Goal(metric=metric, direction=g.get("direction", default_dir), target_pct=target)
-        constraints = []
-        for c in b.get("constraints") or []:
-            rule = next(k for k in ("rel_tol", "abs_tol", "equal") if k in c)
-            constraints.append(Constraint(metric=c["metric"], rule=rule, limit=c[rule]))
+        constraints = parse_constraints(b.get("constraints"))
         benchmarks.append(
             Benchmark(
                 name=b["name"],
@@ -245,4 +273,14 @@ def resolve(data: dict[str, Any], path: Path) -> Spec:
         benchmarks=benchmarks,
         raw=data,
         cpuset=data.get("cpuset"),
+        suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
+        benchmarks_from=data.get("benchmarks_from"),
     )
+
+
+SUITE_KINDS = ("pytest", "asv", "pyperf")
+
+
+def _suite(index: int, item: dict[str, Any]) -> Suite:
+    kind = next(k for k in SUITE_KINDS if k in item)
+    return Suite(kind=kind, path=str(item[kind]), select=item.get("select"), item=dict(item), index=index)

@@ -109,6 +109,11 @@ class Plan:
     sides: dict[str, Spec] = field(default_factory=dict)  # side → what that side runs
     notes: list[str] = field(default_factory=list)
     differences: list[dict] = field(default_factory=list)
+    # suites (profopt_ci.suites.expand): what failed before any round ({name: {side: error}}), why a
+    # benchmark is new in the PR (the base cannot collect or run it), the suite benchmarks base runs
+    failures: dict[str, dict[str, str]] = field(default_factory=dict)
+    new_causes: dict[str, str] = field(default_factory=dict)
+    base_suite: set[str] = field(default_factory=set)
 
     @property
     def hardware_label(self) -> str:

@@ -1,0 +1,30 @@
+"""Suites written for another tool — pytest-benchmark / pytest-codspeed, asv, pyperf — run unchanged.
+
+A `suites:` item (or `--suite KIND:PATH`) is collected by the tool's own discovery (pytest's
+collection, asv_runner's discovery, the script's own pyperf.Runner calls) in a process of the
+side's environment (`collector.py`, driven by `collect.py`), and every collected benchmark
+becomes an ordinary `Benchmark` whose `callable` is a suite target (`target`). The worker builds
+its step through `inworker.run`: the pytest test, the asv method or the pyperf function is the
+step, driven by profopt's own pairing (lockstep pairs, instructions, profiles — all unchanged).
+
+Which side's suite runs (`benchmarks_from`, default head for suites): the head's suite files are
+laid over the base's checkout at the same paths (`expand.overlay`), so the base runs the head's
+benchmarks against its own code, as asv does; what the base cannot collect is new in the PR.
+"""
+from __future__ import annotations
+
+KINDS = ("pytest", "asv", "pyperf")
+_MARK = "+suite:"  # not a valid module name, so a suite target is never a `module:factory`
+
+
+def target(kind: str, locator: str) -> str:
+    """The `callable` of a collected benchmark: `pytest+suite:tests/bench/test_x.py::test_a[1]`."""
+    return f"{kind}{_MARK}{locator}"
+
+
+def parse_target(text: str | None) -> tuple[str, str] | None:
+    """(kind, locator) of a suite target, None for anything else (a `module:factory`)."""
+    if not text or _MARK not in text:
+        return None
+    kind, _, locator = text.partition(_MARK)
+    return (kind, locator) if kind in KINDS else None

@@ -1,0 +1,54 @@
+"""`python -m profopt_ci.suites.collector JOB.json OUT.json`: one suite collected, or probed, in the side's process.
+
+In: a job {"kind", "path", "select"} (collect) or {"kind", "probe": [locators]} (run each once),
+run in the side's checkout with its environment (collect.py starts it). Out: OUT.json —
+{"benchmarks": [...], "skipped": [...], "errors": [...], "note"} or {"probe": {locator: why or
+null}}. A suite that cannot be collected at all is one entry of `errors`, never a traceback; the
+exit code is 0 whenever OUT.json was written. Two processes, not one: pytest's collection and a
+second pytest session in one process would share imported test modules.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+
+def _module(kind: str):
+    from profopt_ci.suites import asv_suite, pyperf_suite, pytest_suite
+
+    return {"pytest": pytest_suite, "asv": asv_suite, "pyperf": pyperf_suite}[kind]
+
+
+def handle(job: dict) -> dict:
+    kind = job["kind"]
+    try:
+        mod = _module(kind)
+        if "probe" in job:
+            return {"probe": mod.probe(list(job["probe"]))}
+        if not os.path.exists(job["path"]):
+            raise FileNotFoundError(f"{job['path']}: no such file or directory in this checkout")
+        return mod.collect(job["path"], job.get("select"))
+    except Exception as exc:  # the suite as a whole: one clear error, the traceback's end for context
+        tb = "".join(traceback.format_exception(exc)[-3:]) if not isinstance(exc, (FileNotFoundError, ImportError)) else ""
+        return {"benchmarks": [], "skipped": [], "errors": [{"file": job.get("path"), "line": None,
+                                                            "error": f"{type(exc).__name__}: {exc}\n{tb}".strip()}]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m profopt_ci.suites.collector JOB.json OUT.json", file=sys.stderr)
+        return 2
+    sys.path.insert(0, os.getcwd())
+    result = handle(json.loads(Path(args[0]).read_text()))
+    tmp = Path(args[1] + ".tmp")
+    tmp.write_text(json.dumps(result, default=repr))
+    tmp.replace(args[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

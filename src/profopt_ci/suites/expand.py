@@ -1,0 +1,164 @@
+"""The plan's suites become benchmarks: collected in each side after its setup, before any round.
+
+In: the `Plan`, the sides (prepared and set up), a log. Out: the plan with every collected
+benchmark in the spec and in each side's spec, and `plan.failures` (a suite that could not be
+collected, a benchmark that cannot run on head: failed entries with their cause), `plan.new_causes`
+(a benchmark the base cannot collect or run: new in this PR, with why) and notes saying what ran.
+
+`benchmarks_from: head` (the suites' default): the head's suite files are laid over the base's
+checkout at the same paths (`overlay`), so the base's worker runs the head's benchmarks against
+the base's code — its imports resolve to the base's tree, its conftest.py files above the suite
+are the base's own. `each`: every side runs its own suite.
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from profopt_ci.errors import cause_lines
+from profopt_ci.measure.processes import Side
+from profopt_ci.spec.model import Benchmark, Spec, Suite, resolve_settings
+from profopt_ci.spec.plan import Plan
+from profopt_ci.suites import target
+from profopt_ci.suites.collect import Collection, collect, label, probe
+
+
+def suites_of(plan: Plan, side: str) -> list[Suite]:
+    return plan.side_spec(side).suites or plan.spec.suites
+
+
+def from_head(plan: Plan) -> bool:
+    return (plan.spec.benchmarks_from or "head") == "head"
+
+
+def _placeholder(plan: Plan, err: dict) -> Benchmark:
+    """A suite that could not be collected stays in the report as one failed benchmark."""
+    spec = plan.spec
+    settings = resolve_settings(spec.raw.get("defaults") or {}, plan.overrides.settings())
+    kind = err["suite"].partition(":")[0]
+    return Benchmark(name=err["suite"], callable=target(kind, err.get("file") or "?"), command=None, params={},
+                     items_per_iteration=None, unit="items", goal=None, constraints=[], env={},
+                     settings=settings, suite=kind)
+
+
+def _error_text(err: dict) -> str:
+    where = f"{err.get('file')}:{err['line']}: " if err.get("line") else (f"{err.get('file')}: " if err.get("file") else "")
+    return f"{where}{err['error']}"
+
+
+def _add(spec: Spec, benches: list[Benchmark]) -> Spec:
+    return replace(spec, benchmarks=[*spec.benchmarks, *benches])
+
+
+def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Collection:
+    """`profopt run`: the tree's suites collected and probed in it; plan.spec gains the benchmarks."""
+    if not plan.spec.suites:
+        return Collection()
+    col = collect(plan.spec, plan.spec.suites, side, plan.overrides.settings())
+    _say(col, side.name, log)
+    cant = probe(plan.spec, col.benchmarks, side)
+    places = [_placeholder(plan, e) for e in col.errors]
+    for b in places:
+        plan.failures[b.name] = {side.name: _error_text(next(e for e in col.errors if e["suite"] == b.name))}
+    for name, why in cant.items():
+        plan.failures[name] = {side.name: f"it cannot run here: {why}"}
+    plan.spec = _add(plan.spec, [*col.benchmarks, *places])
+    if side.name in plan.sides:
+        plan.sides[side.name] = _add(plan.sides[side.name], [*col.benchmarks, *places])
+    plan.notes.extend(col.notes)
+    return col
+
+
+def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> None:
+    """Both sides' suites collected (the head's laid over the base with benchmarks_from: head)."""
+    base, head = sides
+    suites = suites_of(plan, "head")
+    if not suites:
+        return
+    settings = plan.overrides.settings()
+    head_col = collect(plan.side_spec("head"), suites, head, settings, plan.spec.raw.get("defaults") or {})
+    _say(head_col, "head", log)
+    shared = from_head(plan) and overlay(suites, head.root, base.root, log)
+    base_suites = suites if shared else suites_of(plan, "base")
+    base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {})
+    _say(base_col, "base", log)
+    places = [_placeholder(plan, e) for e in head_col.errors]
+    for b, err in zip(places, head_col.errors, strict=True):
+        plan.failures[b.name] = {"head": _error_text(err)}
+    for name, why in probe(plan.side_spec("head"), head_col.benchmarks, head).items():
+        plan.failures[name] = {"head": f"it cannot run on head: {why}"}
+    base_names = base_col.names() & head_col.names()
+    base_cant = probe(plan.side_spec("base"), [b for b in base_col.benchmarks if b.name in base_names], base)
+    base_errors = {e["suite"]: _error_text(e) for e in base_col.errors}
+    for b in head_col.benchmarks:
+        if b.name in plan.failures:
+            continue
+        suite_label = _suite_label(b, suites)
+        if b.name in base_cant:
+            plan.new_causes[b.name] = f"the base cannot run it: {cause_lines(base_cant[b.name], 3)[-1]}"
+        elif b.name not in base_names:
+            plan.new_causes[b.name] = ("the base cannot collect it: " + cause_lines(base_errors[suite_label], 3)[-1]
+                                       if suite_label in base_errors else "the base's suite has no such benchmark")
+    runs_on_base = [b for b in base_col.benchmarks if b.name in base_names and b.name not in plan.new_causes]
+    plan.base_suite = {b.name for b in [*runs_on_base, *places]}
+    plan.spec = _add(plan.spec, [*head_col.benchmarks, *places])
+    plan.sides["head"] = _add(plan.side_spec("head"), [*head_col.benchmarks, *places])
+    plan.sides["base"] = _add(plan.side_spec("base"), [*runs_on_base, *places])
+    who = "the head's suite ran against each side's code (benchmarks_from: head)" if shared else \
+        "each side ran its own suite (benchmarks_from: each)"
+    plan.notes.append(f"suites: {', '.join(label(s) for s in suites)} — {len(head_col.benchmarks)} benchmark(s) "
+                      f"collected; {who}")
+    plan.notes.extend(dict.fromkeys(head_col.notes))
+
+
+def _suite_label(bench: Benchmark, suites: list[Suite]) -> str:
+    for s in suites:
+        if s.kind == bench.suite:
+            return label(s)
+    return ""
+
+
+def _say(col: Collection, side: str, log: Callable[[str], None]) -> None:
+    log(f"profopt: suites [{side}]: {len(col.benchmarks)} benchmark(s) collected"
+        + (f", {len(col.skipped)} skipped" if col.skipped else "") + (f", {len(col.errors)} error(s)" if col.errors else ""))
+    for e in col.errors:
+        log(f"profopt: suites [{side}]: {e['suite']}: {cause_lines(_error_text(e), 1)[0]}")
+
+
+def overlay(suites: list[Suite], head_root: Path, base_root: Path, log: Callable[[str], None]) -> bool:
+    """The head's suite paths copied over the base's checkout (the base's own files there removed
+    first), so the base runs the head's suite; False (each side runs its own) when a suite path is
+    the checkout itself, which would lay the head's code over the base's."""
+    for s in suites:
+        rel = Path(s.path)
+        src, dst = (head_root / rel).resolve(), base_root / rel
+        if src == head_root.resolve() or head_root.resolve() not in src.parents:
+            log(f"profopt: {label(s)} is not a directory or file inside the checkout: each side runs its own suite")
+            return False
+    for s in suites:
+        rel = Path(s.path)
+        src, dst = head_root / rel, base_root / rel
+        if src.is_dir():
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".asv"))
+        elif src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if s.kind == "asv" and src.name.endswith(".json"):
+                _copy_asv_conf(src, dst)
+            shutil.copy2(src, dst)
+    return True
+
+
+def _copy_asv_conf(src: Path, dst: Path) -> None:
+    """An asv.conf.json item: its benchmark directory travels with it."""
+    from profopt_ci.suites.asv_suite import benchmark_dir
+
+    try:
+        bdir = benchmark_dir(str(src))
+    except (OSError, ValueError):
+        return
+    target_dir = dst.parent / bdir.relative_to(src.parent)
+    shutil.rmtree(target_dir, ignore_errors=True)
+    shutil.copytree(bdir, target_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

@@ -1,0 +1,39 @@
+"""In the worker: a suite target's step, with `use(step)` run where the suite's runner wants it.
+
+In: a suite target (suites.target), `use` (the worker's protocol: measure, serve, profile,
+instructions) and the quality pass's seed. Out: what `use` returned. pytest runs `use` nested in
+the test's benchmark call; asv runs it between the benchmark's setup and teardown; pyperf between
+the script's registration of the benchmark and the end.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from profopt_ci.suites import parse_target
+
+
+def run(target: str, use: Callable[[Callable[[], object]], Any], seed: int | None = None) -> Any:
+    parsed = parse_target(target)
+    if parsed is None:
+        raise ValueError(f"{target!r} is not a suite target")
+    kind, locator = parsed
+
+    def seeded(step):
+        if seed is not None:  # after the suite's imports and setup, before the first step
+            from profopt_ci.measure import harness
+
+            harness.seed_all(seed)
+        return use(step)
+
+    if kind == "pytest":
+        from profopt_ci.suites import pytest_suite
+
+        return pytest_suite.run(locator, seeded)
+    if kind == "asv":
+        from profopt_ci.suites import asv_suite
+
+        return asv_suite.run(locator, seeded)
+    from profopt_ci.suites import pyperf_suite
+
+    return pyperf_suite.run(locator, seeded)
