@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 import random
 
+from profopt_ci.analyze.bottleneck import note
 from profopt_ci.measure.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
+from profopt_ci.report.i18n import message
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
                "memory_gb": 24.0, "os": "Linux-6.8.0-x86_64-with-glibc2.39", "python": "3.11.7",
@@ -129,11 +131,9 @@ def failed_benchmark(name: str, side: str, message: str, status: str = "failed")
             "samples": {"base": [], "head": []}}
 
 
-# Evidence and next actions in the words rules.py writes them.
-COMPUTE = {"class": "compute", "rule": "compute",
-           "evidence": ["GEMM/conv/attention 61% of native time", "arithmetic intensity 42 FLOP/byte vs ridge 8.9"],
-           "next_action": "AMP/bf16 autocast (TF32 on GPU), dimensions multiple of 8, SDPA/flash attention; on CPU "
-                          "check the thread settings"}
+# Evidence and next actions as analyze/bottleneck.py writes them: messages, their English beside them.
+COMPUTE = note("compute", [message("bottleneck.gemm_share", share=0.61),
+                           message("bottleneck.intensity", intensity=42.0, ridge=8.9)], "next_action.compute", "compute")
 
 
 def comparison(benches: list[dict], decision: str, *, mode: str = "paired", notes: list[str] | None = None,
@@ -188,11 +188,9 @@ def reject_constraint() -> dict:
 def trade_off() -> dict:
     b = benchmark("train-step", "trade-off", 14.2, 11.6, "improved", ci=(-20.3, -16.2), memory=(210.5, 276.0),
                   memory_verdict="regressed", seed=3, reason="step_time_ms improved 18.3%; peak_memory_mb regressed 31.1%",
-                  bottleneck={"class": "memory capacity", "rule": "memory regression",
-                              "evidence": ["peak_memory 210.5 → 276.0 MB (+31.1% vs base)"],
-                              "next_action": "look at the ops that allocate most (above); preallocate buffers for "
-                                             "variable lengths, free references early, set "
-                                             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"})
+                  bottleneck=note("memory capacity", [message("bottleneck.memory_metric", metric="peak_memory",
+                                                              base=210.5, head=276.0, delta_pct=31.1)],
+                                  "next_action.memory_regression", "memory regression"))
     diffs = [{"scope": "params", "benchmark": "train-step", "key": "batch_size", "base": 64, "head": 128},
              {"scope": "env", "benchmark": None, "key": "OMP_NUM_THREADS", "base": "1", "head": "2"}]
     c = comparison([b], "trade-off", differences=diffs)
@@ -229,11 +227,9 @@ def aa() -> dict:
     """An A/A run (base and head the same commit) that ended inconclusive: noise, not a speed-up."""
     a = benchmark("word-lengths", "inconclusive", 6.02, 6.0, "inconclusive", ci=(-3.9, 3.4), rounds=40, seed=8,
                   reason="step time inconclusive: the change is within the noise at these rounds", with_profile=False,
-                  bottleneck={"class": None, "evidence": ["no clear bottleneck", "python share 43%",
-                                                          "hottest: words.py(word_lengths) 3.1 ms"],
-                              "next_action": "no single resource dominates: optimize the hottest op or function "
-                                             "below, or profile with a larger input so one cost stands out",
-                              "rule": None})
+                  bottleneck=note(None, [message("bottleneck.no_clear"), message("bottleneck.python_share", share=0.43),
+                                         message("bottleneck.hottest", ops=[["words.py(word_lengths)", 3.1]])],
+                                  "next_action.no_clear", None))
     a["metrics"]["step_time_ms"]["delta_pct"] = -0.3
     a["metrics"]["throughput"]["verdict"] = "inconclusive"
     a["goal"].update(achieved_pct=0.3, met=False)

@@ -1,17 +1,20 @@
-"""Every English string a producer can put in a report has a Chinese rendering.
+"""Every statement a producer can put in a report has a Chinese rendering.
 
-i18n_zh translates the producers' English by pattern (it says why). This holds every producer to
-the table: each rule in rules.py is fired with sample figures chosen to emit *every* evidence line
-it has (optional ones included), analyze.py's fallbacks too, and every note template is collected
-from the producers' source (strings that flow into a `notes` list, a `*_NOTE` constant, a
-`*_note()` function's result) with sample values put in. A zh report made of them must not keep
-English words, beyond units, acronyms, flags, spec keys and the data (op names) itself.
+The bottleneck note is messages (an id and its fields; report/i18n.message): each rule in rules.py
+is fired with sample figures chosen to emit *every* evidence line it has (optional ones included),
+bottleneck.py's fallbacks too, and every id emitted must have an en and a zh entry whose zh render
+keeps no English; every catalog entry of the note must be emitted by something. The notes are still
+English translated by pattern (i18n_zh): every note template is collected from the producers' source
+(strings that flow into a `notes` list, a `*_NOTE` constant, a `*_note()` function's result) with
+sample values put in. A zh report made of them must not keep English words, beyond units, acronyms,
+flags, spec keys and the data (op names) itself.
 """
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
+import json
 import re
 
 import comparison_fixtures as fx
@@ -85,40 +88,66 @@ MAXIMAL: dict[str, list[Facts]] = {
 }
 
 
-def _evidence_lines() -> list[str]:
-    lines = []
-    for facts_list in MAXIMAL.values():
-        for facts in facts_list:
-            lines += analyze.bottleneck(facts.profile, facts.metrics, facts.base_profile)["evidence"]
+def _notes() -> list[dict]:
+    """The bottleneck notes of every rule fired with its maximal facts, of the fallbacks and of no profile."""
+    notes = [analyze.bottleneck(f.profile, f.metrics, f.base_profile) for fs in MAXIMAL.values() for f in fs]
     fallback = torch(category_shares={"gemm": 0.3, "elementwise": 0.35, "framework": 0.35},
                      counters={"python_share": 0.2}, ops=[{"name": "aten::addmm", "self_ms": 3.0}])
-    lines += analyze.bottleneck(fallback)["evidence"]
-    lines += analyze.bottleneck(torch(category_shares={"gemm": 0.5, "elementwise": 0.3}))["evidence"]
-    return lines
+    notes += [analyze.bottleneck(fallback), analyze.bottleneck(torch(category_shares={"gemm": 0.45, "elementwise": 0.3, "framework": 0.25})),
+              analyze.bottleneck(None), analyze.bottleneck({"kind": "none", "reason": "profile: none in the spec"})]
+    return notes
+
+
+def _messages() -> list[dict]:
+    return [m for n in _notes() for m in [*n["evidence_msgs"], n["next_action_msg"]]]
 
 
 def test_every_rule_has_maximal_facts_and_emits_from_them():
     assert set(MAXIMAL) == {r.name for r in RULES}
     for rule in RULES:
         for facts in MAXIMAL[rule.name]:
-            assert rule.signal(facts), rule.name  # stale facts would make the test below vacuous
+            assert rule.signal(facts), rule.name  # stale facts would make the tests below vacuous
 
 
-@pytest.mark.parametrize("line", _evidence_lines())
-def test_every_evidence_line_is_translated(line):
-    zh = i18n.evidence("zh", line)
-    assert zh != line or line.startswith("GEMM/conv"), line
-    assert not english(zh), (line, zh, english(zh))
+@pytest.mark.parametrize("m", _messages(), ids=lambda m: m["id"])
+def test_every_message_has_both_catalogs_and_its_zh_keeps_no_english(m):
+    assert m["id"] in i18n.EN and m["id"] in i18n.ZH, m["id"]
+    assert m["text"] == i18n.say("en", m)
+    zh = i18n.say("zh", m)
+    assert zh != m["text"], m
+    for value in m["args"].values():  # a profiler's reason is its own words, passed on as data
+        zh = zh.replace(value, " ") if isinstance(value, str) and value not in i18n.TERMS_ZH else zh
+    assert not english(zh), (m["id"], zh, english(zh))
+    assert json.loads(json.dumps(m)) == m  # plain JSON: ids, numbers, names
 
 
-def test_every_next_action_is_translated():
-    for rule in [*RULES, None]:
-        name = rule.name if rule else None
-        action = rule.next_action if rule else analyze.NO_CLEAR_ACTION
-        zh = i18n.next_action("zh", name, action, analyze.NO_CLEAR_ACTION, analyze.NO_PROFILE_ACTION)
-        assert zh != action and not english(zh), (name, english(zh))
-    zh = i18n.next_action("zh", None, analyze.NO_PROFILE_ACTION, analyze.NO_CLEAR_ACTION, analyze.NO_PROFILE_ACTION)
-    assert not english(zh)
+def test_every_bottleneck_entry_of_the_catalogs_is_emitted():
+    """No dead words: each evidence and next-action entry is something a producer says."""
+    emitted = {m["id"] for m in _messages()}
+    catalog = {k for k in i18n.EN if k.startswith(("bottleneck.", "next_action."))}
+    assert catalog - {"bottleneck.none", "bottleneck.not_analysed"} == emitted
+
+
+def test_the_note_keeps_its_english_beside_the_messages():
+    for n in _notes():
+        assert n["evidence"] == [m["text"] for m in n["evidence_msgs"]]
+        assert n["next_action"] == n["next_action_msg"]["text"]
+    rule = next(r for r in RULES if r.name == "compute")
+    assert rule.next_action == i18n.EN[rule.action]
+
+
+def test_a_file_from_before_messages_still_renders():
+    """comparison@1 files written before messages hold the English strings alone: they render as they
+    are (a zh report shows that English), and a next action is said by its rule's id."""
+    c = fx.keep()
+    b = c["benchmarks"][0]
+    b["bottleneck"] = {"class": "compute", "rule": "compute", "evidence": ["GEMM/conv/attention 61% of native time"],
+                       "next_action": next(r.next_action for r in RULES if r.name == "compute")}
+    en, zh = render(c, "md", "en"), render(c, "md", "zh")
+    assert "GEMM/conv/attention 61% of native time" in en and "GEMM/conv/attention 61% of native time" in zh
+    assert i18n.ZH["next_action.compute"].split("（")[0] in zh
+    b["bottleneck"]["next_action"] = "an action worded by another version"
+    assert "an action worded by another version" in render(c, "md", "zh")
 
 
 # ---- notes, collected from the producers' source ----------------------------------------------------
@@ -207,8 +236,7 @@ def test_a_zh_report_full_of_every_producer_keeps_no_english():
     """The renderer really uses the tables: the notes, evidence and actions land in md and text."""
     c = fx.keep()
     c["notes"] = [s for _, s in note_templates()]
-    c["benchmarks"][0]["bottleneck"] = {"class": "data loading", "rule": "data loading",
-                                        "evidence": _evidence_lines()[:5], "next_action": RULES[4].next_action}
+    c["benchmarks"][0]["bottleneck"] = analyze.bottleneck(MAXIMAL["data loading"][0].profile)
     for fmt in ("md", "text"):
         out = render(c, fmt, "zh", max_chars=None)
         out = re.sub(r"<!--.*?-->|</?(details|summary|sub)>|```.*?```", " ", out, flags=re.S)

@@ -280,10 +280,14 @@ def test_cprofile_interpreter_rule_needs_the_line_rate():
 
 
 def test_fallbacks():
-    assert analyze.bottleneck(host()) == {
+    fallback = analyze.bottleneck(host())
+    assert {k: fallback[k] for k in ("class", "rule", "evidence", "next_action")} == {
         "class": "compute", "rule": "fallback: GEMM largest",
         "evidence": ["GEMM is the largest share of native time (gemm 45%, elementwise 30%, reduction/norm 15%)"],
         "next_action": next(r.next_action for r in RULES if r.name == "compute")}
+    assert fallback["evidence_msgs"] == [{"id": "bottleneck.gemm_largest", "args": {"shares": [
+        ["gemm", 0.45], ["elementwise", 0.3], ["reduction/norm", 0.15]]}, "text": fallback["evidence"][0]}]
+    assert fallback["next_action_msg"]["id"] == "next_action.compute"
     flat = analyze.bottleneck(host(category_shares={"gemm": 0.3, "elementwise": 0.35, "framework": 0.35}))
     assert flat["class"] is None and flat["evidence"][0] == "no clear bottleneck"
     none = analyze.bottleneck({"kind": "none", "reason": "not a Python process: no profile taken"})

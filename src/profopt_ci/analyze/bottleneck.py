@@ -1,60 +1,69 @@
 """Profile summary (+ comparison metrics) → one bottleneck class, its evidence and the next action.
 
 In: one side's profile summary, the comparison's metrics and the base's summary. Out: {class,
-rule, evidence, next_action} for the comparison entry's `bottleneck`.
+rule, evidence, evidence_msgs, next_action, next_action_msg} for the comparison entry's
+`bottleneck`: the evidence and next action as messages (report/i18n.message: id, figures, English)
+that the report says in its language, with their English also as the plain strings `evidence` and
+`next_action` that integrators read.
 
 Pure: dicts in, dicts out. `bottleneck()` walks `rules.RULES` in priority order and reports the
 first rule that fires. When none fires:
 - GEMM/conv/attention is the largest category of native time and at least FALLBACK_GEMM of it →
   "compute" (rule "fallback: GEMM largest"), since that is where a faster kernel would pay;
-- otherwise class None with evidence "no clear bottleneck" and the largest shares, because a class
+- otherwise class None with evidence `bottleneck.no_clear` and the largest shares, because a class
   named on weak evidence sends the next optimization the wrong way.
 A side without a profile (kind "none") can still hit the metric-driven rules (capacity).
 """
 from __future__ import annotations
 
-from profopt_ci.analyze.rules import RULES, Facts
+from profopt_ci.analyze.rules import RULES, Facts, op_pairs
+from profopt_ci.report.i18n import message
 
 FALLBACK_GEMM = 0.35
 TOP_OPS = 30  # the length of a summary's ops list when it was cut
-NO_CLEAR_ACTION = ("no single resource dominates: optimize the hottest op or function below, or profile "
-                   "with a larger input so one cost stands out")
-NO_PROFILE_ACTION = "set profile: torch or cprofile (a Python callable or command) to get a bottleneck note"
+NO_CLEAR_ACTION = "next_action.no_clear"
+NO_PROFILE_ACTION = "next_action.no_profile"
 
 
 def bottleneck(profile: dict | None, metrics: dict | None = None, base_profile: dict | None = None) -> dict:
-    """{"class", "evidence", "next_action", "rule"} for one side (normally the head)."""
-    facts = Facts(profile or {"kind": "none", "reason": "no profile taken"}, metrics or {}, base_profile)
+    """{"class", "evidence", "evidence_msgs", "next_action", "next_action_msg", "rule"} for one side
+    (normally the head)."""
+    facts = Facts(profile or {"kind": "none"}, metrics or {}, base_profile)
     for rule in RULES:
         evidence = rule.signal(facts)
         if evidence:
-            return {"class": rule.cls, "evidence": evidence, "next_action": rule.next_action,
-                    "rule": rule.name}
+            return note(rule.cls, evidence, rule.action, rule.name)
     if facts.kind == "none":
-        reason = facts.profile.get("reason") or "no profile taken"
-        return {"class": None, "evidence": [f"no profile: {reason}"], "next_action": NO_PROFILE_ACTION,
-                "rule": None}
+        reason = facts.profile.get("reason")  # the profiler's own words, passed on
+        said = message("bottleneck.no_profile", reason=str(reason)) if reason else message("bottleneck.not_profiled")
+        return note(None, [said], NO_PROFILE_ACTION, None)
     return _fallback(facts)
+
+
+def note(cls: str | None, evidence: list[dict], action: str, rule: str | None) -> dict:
+    """The comparison entry's `bottleneck`: the messages, and their English as plain strings."""
+    action_msg = message(action)
+    return {"class": cls, "evidence": [m["text"] for m in evidence], "evidence_msgs": evidence,
+            "next_action": action_msg["text"], "next_action_msg": action_msg, "rule": rule}
 
 
 def _fallback(facts: Facts) -> dict:
     shares = facts.native_shares()
-    ranked = sorted(shares.items(), key=lambda kv: -kv[1])
-    listing = ", ".join(f"{k} {100 * v:.0f}%" for k, v in ranked[:3])
+    ranked = [[k, v] for k, v in sorted(shares.items(), key=lambda kv: -kv[1])[:3]]
     if ranked and ranked[0][0] == "gemm" and ranked[0][1] >= FALLBACK_GEMM:
         rule = next(r for r in RULES if r.cls == "compute")
-        return {"class": "compute", "evidence": [f"GEMM is the largest share of native time ({listing})"],
-                "next_action": rule.next_action, "rule": "fallback: GEMM largest"}
-    evidence = ["no clear bottleneck"]
-    if listing:
-        evidence.append(f"native time by category: {listing}")
+        return note("compute", [message("bottleneck.gemm_largest", shares=ranked)], rule.action,
+                    "fallback: GEMM largest")
+    evidence = [message("bottleneck.no_clear")]
+    if ranked:
+        evidence.append(message("bottleneck.categories", shares=ranked))
     py = facts.counters.get("python_share")
     if py is not None:
-        evidence.append(f"python share {100 * py:.0f}%")
+        evidence.append(message("bottleneck.python_share", share=py))
     hot = (facts.profile.get("ops") or [])[:2]
     if hot:
-        evidence.append("hottest: " + ", ".join(f"{o['name']} {o['self_ms']:.3g} ms" for o in hot))
-    return {"class": None, "evidence": evidence, "next_action": NO_CLEAR_ACTION, "rule": None}
+        evidence.append(message("bottleneck.hottest", ops=op_pairs(hot)))
+    return note(None, evidence, NO_CLEAR_ACTION, None)
 
 
 def hot_diff(base_profile: dict | None, head_profile: dict | None, top: int = 10) -> list[dict]:

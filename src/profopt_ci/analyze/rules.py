@@ -9,14 +9,19 @@ class changes what the later ones measure (an OOM hides everything; a per-step s
 input pipeline makes every other share look smaller than it is).
 
 A signal reads `Facts` (one side's profile summary, the comparison's metrics, the base profile)
-and returns the evidence — strings naming the figures that fired it — or None.
+and returns the evidence — messages (report/i18n.message: an id, the figures that fired it, the
+English) — or None. A rule's next action is a message id too; the words are in the report's
+catalogs (report/messages_en.py, messages_zh.py).
 Thresholds marked † in the research are module constants here, so they can be tuned in one place.
 CUDA-only rules read the summary's "gpu" block and never fire on a host-only profile.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from profopt_ci.report.i18n import message
 
 CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "launch/framework overhead",
            "interpreter overhead", "data loading", "host-device sync")
@@ -46,7 +51,7 @@ DOMINANT = 0.5
 _MEMORYISH = ("elementwise", "copy/memory", "reduction/norm", "optimizer")
 _NOT_NATIVE = ("python", "data", "builtin")
 
-Evidence = list[str]
+Evidence = list[dict]
 
 
 @dataclass
@@ -110,19 +115,25 @@ class Rule:
     name: str
     cls: str
     signal: Callable[[Facts], Evidence | None]
-    next_action: str
+
+    @property
+    def action(self) -> str:
+        """The next action's message id: `next_action.` and the rule's name as a key."""
+        return action_id(self.name)
+
+    @property
+    def next_action(self) -> str:
+        """The next action in English, as the comparison's `next_action` holds it."""
+        return message(self.action)["text"]
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+def action_id(rule: str) -> str:
+    return "next_action." + re.sub(r"[^a-z0-9]+", "_", rule.lower()).strip("_")
 
 
-def _ms(x: float) -> str:
-    return f"{x:.3g} ms"
-
-
-def _op_list(ops: list[dict], key: str = "self_ms", unit: str = "ms") -> str:
-    return ", ".join(f"{o['name']} {o[key]:.3g} {unit}" for o in ops)
+def op_pairs(ops: list[dict], key: str = "self_ms") -> list[list]:
+    """`[name, figure]` pairs, what the catalogs' `ops_*` specs print."""
+    return [[o["name"], o[key]] for o in ops]
 
 
 # ---- capacity -----------------------------------------------------------------------------------
@@ -131,14 +142,14 @@ def _near_capacity(f: Facts) -> Evidence | None:
     ev: Evidence = []
     text = " ".join(str(x) for x in (f.profile.get("reason"), f.metrics.get("error")) if x).lower()
     if "out of memory" in text or "memoryerror" in text:
-        ev.append("the run failed with out-of-memory")
+        ev.append(message("bottleneck.oom"))
     total = (f.gpu or {}).get("total_mb") or (f.machine.get("device") or {}).get("memory_mb")
     peak = f.memory.get("device_peak_reserved_mb") or f.metric("cuda_max_reserved_mb").get("head")
     if total and peak and peak > CAPACITY_SHARE * total:
-        ev.append(f"device memory peak {peak:.0f} MB of {total:.0f} MB ({_pct(peak / total)})")
+        ev.append(message("bottleneck.device_peak", peak=peak, total=total, share=peak / total))
     rss, ram = f.metric("peak_memory_mb").get("head"), f.machine.get("ram_mb")
     if rss and ram and rss > CAPACITY_SHARE * ram:
-        ev.append(f"peak RSS {rss:.0f} MB of {ram:.0f} MB RAM ({_pct(rss / ram)})")
+        ev.append(message("bottleneck.rss_peak", rss=rss, ram=ram, share=rss / ram))
     return ev or None
 
 
@@ -147,24 +158,24 @@ def _memory_regression(f: Facts) -> Evidence | None:
     for key in ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"):
         m = f.metric(key)
         if m.get("verdict") == "regressed":
-            ev.append(f"{key.removesuffix('_mb')} {m.get('base', 0):.1f} → {m.get('head', 0):.1f} MB "
-                      f"({m.get('delta_pct') or 0:+.1f}% vs base)")
+            ev.append(message("bottleneck.memory_metric", metric=key.removesuffix("_mb"), base=m.get("base", 0),
+                              head=m.get("head", 0), delta_pct=m.get("delta_pct") or 0))
     if not ev and f.base_profile:  # no metrics (a profile-only call): compare the profiles' peaks
         base_mem = f.base_profile.get("memory") or {}
         for key in ("device_peak_allocated_mb", "host_peak_allocated_mb"):
             b, h = base_mem.get(key), f.memory.get(key)
             if b and h and h > (1 + PROFILE_MEM_GROWTH) * b and h - b >= PROFILE_MEM_MIN_MB:
-                ev.append(f"{key} {b:.0f} → {h:.0f} MB in the profiles ({100 * (h / b - 1):+.0f}% vs base)")
+                ev.append(message("bottleneck.memory_profile", metric=key, base=b, head=h, delta_pct=100 * (h / b - 1)))
     alloc = f.metric("cuda_max_allocated_mb").get("head") or f.memory.get("device_peak_allocated_mb")
     resv = f.metric("cuda_max_reserved_mb").get("head") or f.memory.get("device_peak_reserved_mb")
     if alloc and resv and resv > RESERVED_RATIO * alloc and resv - alloc > RESERVED_GAP_MB:
-        ev.append(f"reserved {resv:.0f} MB ≫ allocated {alloc:.0f} MB (fragmentation)")
+        ev.append(message("bottleneck.fragmentation", reserved=resv, allocated=alloc))
     if not ev:
         return None
     top = sorted((o for o in f.profile.get("ops") or [] if o.get("self_memory_mb")),
                  key=lambda o: -o["self_memory_mb"])[:3]
     if top:
-        ev.append("top ops by self memory: " + _op_list(top, "self_memory_mb", "MB/step"))
+        ev.append(message("bottleneck.top_memory_ops", ops=op_pairs(top, "self_memory_mb")))
     return ev
 
 
@@ -175,9 +186,8 @@ def _kv_growth(f: Facts) -> Evidence | None:
     if not (f.gpu and growth and total and peak):
         return None
     if growth["mb_per_span"] > 0 and growth["r"] >= KV_GROWTH_R and peak >= KV_CAPACITY_SHARE * total:
-        return [f"device memory grows {growth['mb_per_span']:.3g} MB per decode step "
-                f"(r={growth['r']:.2f} over {growth['spans']} steps)",
-                f"peak {peak:.0f} MB of {total:.0f} MB ({_pct(peak / total)}): longer contexts will not fit"]
+        return [message("bottleneck.kv_growth", mb=growth["mb_per_span"], r=growth["r"], spans=growth["spans"]),
+                message("bottleneck.kv_peak", peak=peak, total=total, share=peak / total)]
     return None
 
 
@@ -189,12 +199,12 @@ def _host_device_sync(f: Facts) -> Evidence | None:
     sync = f.gpu.get("sync_ms") or 0.0
     if sync / f.step_ms < SYNC_SHARE:
         return None
-    ev = [f"host waits on the device {_ms(sync)} per step ({_pct(sync / f.step_ms)} of {_ms(f.step_ms)})"]
+    ev = [message("bottleneck.sync_wait", sync_ms=sync, share=sync / f.step_ms, step_ms=f.step_ms)]
     ops = f.ops_in("sync")
     if ops:
-        ev.append("sync points: " + ", ".join(f"{o['name']} ×{o['calls']:g}/step" for o in ops))
+        ev.append(message("bottleneck.sync_points", ops=op_pairs(ops, "calls")))
     if f.gpu.get("dtoh_per_step"):
-        ev.append(f"{f.gpu['dtoh_per_step']:g} device→host copies per step")
+        ev.append(message("bottleneck.dtoh", copies=f.gpu["dtoh_per_step"]))
     return ev
 
 
@@ -203,7 +213,7 @@ def _data_loading(f: Facts) -> Evidence | None:
     if share <= DATA_SHARE:
         return None
     ms = (f.profile.get("phases") or {}).get("data_loading", 0.0)
-    return [f"data loading {_pct(share)} of the step ({_ms(ms)} of {_ms(f.step_ms)}) > {_pct(DATA_SHARE)}"]
+    return [message("bottleneck.data_loading", share=share, ms=ms, step_ms=f.step_ms, limit=DATA_SHARE)]
 
 
 def _transfer(f: Facts) -> Evidence | None:
@@ -213,9 +223,9 @@ def _transfer(f: Facts) -> Evidence | None:
     moved = (f.gpu.get("memcpy_ms") or 0.0) + (f.gpu.get("memset_ms") or 0.0)
     ev = []
     if pageable / f.step_ms >= PAGEABLE_SHARE:
-        ev.append(f"pageable memcpy {_ms(pageable)} per step ({_pct(pageable / f.step_ms)})")
+        ev.append(message("bottleneck.pageable", ms=pageable, share=pageable / f.step_ms))
     if moved / f.step_ms >= TRANSFER_SHARE:
-        ev.append(f"memcpy + memset {_ms(moved)} per step ({_pct(moved / f.step_ms)} of the step)")
+        ev.append(message("bottleneck.memcpy", ms=moved, share=moved / f.step_ms))
     return ev or None
 
 
@@ -227,9 +237,9 @@ def _communication(f: Facts) -> Evidence | None:
         share, overlap = (comm / f.step_ms if f.step_ms > 0 else 0.0), None
     if share <= COMM_SHARE:
         return None
-    ev = [f"collectives {_pct(share)} of the step > {_pct(COMM_SHARE)}"]
+    ev = [message("bottleneck.collectives", share=share, limit=COMM_SHARE)]
     if overlap is not None:
-        ev.append(f"only {_pct(overlap)} of NCCL time overlaps compute")
+        ev.append(message("bottleneck.nccl_overlap", overlap=overlap))
     return ev
 
 
@@ -244,9 +254,10 @@ def _gpu_launch(f: Facts) -> Evidence | None:
     short = g.get("short_kernel_share") or 0.0
     if idle <= GPU_IDLE or not ((median is not None and median < SHORT_KERNEL_US) or short > 0.5):
         return None
-    return [f"GPU idle {_pct(idle)} of the step > {_pct(GPU_IDLE)}",
-            f"{g.get('kernels_per_step', 0):g} kernels per step, median {median:.3g} µs"
-            + (f"; {_pct(short)} shorter than their launch call" if short else "")]
+    kernels = g.get("kernels_per_step", 0)
+    return [message("bottleneck.gpu_idle", idle=idle, limit=GPU_IDLE),
+            message("bottleneck.kernels_short", kernels=kernels, median_us=median, short=short) if short
+            else message("bottleneck.kernels", kernels=kernels, median_us=median)]
 
 
 def _optimizer_overhead(f: Facts) -> Evidence | None:
@@ -257,8 +268,8 @@ def _optimizer_overhead(f: Facts) -> Evidence | None:
         return None
     if detail.get("multi_tensor_ops_per_step"):
         return None  # already foreach / fused: what remains is not the per-parameter loop
-    return [f"optimizer {_pct(share)} of the step",
-            f"{ops:g} ops per optimizer step, {_pct(small)} under 10 µs (a per-parameter loop)"]
+    return [message("bottleneck.optimizer_share", share=share),
+            message("bottleneck.optimizer_ops", ops=ops, small=small)]
 
 
 def _interpreter_overhead(f: Facts) -> Evidence | None:
@@ -270,12 +281,12 @@ def _interpreter_overhead(f: Facts) -> Evidence | None:
         return None
     if lines is not None and lines < PY_LINES_PER_MS:
         return None
-    ev = [f"{_pct(py)} of profiled self time in pure-Python functions"]
+    ev = [message("bottleneck.python_time", share=py)]
     if lines is not None:
-        ev.append(f"{lines:.0f} Python lines executed per ms of step")
+        ev.append(message("bottleneck.python_lines", lines=lines))
     hot = f.ops_in("python", top=2)
     if hot:
-        ev.append("hottest: " + _op_list(hot))
+        ev.append(message("bottleneck.hottest", ops=op_pairs(hot)))
     return ev
 
 
@@ -288,10 +299,9 @@ def _framework_overhead(f: Facts) -> Evidence | None:
     small_time = c.get("small_ops_time_share") or 0.0
     if py + small_time < OVERHEAD_SHARE:
         return None
-    ev = [f"{_pct(py + small_time)} of the step is overhead: {_pct(py)} outside native ops (Python and "
-          f"glue) + {_pct(small_time)} in ops under 10 µs"]
+    ev = [message("bottleneck.overhead", share=py + small_time, python=py, small_time=small_time)]
     if small is not None and ops:
-        ev.append(f"{ops:g} ops per step, {_pct(small)} of them under 10 µs")
+        ev.append(message("bottleneck.small_ops", ops=ops, small=small))
     return ev
 
 
@@ -303,14 +313,14 @@ def _decode_bandwidth(f: Facts) -> Evidence | None:
     gbps, peak = detail.get("gbps"), (balance or {}).get("copy_gbps")
     if not gbps or not peak or gbps < DECODE_BW_SHARE * peak:
         return None
-    return [f"decode moves {gbps:.3g} GB/s, {_pct(gbps / peak)} of the measured {peak:.3g} GB/s copy bandwidth"]
+    return [message("bottleneck.decode_bandwidth", gbps=gbps, share=gbps / peak, peak=peak)]
 
 
-def _intensity_text(f: Facts) -> str | None:
+def _intensity_text(f: Facts) -> dict | None:
     ai, ridge = f.intensity(), f.ridge()
     if ai is None or ridge is None:
         return None
-    return f"arithmetic intensity {ai:.3g} FLOP/byte vs ridge {ridge:.3g}"
+    return message("bottleneck.intensity", intensity=ai, ridge=ridge)
 
 
 def _bandwidth(f: Facts) -> Evidence | None:
@@ -319,13 +329,13 @@ def _bandwidth(f: Facts) -> Evidence | None:
     ai, ridge = f.intensity(), f.ridge()
     if memoryish < DOMINANT or (ai is not None and ridge is not None and ai >= ridge):
         return None
-    parts = ", ".join(f"{k} {_pct(shares[k])}" for k in _MEMORYISH if shares.get(k, 0.0) >= 0.01)
-    ev = [f"memory-bound ops {_pct(memoryish)} of native time ({parts})"]
+    parts = [[k, shares[k]] for k in _MEMORYISH if shares.get(k, 0.0) >= 0.01]
+    ev = [message("bottleneck.memory_bound", share=memoryish, shares=parts)]
     text = _intensity_text(f)
     nbytes, peak = f.counters.get("bytes_per_step"), f.machine.get("copy_gbps")
     if nbytes and peak and f.step_ms > 0 and not f.gpu:
         gbps = nbytes / (f.step_ms / 1000) / 1e9
-        ev.append(f"moves ~{gbps:.3g} GB/s, {_pct(gbps / peak)} of the measured {peak:.3g} GB/s copy bandwidth")
+        ev.append(message("bottleneck.bandwidth", gbps=gbps, share=gbps / peak, peak=peak))
     return ev + ([text] if text else [])
 
 
@@ -334,45 +344,24 @@ def _compute(f: Facts) -> Evidence | None:
     ai, ridge = f.intensity(), f.ridge()
     if gemm < DOMINANT or (ai is not None and ridge is not None and ai < ridge):
         return None
-    ev = [f"GEMM/conv/attention {_pct(gemm)} of native time"]
+    ev = [message("bottleneck.gemm_share", share=gemm)]
     text = _intensity_text(f)
     return ev + ([text] if text else [])
 
 
-RULES: list[Rule] = [
-    Rule("near capacity", "memory capacity", _near_capacity,
-         "activation checkpointing, mixed precision (bf16/fp16), a smaller micro-batch with gradient accumulation"),
-    Rule("memory regression", "memory capacity", _memory_regression,
-         "look at the ops that allocate most (above); preallocate buffers for variable lengths, free "
-         "references early, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"),
-    Rule("KV-cache growth", "memory capacity", _kv_growth,
-         "quantize the KV cache or use a paged cache; cap the context length or the batch"),
-    Rule("host-device sync", "host-device sync", _host_device_sync,
-         "remove .item(), print, .cpu() and tensor-dependent branches from the loop; find them with "
-         "torch.cuda.set_sync_debug_mode('warn')"),
-    Rule("data loading", "data loading", _data_loading,
-         "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor); "
-         "fetch whole batches instead of collating samples one by one"),
-    Rule("host-to-device transfer", "data loading", _transfer,
-         "pin_memory=True and .to(device, non_blocking=True); create tensors on the device"),
-    Rule("communication", "communication", _communication,
-         "overlap collectives with compute (DDP bucket size/order), no_sync() with gradient "
-         "accumulation, gradient compression hooks"),
-    Rule("GPU launch overhead", "launch/framework overhead", _gpu_launch,
-         "torch.compile, CUDA graphs (mode='reduce-overhead'), a larger batch"),
-    Rule("optimizer launch overhead", "launch/framework overhead", _optimizer_overhead,
-         "torch.optim with foreach=True or fused=True (one kernel for all parameters)"),
-    Rule("framework overhead", "launch/framework overhead", _framework_overhead,
-         "fewer, larger ops: torch.compile to fuse the small ones, whole-tensor operations instead of "
-         "Python loops over tensors, a larger batch per step"),
-    Rule("interpreter overhead", "interpreter overhead", _interpreter_overhead,
-         "vectorize the hot loop (numpy / whole-array operations), cache repeated work, or move it to "
-         "compiled code (numba, Cython, a C extension)"),
-    Rule("decode bandwidth", "memory bandwidth", _decode_bandwidth,
-         "quantize weights and KV cache (int8/int4), batch more requests per decode step"),
-    Rule("memory bandwidth", "memory bandwidth", _bandwidth,
-         "fuse elementwise ops (torch.compile), lower precision (bf16/fp16), channels_last, drop copies"),
-    Rule("compute", "compute", _compute,
-         "AMP/bf16 autocast (TF32 on GPU), dimensions multiple of 8, SDPA/flash attention; on CPU "
-         "check the thread settings"),
+RULES: list[Rule] = [  # each one's next action is report/messages_*.py's next_action.<its name as a key>
+    Rule("near capacity", "memory capacity", _near_capacity),
+    Rule("memory regression", "memory capacity", _memory_regression),
+    Rule("KV-cache growth", "memory capacity", _kv_growth),
+    Rule("host-device sync", "host-device sync", _host_device_sync),
+    Rule("data loading", "data loading", _data_loading),
+    Rule("host-to-device transfer", "data loading", _transfer),
+    Rule("communication", "communication", _communication),
+    Rule("GPU launch overhead", "launch/framework overhead", _gpu_launch),
+    Rule("optimizer launch overhead", "launch/framework overhead", _optimizer_overhead),
+    Rule("framework overhead", "launch/framework overhead", _framework_overhead),
+    Rule("interpreter overhead", "interpreter overhead", _interpreter_overhead),
+    Rule("decode bandwidth", "memory bandwidth", _decode_bandwidth),
+    Rule("memory bandwidth", "memory bandwidth", _bandwidth),
+    Rule("compute", "compute", _compute),
 ]

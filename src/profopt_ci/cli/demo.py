@@ -116,7 +116,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
     """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
     from profopt_ci.documents.results import save_json
     from profopt_ci.pipeline.compare import run_compare
-    from profopt_ci.report.render import render
+    from profopt_ci.report.render import build_view, render
     from profopt_ci.spec.load import load_spec
     from profopt_ci.spec.plan import make_plan
 
@@ -131,9 +131,10 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
         out_dir.mkdir(parents=True, exist_ok=True)
         save_json(comparison, out_dir / "comparison.json")
         html = out_dir / "report.html"
-        report = render(comparison, "md", lang, full_report_hint=f"the full report is {html}")
+        view = build_view(comparison, lang)  # once, for both reports
+        report = render(comparison, "md", lang, full_report_hint=f"the full report is {html}", view=view)
         (out_dir / "report.md").write_text(report, encoding="utf-8")
-        html.write_text(render(comparison, "html", lang, max_chars=None), encoding="utf-8")
+        html.write_text(render(comparison, "html", lang, max_chars=None, view=view), encoding="utf-8")
         return comparison, report
     finally:
         if keep_repo:

@@ -51,7 +51,7 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     """Write the comparison, report.md and report.html; on the final call also say where, show a
     failed benchmark's cause, and on a terminal print the terminal view of the report."""
     from profopt_ci.documents.results import save_json_behind
-    from profopt_ci.report.render import render, write_html
+    from profopt_ci.report.render import build_view, render, write_html
 
     out, report, html = output_paths(args)
     if not (args.out and args.report and args.html):
@@ -61,21 +61,27 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     wait = save_json_behind(comparison, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None
-        md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}")
+        view = build_view(comparison, args.lang)  # once: the Markdown, the page and the terminal read it
+        md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}",
+                    view=view)
         report.write_text(md, encoding="utf-8")
-        write_html(comparison, html, args.lang)  # streamed: the page is never one string in memory
+        write_html(comparison, html, args.lang, view=view)  # streamed: the page is never one string in memory
     finally:
         wait()  # the comparison is on disk whatever the reports did
     if not final:
         return
+    _say_where(out, report, html)
+    print_failures(comparison)
+    if sys.stdout.isatty():
+        sys.stdout.write(render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns, view=view))
+
+
+def _say_where(out: Path, report: Path, html: Path) -> None:
     where = out.parent if out.parent == report.parent == html.parent else None
     if where is not None:
         print(f"profopt: {out.name}, {report.name} and {html.name} written to {where}/", file=sys.stderr)
     else:
         print(f"profopt: written: {out}, {report}, {html}", file=sys.stderr)
-    print_failures(comparison)
-    if sys.stdout.isatty():
-        sys.stdout.write(render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns))
 
 
 def print_failures(comparison: dict, lines: int = 8) -> None:

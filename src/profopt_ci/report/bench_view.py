@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from markupsafe import Markup, escape
 
-from profopt_ci.analyze.bottleneck import NO_CLEAR_ACTION, NO_PROFILE_ACTION
+from profopt_ci.analyze.rules import action_id
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import (
     DECISION_EMOJI,
@@ -21,7 +21,7 @@ from profopt_ci.report.headline import (
     metric_word,
     ordered_metrics,
 )
-from profopt_ci.report.i18n import bottleneck_class, evidence, next_action, t, word
+from profopt_ci.report.i18n import EN, bottleneck_class, say, t, word
 from profopt_ci.report.instructions import cell_suffix, column_header, is_runs_range
 
 EVIDENCE_MAX = 5
@@ -62,7 +62,7 @@ def compact_row(b: dict, lang: str) -> dict:
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:
     """The compact rows as the packaged HTML template's loop over `compact` printed them, `chunk`
     rows to a piece: at 10⁵ benchmarks jinja's per-row overhead was most of the page's time, and
-    one piece of all rows ~40 MB. tests/test_report_lazy.py checks it against the template's loop."""
+    one piece of all rows ~40 MB. tests/test_report_cut.py checks it against a template loop."""
     for start in range(0, len(benches), chunk):
         out = []
         for b in benches[start:start + chunk]:
@@ -224,22 +224,48 @@ def _goal(b: dict, lang: str, conf: str) -> str | None:
 
 
 def _bottleneck(b: dict, lang: str) -> dict:
-    """Always a note: the class, or "no single bottleneck" / "not analysed" when there is none."""
+    """Always a note: the class, or "no single bottleneck" / "not analysed" when there is none. Its
+    evidence and next action are messages said in `lang`; a file from before messages has English
+    strings, shown as they are (its next action by its rule's id)."""
     bn = b.get("bottleneck") or {}
-    lines = [str(e) for e in bn.get("evidence") or []]
+    msgs = bn.get("evidence_msgs")
+    lines = list(msgs) if isinstance(msgs, list) else [str(e) for e in bn.get("evidence") or []]
     if not bn.get("class"):
         # analyze's "no clear bottleneck" is what the class line now says.
-        lines = [e for e in lines if e != "no clear bottleneck"]
-        lines = [t(lang, "no_profile", reason=e[len("no profile: "):]) if e.startswith("no profile: ") else e
-                 for e in lines]
+        lines = [e for e in lines if e not in (NO_CLEAR, "no clear bottleneck") and _id(e) != "bottleneck.no_clear"]
+        lines = [t(lang, "no_profile", reason=e[len("no profile: "):])
+                 if isinstance(e, str) and e.startswith("no profile: ") else e for e in lines]
     cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
            else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
-    action = str(bn.get("next_action") or ("" if bn else NO_PROFILE_ACTION))
     return {
         "cls": cls,
-        "evidence": [clip(evidence(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
-        "next_action": clip(next_action(lang, bn.get("rule"), action, NO_CLEAR_ACTION, NO_PROFILE_ACTION), 400),
+        "evidence": [clip(say(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
+        "next_action": clip(say(lang, _action(bn)), 400),
     }
+
+
+NO_CLEAR = "no clear bottleneck"
+
+
+def _id(m: object) -> str | None:
+    return str(m.get("id")) if isinstance(m, Mapping) else None
+
+
+def _action(bn: Mapping) -> object:
+    """The next action's message; in a file from before messages, the one its rule names."""
+    if isinstance(bn.get("next_action_msg"), Mapping):
+        return bn["next_action_msg"]
+    text = str(bn.get("next_action") or "")
+    if not bn:
+        return {"id": "next_action.no_profile", "args": {}}
+    rule = bn.get("rule")
+    key = "compute" if rule == "fallback: GEMM largest" else rule
+    old = {t("en", "next_action.no_clear"): "next_action.no_clear",
+           t("en", "next_action.no_profile"): "next_action.no_profile"}
+    found = action_id(str(key)) if key else old.get(text)
+    if found and found in EN and t("en", found) == text:
+        return {"id": found, "args": {}, "text": text}
+    return text
 
 
 def _error(b: dict, lang: str, cap: int) -> dict | None:

@@ -42,13 +42,16 @@ def md_inline(value: object) -> str:
 @functools.lru_cache(maxsize=8192)
 def md_escape(text: str) -> str:
     """`md_inline` of a plain str (the Markdown environment calls it for most of what it prints)."""
-    if not _NEEDS_ESCAPE.search(text):
-        return text
-    text = _CONTROL.sub("", text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    # A zero-width space after @ keeps the text readable but stops GitHub from notifying anyone.
-    return text.replace("@", "@&#8203;")
+    if _NEEDS_ESCAPE.search(text):
+        text = _CONTROL.sub("", text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        text = _MD_SPECIAL.sub(r"\\\1", text)
+        # A zero-width space after @ keeps the text readable but stops GitHub from notifying anyone.
+        text = text.replace("@", "@&#8203;")
+    body = text.lstrip(" ")
+    if body[:1] == "#":  # a value printed where a line starts must not make a heading there
+        return text[:len(text) - len(body)] + "\\" + body
+    return text
 
 
 def md_code_block(text: str, info: str = "") -> Raw:
@@ -56,6 +59,7 @@ def md_code_block(text: str, info: str = "") -> Raw:
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     # A report marker inside a code block must not be seen by `shrink`.
     text = text.replace("<!--", "<!-\u2060-")
+    text = text.replace("<details", "<\u2060details")  # nor a `<details>` that shrink would drop
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return Raw(f"{fence}{info}\n{text.rstrip()}\n{fence}")

@@ -1,18 +1,12 @@
-"""Chinese for the English the producers emit: rule evidence, next actions, comparison notes.
+"""Chinese for the English notes the producers still write: comparison notes, by pattern.
 
-    evidence("python share 43%")  -> "Python 占比 43%"
     note("interrupted: partial results") -> "已中断：部分结果"
 
-Text in, text out; an unknown string comes back as it is (English beats a wrong guess).
-
-Why a pattern table and not message keys in the JSON: the producers (analyze/rules.py,
-analyze/bottleneck.py, pipeline/compare.py, store/baseline.py, analyze/changepoints.py,
-measure/instructions.py) are pure functions that other work edits in
-parallel, and comparison@1 already carries their English for machines; keys would touch every
-producer and the schema for a presentation concern. The table's risk — a producer's wording drifts
-and the zh report silently falls back to English — is closed by tests/test_i18n_coverage.py, which
-fires every rule in analyze/rules.py with sample figures and collects every note template from the
-producers' source, and fails when a zh render of any of them leaves English in it.
+Text in, text out; an unknown string comes back as it is (English beats a wrong guess). The
+bottleneck note's evidence and next actions are messages (report/i18n.message) said by the
+catalogs; the notes of compare, diff, baseline, history, instructions, the CPU sets and the runner
+probe are next, and then this module goes. Until then tests/test_i18n_coverage.py collects every
+note template from the producers' source and fails when a zh render of one leaves English in it.
 
 Groups are formatted with a spec that says how to say them: `{0}` as it is (figures, op names,
 refs), `{0:t}` term by term (sides, scopes, op categories, metric keys), `{0:u}` with per-step units
@@ -22,18 +16,9 @@ from __future__ import annotations
 
 import re
 
-TERMS = {
-    "base": "基线", "head": "新版", "params": "参数", "env": "环境变量", "fingerprint": "硬件指纹",
-    "hardware": "硬件", "gemm": "GEMM", "elementwise": "逐元素", "copy/memory": "拷贝/内存",
-    "reduction/norm": "归约/归一化", "optimizer": "优化器", "communication": "通信", "sync": "同步",
-    "framework": "框架", "python": "Python", "data": "数据", "builtin": "内建函数",
-    "peak_memory": "峰值内存", "cuda_max_allocated": "CUDA 峰值分配", "cuda_max_reserved": "CUDA 峰值预留",
-    "device_peak_allocated_mb": "设备峰值分配", "host_peak_allocated_mb": "主机峰值分配",
-    "slower": "变慢", "faster": "变快",
-    "regressed": "变差", "improved": "改善", "unchanged": "无变化", "inconclusive": "无定论", "unstable": "不稳定",
-    "failed": "失败",
-    "profopt may use": "profopt 可用的只有", "the cpuset asked for": "所要求的 cpuset 只有",
-}
+from profopt_ci.report.messages_zh import TERMS_ZH
+
+TERMS = TERMS_ZH
 _UNITS = ((" MB/step", " MB/步"), ("/step", "/步"), ("of unknown age", "时长未知"))
 
 
@@ -87,39 +72,8 @@ def _by_pattern(table: list[tuple[str, str]], text: str) -> str:
     return text
 
 
-def evidence(text: str) -> str:
-    return _by_pattern(EVIDENCE, text)
-
-
 def note(text: str) -> str:
     return _by_pattern(NOTES, text)
-
-
-# One per rule in analyze/rules.py (by its name); `_no_clear` / `_no_profile` are analyze/bottleneck.py's
-# two answers when no rule fired.
-ACTIONS: dict[str, str] = {
-    "near capacity": "激活检查点、混合精度（bf16/fp16）、更小的微批次配合梯度累积",
-    "memory regression": "查看上面分配最多的算子；为变长输入预分配缓冲区、尽早释放引用，"
-                         "并设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 以减少碎片",
-    "KV-cache growth": "量化 KV 缓存或使用分页缓存；限制上下文长度或批大小",
-    "host-device sync": "从循环中移除 .item()、print、.cpu() 和依赖张量的分支；"
-                        "用 torch.cuda.set_sync_debug_mode('warn') 找到它们",
-    "data loading": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor)；"
-                    "整批读取，而不是逐个样本拼接",
-    "host-to-device transfer": "pin_memory=True 并使用 .to(device, non_blocking=True)；直接在设备上创建张量",
-    "communication": "让集合通信与计算重叠（DDP 桶大小/顺序）、梯度累积时使用 no_sync()、梯度压缩钩子",
-    "GPU launch overhead": "torch.compile、CUDA 图（mode='reduce-overhead'）、更大的批",
-    "optimizer launch overhead": "使用 foreach=True 或 fused=True 的 torch.optim（所有参数一个内核）",
-    "framework overhead": "更少、更大的算子：用 torch.compile 融合小算子，用整张量运算代替遍历张量的 Python 循环，"
-                          "每步更大的批",
-    "interpreter overhead": "向量化热点循环（numpy / 整数组运算）、缓存重复计算，或移到编译代码中（numba、Cython、C 扩展）",
-    "decode bandwidth": "量化权重与 KV 缓存（int8/int4），每个解码步批处理更多请求",
-    "memory bandwidth": "融合逐元素算子（torch.compile）、降低精度（bf16/fp16）、channels_last、去掉拷贝",
-    "compute": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
-    "fallback: GEMM largest": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
-    "_no_clear": "没有单一资源占主导：优化下面最热的算子或函数，或用更大的输入剖析，让某一项开销凸显出来",
-    "_no_profile": "设置 profile: torch 或 cprofile（Python 可调用对象或命令）以获得瓶颈判断",
-}
 
 
 # Notes from compare / baseline / history / instructions, and the lockstep work's likely ones.
@@ -217,56 +171,4 @@ NOTES: list[tuple[str, str]] = [
     # lockstep pairing (issue 10), by the wording its issue proposes
     (r"(\d+) of (\d+) rounds were outliers", "{1} 轮中 {0} 轮离群"),
     (r"(\d+) of (\d+) rounds were outliers: (.*)", "{1} 轮中 {0} 轮离群：{2}"),
-]
-
-
-# The analyzer's evidence, one or more patterns per line a rule in analyze/rules.py (or analyze/bottleneck.py's
-# fallback) can emit; figures and op names are kept.
-EVIDENCE: list[tuple[str, str]] = [
-    # analyze/bottleneck.py
-    (r"python share (\S+)", "Python 占比 {0}"),
-    (r"hottest: (.*)", "最热：{0}"),
-    (r"native time by category: (.*)", "原生时间按类别：{0:t}"),
-    (r"GEMM is the largest share of native time \((.*)\)", "GEMM 是原生时间中最大的一类（{0:t}）"),
-    (r"no clear bottleneck", "没有明显瓶颈"),
-    # capacity
-    (r"the run failed with out-of-memory", "运行因内存不足而失败"),
-    (r"device memory peak (\S+) MB of (\S+) MB \((\S+)\)", "设备内存峰值 {0} MB / {1} MB（{2}）"),
-    (r"peak RSS (\S+) MB of (\S+) MB RAM \((\S+)\)", "峰值 RSS {0} MB / 内存 {1} MB（{2}）"),
-    (r"(\S+) (\S+) → (\S+) MB \((\S+) vs base\)", "{0:t} {1} → {2} MB（相对基线 {3}）"),
-    (r"(\S+) (\S+) → (\S+) MB in the profiles \((\S+) vs base\)", "剖析中{0:t} {1} → {2} MB（相对基线 {3}）"),
-    (r"reserved (\S+) MB ≫ allocated (\S+) MB \(fragmentation\)", "预留 {0} MB ≫ 已分配 {1} MB（碎片）"),
-    (r"top ops by self memory: (.*)", "自身内存最多的算子：{0:u}"),
-    (r"device memory grows (\S+) MB per decode step \(r=(\S+) over (\d+) steps\)",
-     "设备内存每个解码步增长 {0} MB（r={1}，共 {2} 步）"),
-    (r"peak (\S+) MB of (\S+) MB \((\S+)\): longer contexts will not fit", "峰值 {0} MB / {1} MB（{2}）：更长的上下文将放不下"),
-    # sync, data, communication
-    (r"host waits on the device (.*) per step \((\S+) of (.*)\)", "主机每步等待设备 {0}（占 {2} 的 {1}）"),
-    (r"sync points: (.*)", "同步点：{0:u}"),
-    (r"(\S+) device→host copies per step", "每步 {0} 次设备→主机拷贝"),
-    (r"data loading (\S+) of the step \((.*) of (.*)\) > (\S+)", "数据加载占单步的 {0}（{2} 中的 {1}）> {3}"),
-    (r"pageable memcpy (.*) per step \((\S+)\)", "可分页内存拷贝每步 {0}（{1}）"),
-    (r"memcpy \+ memset (.*) per step \((\S+) of the step\)", "memcpy + memset 每步 {0}（占单步的 {1}）"),
-    (r"collectives (\S+) of the step > (\S+)", "集合通信占单步的 {0} > {1}"),
-    (r"only (\S+) of NCCL time overlaps compute", "NCCL 时间中只有 {0} 与计算重叠"),
-    # launch / framework / interpreter overhead
-    (r"GPU idle (\S+) of the step > (\S+)", "GPU 空闲占单步的 {0} > {1}"),
-    (r"(\S+) kernels per step, median (\S+) µs", "每步 {0} 个内核，中位时长 {1} µs"),
-    (r"(\S+) kernels per step, median (\S+) µs; (\S+) shorter than their launch call",
-     "每步 {0} 个内核，中位时长 {1} µs；{2} 比其启动调用还短"),
-    (r"optimizer (\S+) of the step", "优化器占单步的 {0}"),
-    (r"(\S+) ops per optimizer step, (\S+) under 10 µs \(a per-parameter loop\)",
-     "每个优化器步 {0} 个算子，{1} 在 10 µs 以下（逐参数循环）"),
-    (r"(\S+) of profiled self time in pure-Python functions", "剖析的自身时间中 {0} 在纯 Python 函数内"),
-    (r"(\S+) Python lines executed per ms of step", "每毫秒单步执行 {0} 行 Python"),
-    (r"(\S+) of the step is overhead: (\S+) outside native ops \(Python and glue\) \+ (\S+) in ops under 10 µs",
-     "单步中 {0} 是开销：{1} 在原生算子之外（Python 与胶水代码）+ {2} 在 10 µs 以下的算子中"),
-    (r"(\S+) ops per step, (\S+) of them under 10 µs", "每步 {0} 个算子，其中 {1} 在 10 µs 以下"),
-    # bandwidth / compute
-    (r"decode moves (\S+) GB/s, (\S+) of the measured (\S+) GB/s copy bandwidth",
-     "解码传输 {0} GB/s，为实测拷贝带宽 {2} GB/s 的 {1}"),
-    (r"memory-bound ops (\S+) of native time \((.*)\)", "访存密集算子占原生时间的 {0}（{1:t}）"),
-    (r"moves ~(\S+) GB/s, (\S+) of the measured (\S+) GB/s copy bandwidth", "传输约 {0} GB/s，为实测拷贝带宽 {2} GB/s 的 {1}"),
-    (r"arithmetic intensity (\S+) FLOP/byte vs ridge (\S+)", "算术强度 {0} FLOP/字节，拐点 {1}"),
-    (r"GEMM/conv/attention (\S+) of native time", "GEMM/卷积/注意力占原生时间的 {0}"),
 ]

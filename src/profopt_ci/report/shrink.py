@@ -21,6 +21,7 @@ Length is counted in Python characters (code points): GitHub's limit is 65,536 c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from profopt_ci.report.i18n import EN, t
 
@@ -69,8 +70,8 @@ def _drop(m: re.Match, rank: int, lang: str, dropped: list[str]) -> str:
         dropped.append(title)
     if not m["collapse"]:
         return ""
-    lines = m["body"].splitlines()
-    names = [ln[5:].strip() for ln in lines if ln.startswith("#### ")]
+    lines = m["body"].split("\n")
+    names = [ln[5:].strip() for ln in outside_fences(lines) if ln.startswith("#### ")]
     head = lines[0] if lines and lines[0].startswith("#") else ""
     return f"{head}\n\n{' · '.join(names)}\n\n"
 
@@ -114,8 +115,25 @@ def cut_point(text: str, limit: int, lang: str, dropped: list[str], hint: str | 
 
 
 def heading_lines(text: str) -> int:
-    """The benchmark headings (`### `, `#### ` lines) in `text`: what the cut note counts as left out."""
-    return sum(1 for ln in text.splitlines() if ln.startswith(("### ", "#### ")))
+    """The benchmark headings (`### `, `#### ` lines) in `text`: what the cut note counts as left out.
+    Lines end at `\n` only and code blocks are skipped, as GitHub reads them: a U+2028 in a name or a
+    `### ` line in an error tail is no heading, and so no benchmark section."""
+    return sum(1 for ln in outside_fences(text.split("\n")) if ln.startswith(("### ", "#### ")))
+
+
+def outside_fences(lines: list[str]) -> Iterator[str]:
+    """The lines that are not inside a fenced code block (nor its fences)."""
+    fence = None
+    for line in lines:
+        m = FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        yield line
 
 
 def cut_output(kept: str, limit: int, lang: str, dropped: list[str], hint: str | None, gone: int) -> str:

@@ -1,6 +1,6 @@
 """The report for a terminal: a comparison@1 dict in, plain text out, from the same view as Markdown/HTML.
 
-    text(comparison, "en")   # what `profopt compare` / `demo` / `report` print on a TTY
+    render(comparison, "text", "en")   # what `profopt compare` / `demo` / `report` print on a TTY
 
 No Markdown escapes, HTML entities, comment markers or mermaid: tables are aligned by display width
 (CJK and emoji take two columns), error tails are indented, and the collapsible details of the
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 from profopt_ci.report.i18n import t
-from profopt_ci.report.view import build_view
+
+if TYPE_CHECKING:
+    from profopt_ci.report.view import Page
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 UNCHANGED_MAX = 30
@@ -121,27 +124,28 @@ def table(header: list[str], rows: list[list[str]], right: set[int] = frozenset(
     return [_KEEP + ln for ln in (line(cells[0]), rule, *(line(r) for r in cells[1:]))]
 
 
-def text(comparison: dict, lang: str = "en", cols: int = WIDTH) -> str:
-    """The comparison as terminal text (no trailing detail sections), wrapped to `cols` columns."""
-    v = build_view(comparison, lang, error_budget=8000)
-    out = [_clean(v["headline"]), _clean(v["meta"]), ""]
-    notes = ([t(lang, "unpaired_note")] if v["unpaired"] else []) + v["notes"]
+def text(v: Page, cols: int = WIDTH) -> str:
+    """The report as terminal text (no trailing detail sections), wrapped to `cols` columns, from a
+    page of the comparison's view (report/view.py)."""
+    lang = v.lang
+    out = [_clean(v.headline), _clean(v.meta), ""]
+    notes = ([t(lang, "unpaired_note")] if v.unpaired else []) + v.notes
     out += [f"  • {_clean(n)}" for n in notes]
-    if v["differences"]:
-        out.append(f"  ⚠ {t(lang, 'differences')}{t(lang, 'colon')} " + " · ".join(map(_clean, v["differences"])))
-    if notes or v["differences"]:
+    if v.differences:
+        out.append(f"  ⚠ {t(lang, 'differences')}{t(lang, 'colon')} " + " · ".join(map(_clean, v.differences)))
+    if notes or v.differences:
         out.append("")
-    for b in v["benchmarks"]:
-        out += _bench(b, v, lang, cols)
-    if v["benchmarks"]:
-        out += [_clean(v["legend"]), ""]
-    if v["unchanged"]:
-        out.append(f"⚪ {t(lang, 'unchanged_group', n=len(v['unchanged']))}")
-        for b in v["unchanged"][:UNCHANGED_MAX]:
+    for b in v.benchmarks:
+        out += _bench(b, lang, cols)
+    if v.benchmarks:
+        out += [_clean(v.legend), ""]
+    if v.unchanged:
+        out.append(f"⚪ {t(lang, 'unchanged_group', n=len(v.unchanged))}")
+        for b in v.unchanged[:UNCHANGED_MAX]:
             step = next((r for r in b["rows"] if r["key"] == "step_time_ms"), None)
             out.append(f"  {_clean(b['name'])}" + (f"  {step['change']}  ({step['ci']})" if step else ""))
-        if len(v["unchanged"]) > UNCHANGED_MAX:
-            out.append(f"  … {t(lang, 'hl.more', n=len(v['unchanged']) - UNCHANGED_MAX)}")
+        if len(v.unchanged) > UNCHANGED_MAX:
+            out.append(f"  … {t(lang, 'hl.more', n=len(v.unchanged) - UNCHANGED_MAX)}")
         out.append("")
     lines: list[str] = []
     for ln in out:
@@ -149,7 +153,7 @@ def text(comparison: dict, lang: str = "en", cols: int = WIDTH) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _bench(b: dict, v: dict, lang: str, cols: int) -> list[str]:
+def _bench(b: dict, lang: str, cols: int) -> list[str]:
     colon = t(lang, "colon")
     out = [f"{b['emoji']} {_clean(b['name'])} — {b['word']}"]
     if b["reason"]:

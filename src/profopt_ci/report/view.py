@@ -1,85 +1,214 @@
-"""comparison@1 → a view: the report's content as plain strings and rows, in one language.
+"""comparison@1 → a view: the report's content as plain strings and rows, in one language, built once.
 
-In: a comparison@1 dict, the language, the characters all error tails may take, whether to draw
-SVG plots (HTML), and how many benchmarks get a full section (HTML; None: all). Out: the mapping
-the templates print as `v` (report/lazy.LazyMap: each entry built when first read; the benchmark
-lists build a section's view when it is reached and keep none): headline, meta line, notes,
-benchmark sections (report/bench_view.py) in report order, unchanged ones apart, compact rows past
-the cap, and the detail sections (report/details.py). No statistics happen here: numbers are
-formatted, rows ordered and long values capped. The view is format-neutral; the Markdown
-environment escapes every string it prints, the HTML one autoescapes.
+In: a comparison@1 dict and the language (`View`). Out: what every format prints, computed once
+per comparison whichever formats read it (Markdown, HTML, terminal text, the PR comment): headline,
+meta line, notes, legend, differences, the benchmarks in report order (changed ones, unchanged ones
+apart), the chart, environments and history. A format reads the view through a `Page` (`View.page`):
+its share of characters for error tails, whether it draws SVG plots (HTML), and how many benchmarks
+get a full section (HTML; None: all). A page's benchmark sections (report/bench_view.py) are built
+when a template reaches them and not kept, so a report of 10⁵ benchmarks builds the few hundred
+sections a PR comment shows; its detail tables (report/details.py) are built when first read.
+No statistics happen here: numbers are formatted, rows ordered and long values capped. The view is
+format-neutral; the Markdown environment escapes every string it prints, the HTML one autoescapes.
 """
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Sequence
 
-from profopt_ci.report.bench_view import bench_view, compact_row, compact_rows_html
+from profopt_ci.report.bench_view import bench_view, compact_rows_html
 from profopt_ci.report.details import (
     chart,
     environments,
+    has_chart,
     hot_ops,
     may_have_hot_ops,
     may_have_phases,
     noise,
     phases,
 )
-from profopt_ci.report.format import clip, confidence_label, value_text
+from profopt_ci.report.format import clip, confidence_label, num, value_text
 from profopt_ci.report.headline import headline
 from profopt_ci.report.history import history_view
 from profopt_ci.report.i18n import EN, note, t
 from profopt_ci.report.instructions import instructions_only
 from profopt_ci.report.instructions import meta_part as instr_meta
 from profopt_ci.report.instructions import notes as instr_notes
-from profopt_ci.report.lazy import Filtered, Lazy, LazyMap
 from profopt_ci.report.svg import bench_plots, overview_plot
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
 HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plots; the rest are rows
 
 
-def build_view(c: dict, lang: str, *, error_budget: int = 32000, plots: bool = False,
-               full_max: int | None = None) -> LazyMap:
-    """Everything the templates print, each part built when a template first reads it (report/lazy.py).
-    `error_budget` is shared by all error tails. `full_max`: past that many benchmarks, only the
-    first `full_max` in report order get a section (and detail rows); the rest are `compact` rows."""
-    conf = confidence_label(c.get("confidence"))
-    benches = list(c.get("benchmarks") or [])
-    by_name = differences_by_benchmark(c.get("differences") or [], lang)
-    changed, unchanged = report_order(benches)
-    make = _bench_maker(c, lang, conf, by_name, error_cap(benches, error_budget), plots)
-    shown, rest = changed, []
-    if full_max is not None and len(benches) > full_max:
-        shown, rest = (changed + unchanged)[:full_max], (changed + unchanged)[full_max:]
-        full = {id(b) for b in shown}
-        benches = [b for b in benches if id(b) in full]  # the detail tables cover the full sections
-        changed, unchanged = shown[:len(changed)], shown[len(changed):]
-    return LazyMap({
-        "lang": lambda: lang,
-        "headline": lambda: headline(c, lang),
-        "decision": lambda: c.get("decision"),
-        "meta": lambda: _meta(c, lang, conf),
-        "conf": lambda: conf,
-        "unpaired": lambda: c.get("mode") == "unpaired",
-        "notes": lambda: [note(lang, n) for n in instr_notes(c, lang, [str(n) for n in c.get("notes") or []])],
-        "legend": lambda: t(lang, "table.legend", how=t(lang, "how.unpaired" if c.get("mode") == "unpaired"
-                                                        else "how.paired")),
-        "differences": lambda: by_name.get(None, []),
-        "benchmarks": lambda: Lazy(changed, make),
-        "unchanged": lambda: Lazy(unchanged, make),
-        "n_unchanged": lambda: sum(1 for b in c.get("benchmarks") or [] if _decision(b) == "no-change"),
-        "compact": lambda: Lazy(rest, functools.partial(compact_row, lang=lang)),
-        "compact_html": lambda: compact_rows_html(rest, lang),
-        "capped": lambda: {"shown": len(shown), "total": len(shown) + len(rest)} if rest else None,
-        "chart": lambda: chart(c.get("benchmarks") or [], lang, conf),
-        "environments": lambda: environments(c, lang),
-        "phases": lambda: Filtered(benches, phases, lambda p: p["rows"], maybe=may_have_phases),
-        "hot": lambda: Filtered(benches, lambda b: hot_ops(b, lang), lambda h: h["rows"] or h["notes"],
-                                maybe=may_have_hot_ops),
-        "noise": lambda: Filtered(benches, noise, bool, maybe=lambda b: b.get("metrics")),
-        "overview": lambda: overview_plot(c.get("benchmarks") or [], c.get("threshold_pct"))
-        if plots and len(c.get("benchmarks") or []) > 1 else None,
-        "history": lambda: history_view(c, lang),
-    })
+class View:
+    """The report's content for one comparison in one language; each part built when first read, once."""
+
+    def __init__(self, c: dict, lang: str) -> None:
+        self.c, self.lang = c, lang
+        self.conf = confidence_label(c.get("confidence"))
+        self.decision = c.get("decision")
+        self.unpaired = c.get("mode") == "unpaired"
+        self.entries: list[dict] = list(c.get("benchmarks") or [])
+        self.by_name = differences_by_benchmark(c.get("differences") or [], lang)
+        self.differences = self.by_name.get(None, [])
+        self.changed, self.unchanged = report_order(self.entries)
+        self.n_unchanged = len(self.unchanged)
+
+    @functools.cached_property
+    def headline(self) -> str:
+        return headline(self.c, self.lang)
+
+    @functools.cached_property
+    def meta(self) -> str:
+        return _meta(self.c, self.lang, self.conf)
+
+    @functools.cached_property
+    def notes(self) -> list[str]:
+        english = [str(n) for n in self.c.get("notes") or []]
+        return [note(self.lang, n) for n in instr_notes(self.c, self.lang, english)]
+
+    @functools.cached_property
+    def new_in_pr(self) -> list[dict]:
+        """The PR's new benchmarks as table rows: head figures, rounds, why the base did not run it."""
+        rows = []
+        for n in self.c.get("new_in_pr") or []:
+            ms = (n.get("head") or {}).get("step_time_ms")
+            head = f"{num(ms)} ms" if n.get("status") == "ok" and ms is not None else t(self.lang, "new.failed")
+            rows.append({"name": n.get("name"), "head": head, "rounds": n.get("rounds", 0),
+                         "why": note(self.lang, str(n["cause"])) if n.get("cause") else t(self.lang, "new.why.none")})
+        return rows
+
+    @functools.cached_property
+    def legend(self) -> str:
+        return t(self.lang, "table.legend", how=t(self.lang, "how.unpaired" if self.unpaired else "how.paired"))
+
+    @functools.cached_property
+    def chart(self) -> dict | None:
+        return chart(self.entries, self.lang, self.conf)
+
+    def has_chart(self) -> bool:
+        """Whether `chart` draws anything, without building it (the cut of a long comment asks)."""
+        return self.chart is not None if "chart" in self.__dict__ else has_chart(self.entries, self.lang, self.conf)
+
+    @functools.cached_property
+    def environments(self) -> list[dict]:
+        return environments(self.c, self.lang)
+
+    @functools.cached_property
+    def history(self) -> list[dict]:
+        return history_view(self.c, self.lang)
+
+    def page(self, *, error_budget: int, plots: bool = False, full_max: int | None = None) -> Page:
+        """How one format reads this view: `error_budget` characters shared by all error tails, SVG
+        plots or not, and past `full_max` benchmarks only the first `full_max` in report order get a
+        section (and detail rows); the rest are `compact` rows."""
+        return Page(self, error_budget, plots, full_max)
+
+
+class Page:
+    """A view as one format reads it: the view's parts, plus its own benchmark sections and details.
+
+    Templates see it as `v`: `v.headline`, `v.benchmarks` (the changed ones' sections), `v.unchanged`,
+    `v.compact`, `v.noise`, … The view's parts come through unchanged (`__getattr__`)."""
+
+    def __init__(self, view: View, error_budget: int, plots: bool, full_max: int | None) -> None:
+        self.view, self.plots = view, plots
+        changed, unchanged, rest = view.changed, view.unchanged, []
+        if full_max is not None and len(view.entries) > full_max:
+            shown = (changed + unchanged)[:full_max]
+            rest = (changed + unchanged)[full_max:]
+            changed, unchanged = shown[:len(changed)], shown[len(changed):]
+            full = {id(b) for b in shown}
+            self.full = [b for b in view.entries if id(b) in full]  # the detail tables cover the sections
+        else:
+            self.full = view.entries
+        self.error_cap = error_cap(view.entries, error_budget)
+        self.benchmarks = Sections(changed, self._section)
+        self.unchanged = Sections(unchanged, self._section)
+        self.compact: list[dict] = rest
+        self.capped = {"shown": len(changed) + len(unchanged), "total": len(view.entries)} if rest else None
+
+    def __getattr__(self, name: str):
+        return getattr(self.view, name)
+
+    def _section(self, b: dict) -> dict:
+        v = self.view
+        section = bench_view(b, v.lang, v.conf, v.by_name.get(b.get("name"), []), self.error_cap)
+        if self.plots:
+            sides = (t(v.lang, "side.base"), t(v.lang, "side.head"))
+            section["plots"] = bench_plots(b, v.c.get("threshold_pct"), sides, t(v.lang, "plots"))
+        return section
+
+    @property
+    def compact_html(self) -> Iterator:
+        return compact_rows_html(self.compact, self.view.lang)
+
+    @functools.cached_property
+    def overview(self) -> str | None:
+        entries = self.view.entries
+        return overview_plot(entries, self.view.c.get("threshold_pct")) if self.plots and len(entries) > 1 else None
+
+    @functools.cached_property
+    def phases(self) -> list[dict]:
+        return list(self._phases())
+
+    @functools.cached_property
+    def hot(self) -> list[dict]:
+        return list(self._hot())
+
+    @functools.cached_property
+    def noise(self) -> list[dict]:
+        return [noise(b) for b in self.full if b.get("metrics")]
+
+    def has(self, part: str) -> bool:
+        """Whether the template prints the detail `part` (phases, hot), looking only as far as the first."""
+        if part in self.__dict__:
+            return bool(self.__dict__[part])
+        return next(iter(self._phases() if part == "phases" else self._hot()), None) is not None
+
+    def _phases(self) -> Iterator[dict]:
+        for b in self.full:
+            if may_have_phases(b):
+                p = phases(b)
+                if p["rows"]:
+                    yield p
+
+    def _hot(self) -> Iterator[dict]:
+        for b in self.full:
+            if may_have_hot_ops(b):
+                h = hot_ops(b, self.view.lang)
+                if h["rows"] or h["notes"]:
+                    yield h
+
+
+class Sections(Sequence):
+    """A page's benchmark sections in report order, each built when it is read and not kept.
+
+    `reached` counts the steps of the latest iteration (one per section begun, one more at its end):
+    report/markdown.py reads it to learn where a section begins in the text a template streams."""
+
+    def __init__(self, entries: list[dict], make: Callable[[dict], dict]) -> None:
+        self.entries, self.make, self.reached = entries, make, 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.make(b) for b in self.entries[index]]
+        return self.make(self.entries[index])
+
+    def __iter__(self) -> Iterator[dict]:
+        self.reached = 0
+        for b in self.entries:
+            self.reached += 1
+            yield self.make(b)
+        self.reached += 1
+
+
+def build_view(c: dict, lang: str) -> View:
+    """The view of `c` in `lang`: build it once and hand it to every format that renders `c`."""
+    return View(c, lang)
 
 
 def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -87,30 +216,13 @@ def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:
     that order, each group in the comparison's order) and the unchanged ones, known before any view."""
     groups: list[list[dict]] = [[] for _ in range(len(ORDER))]
     for b in benches:  # a stable sort by decision, in one pass
-        groups[ORDER.get(_decision(b), ORDER["inconclusive"])].append(b)
+        groups[ORDER.get(str(b.get("decision") or "inconclusive"), ORDER["inconclusive"])].append(b)
     return [b for group in groups[:-1] for b in group], groups[-1]  # no-change is the last group
-
-
-def _decision(b: dict) -> str:
-    return str(b.get("decision") or "inconclusive")
 
 
 def error_cap(benches: list[dict], error_budget: int) -> int:
     n_errors = sum(1 for b in benches if (b.get("error") or {}).get("message"))
     return max(400, min(4000, error_budget // max(1, n_errors)))
-
-
-def _bench_maker(c: dict, lang: str, conf: str, by_name: dict, error_cap: int, plots: bool):
-    """The function that builds one benchmark's view (with its plots for HTML)."""
-    sides = (t(lang, "side.base"), t(lang, "side.head"))
-
-    def make(b: dict) -> dict:
-        view = bench_view(b, lang, conf, by_name.get(b.get("name"), []), error_cap)
-        if plots:
-            view["plots"] = bench_plots(b, c.get("threshold_pct"), sides, t(lang, "plots"))
-        return view
-
-    return make
 
 
 def _meta(c: dict, lang: str, conf: str) -> str:
@@ -150,5 +262,3 @@ def differences_by_benchmark(diffs: list[dict], lang: str) -> dict[str | None, l
         text = f"{scope} {clip(str(d.get('key', '?')), 60)}: {value_text(d.get('base'))} → {value_text(d.get('head'))}"
         out.setdefault(d.get("benchmark"), []).append(text)
     return out
-
-

@@ -1,30 +1,28 @@
-"""The PR comment built only as far as it is seen (report/markdown.py) is the text of the whole
-report cut by shrink() (render.full_markdown), for comparisons and limits on both sides of the cut;
-and the HTML page past its cap of full sections."""
+"""The Markdown report has one path at every size (report/markdown.py): a report cut to a limit is
+the whole report (rendered without a limit) cut by shrink(), whether the stream stopped early or
+not; a value cannot fake a heading or a `<details>` block; one view serves every format; and the
+HTML page past its cap of full sections."""
 from __future__ import annotations
 
 import copy
 import re
 
 import comparison_fixtures as fx
+import jinja2
 import pytest
 from test_report import parse
 
 from profopt_ci.report import render as render_mod
-from profopt_ci.report.render import TEMPLATES, full_markdown, render, write_html
-from profopt_ci.report.view import build_view, report_order
+from profopt_ci.report import view as view_mod
+from profopt_ci.report.bench_view import compact_rows_html
+from profopt_ci.report.format import NAME_MAX, clip
+from profopt_ci.report.markdown import markdown
+from profopt_ci.report.render import MAX_CHARS, TEMPLATES, build_view, render, write_html
+from profopt_ci.report.shrink import heading_lines, shrink
+from profopt_ci.report.view import report_order
 
 HINT = "the job summary and the `profopt-report` artifact"
-HEADING_LIKE = "x\u2028### y\n#### z"  # a value that makes heading-like lines wherever it is printed
-
-
-@pytest.fixture(scope="module")
-def many() -> dict:
-    return fx.many()
-
-
-def lazy(c: dict, lang: str, limit: int, hint: str | None = None) -> str | None:
-    return render_mod._lazy_markdown(c, lang, limit, hint)
+HEADING_LIKE = "x\u2028### y\n#### z"  # line breaks of every kind, then heading markers
 
 
 def mixed(n_changed: int, n_unchanged: int, *, seed: int = 0, profiles: bool = False, long_names: bool = False) -> dict:
@@ -58,66 +56,74 @@ def mixed(n_changed: int, n_unchanged: int, *, seed: int = 0, profiles: bool = F
     return fx.comparison(benches, "failed" if n_changed else "no-change", differences=diffs)
 
 
-def same(c: dict, lang: str, limit: int, hint: str | None = HINT) -> str | None:
-    """The lazy text where it answers, asserted equal to the full one; None where it declines."""
-    text = lazy(c, lang, limit, hint)
-    if text is not None:
-        assert text == full_markdown(c, lang, max_chars=limit, full_report_hint=hint)
+def whole_then_shrunk(c: dict, lang: str, limit: int, hint: str | None = HINT, *, limit_whole: int | None = 0) -> str:
+    """The oracle: every section rendered (error tails sharing half the limit, as render() shares
+    it), then shrink() (`limit_whole=None`: the whole report, not shrunk)."""
+    page = build_view(c, lang).page(error_budget=(limit or MAX_CHARS) // 2)
+    whole = markdown(render_mod._template("md", None), render_mod._context(page, c, lang, hint), None, hint,
+                     packaged=False)
+    return whole if limit_whole is None else shrink(whole, limit, hint=hint)
+
+
+def cut(c: dict, lang: str, limit: int, hint: str | None = HINT) -> str:
+    text = render(c, "md", lang, max_chars=limit, full_report_hint=hint)
+    assert text == whole_then_shrunk(c, lang, limit, hint)
+    assert len(text) <= limit
     return text
 
 
+def stopped_early(text: str) -> bool:
+    return "benchmark sections" in text or "个基准" in text
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_changed_benchmarks_cut_where_the_full_report_is_cut(lang):
-    answered = 0
+def test_cut_inside_the_changed_benchmarks_is_the_whole_reports_cut(lang):
+    cuts = 0
     for n in (1, 3, 6, 9, 12, 16, 25, 40):
         c = mixed(n, n // 3, seed=n)
         for limit in (2500, 4000, 6000, 9000, 14000):
-            answered += same(c, lang, limit) is not None
-            answered += same(c, lang, limit, hint=None) is not None
-    assert answered >= 30  # the cut is inside the benchmark sections for most of these
+            cuts += "✂️" in cut(c, lang, limit)
+            cut(c, lang, limit, hint=None)
+    assert cuts >= 30  # most of these are cut, so the early stop is what the equality tested
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_unchanged_group_cut_where_the_full_report_is_cut(lang):
-    answered = 0
+def test_cut_at_the_unchanged_group_is_the_whole_reports_cut(lang):
     for n_unchanged in (5, 40, 120, 400, 1500):
         c = mixed(2, n_unchanged)
         for limit in (1500, 3000, 6000, 12000):
-            answered += same(c, lang, limit) is not None
-    assert answered >= 8
+            cut(c, lang, limit)
 
 
-def test_real_limit_over_and_under(many):
-    assert len(full_markdown(fx.no_change(), "en")) < 65000
-    assert lazy(fx.no_change(), "en", 65000) is None  # fits: rendered whole, as before
+def test_real_limit_over_and_under():
+    assert len(render(fx.no_change(), "md", max_chars=None)) < 65000
     for c in (mixed(300, 0, profiles=True), mixed(40, 2500, long_names=True)):
         for lang in ("en", "zh"):
-            assert same(c, lang, 65000) is not None
-    assert same(fx.huge_error_tail(), "en", 10000) is not None
-    assert lazy(many, "en", 65000) is None  # 470 unchanged names fit on their collapsed line
-    assert render(many, full_report_hint=HINT) == full_markdown(many, full_report_hint=HINT)
+            assert stopped_early(cut(c, lang, 65000))
+    cut(fx.huge_error_tail(), "en", 10000)
+    cut(fx.many(), "en", 65000)  # 470 unchanged names fit on their collapsed line
 
 
-def test_every_fixture_and_limit_gives_the_full_reports_text():
+def test_every_fixture_and_limit():
     for name, make in fx.ALL.items():
         c = make() if name != "many" else make(120)
         for lang in ("en", "zh"):
             for limit in (0, 300, 1200, 5000, 65000):
-                assert render(c, "md", lang, max_chars=limit, full_report_hint=HINT) == \
-                    full_markdown(c, lang, max_chars=limit, full_report_hint=HINT), (name, lang, limit)
+                cut(c, lang, limit)
 
 
-def test_a_copy_of_the_packaged_template_renders_whole_to_the_same_text(tmp_path):
-    """--template takes the full path; a copy of report.md.j2 from another folder gives the text
-    the packaged template gives when cut early."""
+def test_a_custom_template_is_streamed_whole_then_cut(tmp_path):
+    """A copy of report.md.j2 from another folder (never stopped early) gives the packaged text."""
     copy_ = tmp_path / "report.md.j2"
     copy_.write_text((TEMPLATES / "report.md.j2").read_text(encoding="utf-8"), encoding="utf-8")
     for c in (mixed(30, 10), mixed(2, 1500)):
         for lang in ("en", "zh"):
-            expected = same(c, lang, 6000)
-            assert expected is not None
+            expected = cut(c, lang, 6000)
+            assert stopped_early(expected) or "✂️" in expected
             assert render(c, "md", lang, template=copy_, max_chars=6000, full_report_hint=HINT) == expected
 
+
+# ---- a value cannot fake a heading or a block -----------------------------------------------------
 
 def leaves(x: object, path: tuple = ()):
     """Every (path, is_key) of a nested benchmark entry: its values and its dict keys."""
@@ -132,15 +138,15 @@ def leaves(x: object, path: tuple = ()):
         yield path, False
 
 
-def mutated(b: dict, path: tuple, is_key: bool) -> dict:
+def mutated(b: dict, path: tuple, is_key: bool, value: str) -> dict:
     out = copy.deepcopy(b)
     parent = out
     for step in path[:-1]:
         parent = parent[step]
     if is_key:
-        parent[HEADING_LIKE + str(path[-1])] = parent.pop(path[-1])
+        parent[value + str(path[-1])] = parent.pop(path[-1])
     else:
-        parent[path[-1]] = HEADING_LIKE
+        parent[path[-1]] = value
     return out
 
 
@@ -150,50 +156,65 @@ TARGETS = {"keep": lambda: fx.keep()["benchmarks"][0], "reject": lambda: fx.reje
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
-def test_heading_like_lines_in_any_field_are_counted_as_the_full_report_counts_them(target):
-    """Every field of a benchmark past the cut (and of the first unchanged one, whose name starts the
-    collapsed line) in turn holds line breaks and `###`: the count of left-out sections and the
-    names line stay those of the full report, whatever bench_view prints."""
+def test_heading_like_values_in_any_field_make_no_heading(target):
+    """Every field of a benchmark in turn starts with `### ` and holds line breaks of every kind and
+    more `###`: its section still has one heading line, and the cut (which counts sections) is the
+    whole report's."""
     base = TARGETS[target]()
     paths = [(p, k) for p, k in leaves(base) if p and p[0] not in ("samples", "profile")]
     failed = [fx.failed_benchmark(f"f{i}", "head", fx.TRACEBACK) for i in range(6)]
-    past_cut = fx.comparison(failed + mixed(4, 2)["benchmarks"], "failed")  # the entry goes after the six
-    around = {"changed": (past_cut, 2000, 6), "unchanged": (mixed(1, 60), 900, 1)}
     checked = 0
     for path, is_key in paths:
-        b = mutated(base, path, is_key)
-        for where, (c, limit, at) in around.items():
-            entry = dict(b, decision="no-change") if where == "unchanged" else b
-            benches = list(c["benchmarks"])
-            benches.insert(at, entry)
-            c = dict(c, benchmarks=benches)
-            try:
-                expected = full_markdown(c, "en", max_chars=limit, full_report_hint=HINT)
-            except (TypeError, ValueError, AttributeError, KeyError):
-                continue  # a value the report cannot print at all
-            text = lazy(c, "en", limit, HINT)
-            assert text is None or text == expected, (where, path, is_key)
-            checked += text is not None
+        b = mutated(base, path, is_key, "### " + HEADING_LIKE)
+        try:
+            c = fx.comparison(failed + [b] + mixed(4, 2)["benchmarks"], "failed")
+            whole = whole_then_shrunk(c, "en", 2000, hint=None, limit_whole=None)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue  # a value the report cannot print at all
+        changed, unchanged = report_order(c["benchmarks"])
+        assert heading_lines(whole) == len(changed) + len(unchanged) + 1, (path, is_key)
+        text = render(c, "md", "en", max_chars=2000)
+        assert text == shrink(whole, 2000), (path, is_key)
+        assert re.search(r"the last \d+ benchmark sections", text), (path, is_key)
+        checked += 1
     assert checked >= len(paths) // 2
 
 
-def test_a_details_block_in_an_error_tail_is_left_to_the_full_path():
-    """shrink() drops `<details>…</details>` blocks before it cuts; one in a fenced error tail,
-    streamed or not, sends the report down the full path."""
+def test_a_details_block_in_an_error_tail_is_only_text():
+    """A `<details>` in a fenced error tail is shown, not taken for one of the report's blocks."""
     late = fx.failed_benchmark("late", "head", "<details>\nstderr\n</details>\nboom")
     failed = [fx.failed_benchmark(f"f{i}", "head", fx.TRACEBACK) for i in range(10)]
     for benches in (failed[:1] + [late] + failed[1:], failed + [late]):  # in the streamed part, past it
         c = fx.comparison(benches + mixed(5, 2)["benchmarks"], "failed")
-        assert lazy(c, "en", 3000) is None
-        assert render(c, max_chars=3000) == full_markdown(c, max_chars=3000)
-        c["benchmarks"][benches.index(late)] = fx.failed_benchmark("late", "head", "no block here")
-        assert same(c, "en", 3000) is not None
+        cut(c, "en", 3000)
+        whole = render(c, "md", max_chars=None)
+        assert "<\u2060details>\nstderr" in whole and whole.count("<details>") == 3  # the report's own
+
+
+# ---- one view, every format -----------------------------------------------------------------------
+
+def test_one_view_serves_every_format_with_the_same_text(tmp_path, monkeypatch):
+    """Built once (cli/outputs.py does), the view gives each format the text it gives on its own;
+    the headline, meta and chart are built once however many formats read them."""
+    c = mixed(6, 4, profiles=True)
+    alone = {fmt: render(c, fmt, "zh") for fmt in ("md", "html", "text")}
+    calls = []
+    real = view_mod.headline
+    monkeypatch.setattr(view_mod, "headline", lambda *a: calls.append(1) or real(*a))
+    view = build_view(c, "zh")
+    for fmt in ("md", "html", "text"):
+        assert render(c, fmt, "zh", view=view) == alone[fmt]
+    write_html(c, tmp_path / "r.html", "zh", view=view)
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == alone["html"]
+    assert calls == [1]
+    with pytest.raises(ValueError):
+        render(c, "md", "en", view=view)
 
 
 # ---- HTML past its cap ------------------------------------------------------------------------------
 
 def capped_page(c: dict, monkeypatch, cap: int, lang: str = "en") -> str:
-    monkeypatch.setattr(render_mod, "HTML_FULL_MAX", cap)
+    monkeypatch.setattr(view_mod, "HTML_FULL_MAX", cap)
     return render(c, "html", lang)
 
 
@@ -204,12 +225,11 @@ def test_html_over_the_cap_shows_full_sections_then_one_row_each(monkeypatch, tm
     assert not doc.errors and doc.stack == []
     assert page.count('<section class="benchmark">') == 5 and doc.tags["svg"] > 5  # plots, overview
     rows = re.findall(r"<tr><td>([^<]*)</td><td>[^<]*</td><td class=\"n\">[^<]*</td><td class=\"n\">", page)
-    view = build_view(c, "en")
-    order = [b["name"] for b in view["benchmarks"]] + [b["name"] for b in view["unchanged"]]
+    changed, unchanged = report_order(c["benchmarks"])
+    order = [clip(b["name"], NAME_MAX) for b in changed + unchanged]
     assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows] == order[5:]
     assert "5 of 16 benchmarks are shown in full" in page and "other 11 are one row each" in page
     assert "comparison.json" in page
-    changed, unchanged = report_order(c["benchmarks"])
     noise = page[page.index("<summary>Rounds and noise"):]
     assert noise.count("<tr><td>") == sum(1 for b in (changed + unchanged)[:5] if b["metrics"])  # only the five
     path = tmp_path / "r.html"
@@ -224,7 +244,7 @@ def test_html_under_or_at_the_cap_has_no_rows_and_no_cap_line(monkeypatch):
     page = capped_page(c, monkeypatch, 5)
     assert page.count('<section class="benchmark">') == 5
     assert "shown in full" not in page and 'class="compact"' not in page
-    monkeypatch.setattr(render_mod, "HTML_FULL_MAX", 500)
+    monkeypatch.setattr(view_mod, "HTML_FULL_MAX", 500)
     assert render(c, "html") == page
 
 
@@ -236,20 +256,19 @@ def test_html_cap_inside_the_unchanged_group(monkeypatch):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_compact_rows_are_what_the_templates_loop_printed(lang):
-    """bench_view.compact_rows_html replaced the template's loop over `compact`: same bytes, escaping
-    included (names with markup, a failed benchmark without metrics, every decision)."""
-    import jinja2
-
-    from profopt_ci.report.bench_view import compact_rows_html
+def test_compact_rows_are_what_a_template_loop_prints(lang):
+    """bench_view.compact_rows_html prints the rows a jinja loop over bench_view.compact_row would:
+    the same bytes, escaping included (names with markup, a failed benchmark without metrics)."""
+    from profopt_ci.report.bench_view import compact_row
 
     c = mixed(7, 9)
     c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""
     c["benchmarks"][1]["metrics"] = {}
     loop = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(
-        "{% for r in v.compact %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['emoji'] }} {{ r['word'] }}</td>"
+        "{% for r in rows %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['emoji'] }} {{ r['word'] }}</td>"
         "<td class=\"n\">{{ r['change'] }}</td><td class=\"n\">{{ r['ci'] }}</td></tr>\n{% endfor %}\n")
-    view = build_view(c, lang, full_max=2)
-    assert len(view["compact"]) == len(c["benchmarks"]) - 2
-    assert loop.render(v=view) == "".join(compact_rows_html(view["compact"].items, lang, chunk=3))
+    page = build_view(c, lang).page(error_budget=1000, full_max=2)
+    assert len(page.compact) == len(c["benchmarks"]) - 2
+    rows = [compact_row(b, lang) for b in page.compact]
+    assert loop.render(rows=rows) == "".join(compact_rows_html(page.compact, lang, chunk=3))
     assert "&lt;b&gt;x&lt;/b&gt; &amp; &#34;y&#34;" in "".join(compact_rows_html(c["benchmarks"], lang))
