@@ -206,23 +206,23 @@ def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:
             "achieved_pct": achieved, "met": met}
 
 
-def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict]:
-    """The entries with BH and Holm over their speed p-values (`p_adjusted`, `p_holm`): a change BH
-    does not flag is reported inconclusive. New entries where a metric changes; the given ones stay."""
+def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[str, Any]]:
+    """BH and Holm over the entries' speed p-values: per entry, its speed metric with `p_adjusted`
+    and `p_holm`, inconclusive (throughput too) where BH does not flag a change; {} for an entry
+    without one. New metric entries: the given entries and their metrics stay as they were."""
     rows = [k for k, e in enumerate(entries) if SPEED in e.get("metrics", {})]
     pvals = [entries[k]["metrics"][SPEED].get("p_value") for k in rows]
-    out = list(entries)
+    out: list[dict[str, Any]] = [{} for _ in entries]
     for k, p_bh, p_holm in zip(rows, multiplicity.bh_adjusted(pvals), multiplicity.holm_adjusted(pvals), strict=True):
-        metrics = dict(out[k]["metrics"])
-        m = metrics[SPEED] = _changed(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
+        metrics = entries[k]["metrics"]
+        m = out[k][SPEED] = _changed(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
         level = 1 - m.get("confidence", 1 - q)
         if m["verdict"] in ("improved", "regressed") and p_bh is not None and p_bh > max(level, q) and len(rows) > 1:
-            metrics[SPEED] = _changed(m, verdict="inconclusive", reason=(
+            out[k][SPEED] = _changed(m, verdict="inconclusive", reason=(
                 f"p {m['p_value']:.2g} does not survive Benjamini–Hochberg across {len(rows)} benchmarks"
                 f" (adjusted {p_bh:.2g})"))
             if "throughput" in metrics:
-                metrics["throughput"] = _changed(metrics["throughput"], verdict="inconclusive")
-        out[k] = {**out[k], "metrics": metrics}
+                out[k]["throughput"] = _changed(metrics["throughput"], verdict="inconclusive")
     return out
 
 

@@ -120,12 +120,13 @@ def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool 
     """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision: the entries
     as the comparison holds them."""
     resolve(entries, compact=compact)
-    judged = iter(multiplicity_corrected([e for e in entries if e.get("decision") != "failed"]))
-    out = [e if e.get("decision") == "failed" else next(judged) for e in entries]
-    for e in out:
+    judged = [e for e in entries if e.get("decision") != "failed"]
+    for e, corrected in zip(judged, multiplicity_corrected(judged), strict=True):
+        e["metrics"].update(corrected)  # the entry under construction takes the new metric entries
+    for e in entries:
         if e.get("decision") != "failed":
             e["decision"], e["reason"] = _decide(benches[e["name"]], e["metrics"], e["constraints"])
-    return out
+    return entries
 
 
 def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head: dict) -> list[dict]:
