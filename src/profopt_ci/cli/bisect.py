@@ -14,7 +14,7 @@ from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, lang_flag, load, plan, positive
 from profopt_ci.cli.outputs import output_dir
-from profopt_ci.errors import EXIT_OK
+from profopt_ci.errors import EXIT_OK, UsageError
 
 
 def register(sub) -> None:
@@ -44,8 +44,6 @@ def command(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.bisect import BisectFailed, run_bisect
 
     if args.extensions < 0:
-        from profopt_ci.errors import UsageError
-
         raise UsageError(f"bisect: --extensions {args.extensions} — expected 0 or more")
     spec = load(args.spec)
     the_plan = plan(spec, args)

@@ -25,6 +25,7 @@ from profopt_ci.errors import ProfoptError, UsageError
 from profopt_ci.gitutil import describe_commit, first_parent_range, git, toplevel
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.bisect import run_bisect
+from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.spec.model import Spec
 from profopt_ci.spec.plan import Overrides
 from profopt_ci.store.stores import at_or_before, open_store
@@ -100,8 +101,6 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
         name = re.sub(r"[^A-Za-z0-9._-]", "_", cp["benchmark"])[:80] + f"-{bad[:12]}"
         path = out_dir / f"{name}.json"
         save_json(doc, path)
-        from profopt_ci.report.bisect_md import render_bisect
-
         path.with_suffix(".md").write_text(render_bisect(doc), encoding="utf-8")
         first = doc["first_bad"]
         if first is not None:
@@ -132,7 +131,6 @@ def run_issues(spec: Spec, *, label: str, store: str | None, source: Path, repo:
     from profopt_ci.publish.issues import sync
     from profopt_ci.publish.outputs import append_summary
     from profopt_ci.publish.rest import BOT_LOGIN, GitHubClient
-    from profopt_ci.report.bisect_md import render_bisect
 
     root = toplevel(spec.path.resolve().parent)
     if root is None:
