@@ -95,8 +95,9 @@ def to_benchmark(suite: Suite, entry: dict, taken: set[str], defaults: dict[str,
                  overrides: dict[str, Any]) -> Benchmark:
     """A collected benchmark as an ordinary `Benchmark` (settings from the item, then the overrides)."""
     name = entry["name"]
-    if name in taken:
-        name = f"{entry.get('file') or suite.path}::{name}"
+    if name in taken:  # the same test name in two files: the file's name tells them apart
+        name = f"{Path(entry.get('file') or suite.path).name}::{name}"
+    name = name.replace("/", ".")  # names become parts of file names (worker jobs, profiles)
     own = {**suite.item}
     if entry.get("timeout_s"):  # asv's `timeout`
         own.setdefault("timeout_s", entry["timeout_s"])

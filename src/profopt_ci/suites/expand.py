@@ -97,9 +97,9 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
             continue
         suite_label = _suite_label(b, suites)
         if b.name in base_cant:
-            plan.new_causes[b.name] = f"the base cannot run it: {cause_lines(base_cant[b.name], 3)[-1]}"
+            plan.new_causes[b.name] = f"the base cannot run it: {_first_line(base_cant[b.name])}"
         elif b.name not in base_names:
-            plan.new_causes[b.name] = ("the base cannot collect it: " + cause_lines(base_errors[suite_label], 3)[-1]
+            plan.new_causes[b.name] = ("the base cannot collect it: " + _first_line(base_errors[suite_label])
                                        if suite_label in base_errors else "the base's suite has no such benchmark")
     runs_on_base = [b for b in base_col.benchmarks if b.name in base_names and b.name not in plan.new_causes]
     plan.base_suite = {b.name for b in [*runs_on_base, *places]}
@@ -111,6 +111,11 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     plan.notes.append(f"suites: {', '.join(label(s) for s in suites)} — {len(head_col.benchmarks)} benchmark(s) "
                       f"collected; {who}")
     plan.notes.extend(dict.fromkeys(head_col.notes))
+
+
+def _first_line(text: str) -> str:
+    """An error's cause in one line: its first non-blank line (the exception, not the traceback)."""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), text)[:300]
 
 
 def _suite_label(bench: Benchmark, suites: list[Suite]) -> str:

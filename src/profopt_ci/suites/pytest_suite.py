@@ -225,7 +225,9 @@ class _Hooks:
         loc = self.ids.get(report.nodeid, report.nodeid)
         self.seen.add(loc)
         if report.failed and loc not in self.problems:
-            self.problems[loc] = f"the test {report.when} failed:\n{str(report.longrepr)[-2000:]}"
+            crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None) or "see below"
+            self.problems[loc] = (f"{crash.splitlines()[0] if crash.strip() else 'see below'} (in the test's "
+                                  f"{report.when})\n{str(report.longrepr)[-2000:]}")
         elif report.skipped and loc not in self.problems:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             self.problems[loc] = f"the test was skipped ({reason})"
