@@ -8,8 +8,8 @@ other (`forbid_unknown_fields`), so a document read and written again loses noth
 leaves open (params, fingerprints, profile summaries, the bottleneck note) is `dict[str, Any]`.
 
 `Sample` and `Metric` stay Structs after reading (a read document is otherwise plain dicts and
-lists): a diff of 10⁵ benchmarks holds 10⁶ samples and 3·10⁵ metrics, and as dicts they take
-~780 and ~650 bytes each against ~430 and ~200 as Structs (docs/data-model.md). They read like the
+lists): a diff of 10⁵ benchmarks holds 10⁶ samples and 3·10⁵ metrics, which as dicts take
+close to twice the memory (docs/data-model.md). They read like the
 dicts the stages build (`s["step_time_ms"]`, `m.get("verdict")`, `dict(m)`, `==` a dict).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from operator import itemgetter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -64,8 +64,10 @@ class _Closed(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
     """Reads like the dict the stages build; absent keys (UNSET) stay absent, also when written."""
 
+    _keys: ClassVar[frozenset[str]] = frozenset()  # the fields, set per class below: a key, never a method's name
+
     def __getitem__(self, key: str) -> Any:
-        value = getattr(self, key, UNSET) if isinstance(key, str) and key in self.__struct_fields__ else UNSET
+        value = getattr(self, key) if key in self._keys else UNSET
         if value is UNSET:
             raise KeyError(key)
         return value
@@ -76,13 +78,11 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
         setattr(self, key, value)
 
     def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        value = getattr(self, key) if key in self._keys else UNSET
+        return default if value is UNSET else value
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key, UNSET) is not UNSET
+        return key in self._keys and getattr(self, key) is not UNSET  # type: ignore[arg-type]
 
     # astuple is C: a getattr per field in Python was most of a `len(m)` or `m.items()`.
     def keys(self) -> list[str]:
@@ -218,6 +218,9 @@ class Results(_Closed, kw_only=True):
     benchmarks: dict[str, ResultsEntry]
 
 
+Sample._keys = frozenset(Sample.__struct_fields__)
+
+
 # ------------------------------------------------------------------------------------- comparison@1
 class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
     """One metric of a comparison entry (analyze/stats.py, measure/instructions.py), in their key
@@ -250,6 +253,9 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     noise_floor_by_side: dict[str, Number | None] | UnsetType = UNSET
     runs: dict[str, list[Number]] | UnsetType = UNSET
     spread_pct: dict[str, Number | None] | UnsetType = UNSET
+
+
+Metric._keys = frozenset(Metric.__struct_fields__)
 
 
 class SideInfo(_Closed, kw_only=True):
