@@ -22,7 +22,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 from msgspec import UNSET
 
-from profopt_ci.documents.types import DOCUMENTS, Entry, ResultsEntry
+from profopt_ci.documents.types import DOCUMENTS, Entry, ResultsEntry, share_empty
 from profopt_ci.errors import UsageError
 
 # A comparison of 10⁶ benchmarks (5 samples a side) is ~4.5 GB: a file past 16 GiB is not one of
@@ -222,7 +222,8 @@ def _malformed(p: str, raw: bytes, wanted: tuple[str, ...], exc: msgspec.DecodeE
 
 def plain(doc: msgspec.Struct) -> dict[str, Any]:
     """A decoded document as the dicts and lists the stages read and annotate; each entry's samples
-    and metrics stay the Structs they were decoded into (documents.types says why)."""
+    and metrics, and a results@1 entry itself, stay the Structs they were decoded into
+    (documents.types says why)."""
     entries = getattr(doc, "benchmarks", None)
     if entries is None:  # sides@1, bisect@1: small, nothing kept typed
         return msgspec.to_builtins(doc)
@@ -239,11 +240,19 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     return out
 
 
-def _entry(entry: msgspec.Struct) -> dict[str, Any]:
-    if not isinstance(entry, (Entry, ResultsEntry)):
+def _entry(entry: msgspec.Struct) -> Any:
+    if isinstance(entry, ResultsEntry):  # stays a Struct; what it holds besides samples becomes plain
+        share_empty(entry.samples)
+        for key in ("quality", "instructions"):
+            if isinstance(getattr(entry, key), msgspec.Struct):
+                setattr(entry, key, msgspec.to_builtins(getattr(entry, key)))
+        return entry
+    if not isinstance(entry, Entry):
         return msgspec.to_builtins(entry)
     samples, metrics = getattr(entry, "samples", UNSET), getattr(entry, "metrics", UNSET)
     if samples is not UNSET:
+        for rows in samples.values():
+            share_empty(rows)
         entry.samples = []  # type: ignore[attr-defined]  # keeps the key's place in the dict
     if metrics is not UNSET:
         entry.metrics = {}  # type: ignore[attr-defined]
