@@ -138,23 +138,30 @@ def _sample_phases(samples: list[dict] | None) -> dict:
 
 def hot_ops(b: dict, lang: str) -> dict:
     prof = b.get("profile") or {}
-    diff = sorted(prof.get("hot_diff") or [], key=lambda r: -abs(r.get("delta_ms") or 0))[:HOT_OPS_MAX]
+    rows_in = [r for r in prof.get("hot_diff") or [] if isinstance(r, dict)]  # free-form: what a file holds
+    diff = sorted(rows_in, key=lambda r: -abs(_figure(r.get("delta_ms"))))[:HOT_OPS_MAX]
     rows = [{"op": clip(str(r.get("name", "?")), 80), "base": num(r.get("base_ms")),
              "head": num(r.get("head_ms")), "delta": num(r.get("delta_ms"))} for r in diff]
     notes = []
     for side in ("base", "head"):
         summary = prof.get(side) or {}
+        summary = summary if isinstance(summary, dict) else {}
         label = t(lang, f"side.{side}") + t(lang, "colon")
         if summary.get("kind") == "none" and summary.get("reason"):
             notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
         elif summary.get("trace_path"):
             notes.append(f"{label} " + t(lang, "trace", path=clip(str(summary["trace_path"]), 160)))
-        profiled = (summary.get("counters") or {}).get("profiled_step_ms")
+        counters = summary.get("counters")  # a free-form summary: anything a file holds
+        profiled = counters.get("profiled_step_ms") if isinstance(counters, dict) else None
         if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
             notes.append(t(lang, "hot.profiled_step", side=t(lang, f"side.{side}"), profiled=num(profiled),
                            plain=num(summary["step_time_ms"])))
     notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+def _figure(value: object) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def may_have_hot_ops(b: dict) -> bool:
