@@ -123,17 +123,27 @@ def heading_lines(text: str) -> int:
 
 def outside_fences(lines: list[str]) -> Iterator[str]:
     """The lines that are not inside a fenced code block (nor its fences)."""
-    fence = None
-    for line in lines:
-        m = FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
-                fence = None
-            continue
-        if m:
-            fence = m.group(1)
-            continue
-        yield line
+    return _Fences().outside(lines)
+
+
+class _Fences:
+    """Walks lines past fenced code blocks; `open` is the fence still open after the last line."""
+
+    def __init__(self) -> None:
+        self.open: str | None = None
+
+    def outside(self, lines: list[str]) -> Iterator[str]:
+        for line in lines:
+            m = FENCE.match(line)
+            if self.open:
+                fence = self.open
+                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
+                    self.open = None
+                continue
+            if m:
+                self.open = m.group(1)
+                continue
+            yield line
 
 
 def cut_output(kept: str, limit: int, lang: str, dropped: list[str], hint: str | None, gone: int) -> str:
@@ -144,17 +154,8 @@ def cut_output(kept: str, limit: int, lang: str, dropped: list[str], hint: str |
 
 def _close_blocks(text: str) -> str:
     """Close a code fence and any `<details>` the cut left open, so the rest renders sanely."""
-    fence, opened = None, 0
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
-                fence = None
-            continue
-        if m:
-            fence = m.group(1)
-            continue
-        opened += line.count("<details") - line.count("</details>")
-    if fence:
-        text = text.rstrip("\n") + f"\n{fence}\n"
+    fences = _Fences()
+    opened = sum(line.count("<details") - line.count("</details>") for line in fences.outside(text.splitlines()))
+    if fences.open:
+        text = text.rstrip("\n") + f"\n{fences.open}\n"
     return text + "\n</details>\n" * max(opened, 0)

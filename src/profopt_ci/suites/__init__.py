@@ -28,3 +28,21 @@ def parse_target(text: str | None) -> tuple[str, str] | None:
         return None
     kind, _, locator = text.partition(_MARK)
     return (kind, locator) if kind in KINDS else None
+
+
+def probe_by_running(run, locators: list[str], traceback_lines: int = 0) -> dict[str, str | None]:
+    """Each locator's step run once through its kind's `run`: {locator: None, or why not} — with the
+    last `traceback_lines` lines of the traceback where a bare message says too little."""
+    import traceback
+
+    out: dict[str, str | None] = {}
+    for loc in locators:
+        try:
+            run(loc, lambda step: step())
+            out[loc] = None
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            if traceback_lines:
+                why += "\n" + "".join(traceback.format_exc().splitlines(True)[-traceback_lines:])
+            out[loc] = why
+    return out

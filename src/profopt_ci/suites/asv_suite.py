@@ -168,13 +168,6 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
 
 def probe(locators: list[str]) -> dict[str, str | None]:
     """Each benchmark once: setup_cache, setup, one step, teardown; {locator: None or why not}."""
-    import traceback
+    from profopt_ci.suites import probe_by_running
 
-    out: dict[str, str | None] = {}
-    for loc in locators:
-        try:
-            run(loc, lambda step: step())
-            out[loc] = None
-        except Exception as exc:
-            out[loc] = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc().splitlines(True)[-8:])
-    return out
+    return probe_by_running(run, locators, traceback_lines=8)

@@ -102,11 +102,6 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
 
 
 def probe(locators: list[str]) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for loc in locators:
-        try:
-            run(loc, lambda step: step())
-            out[loc] = None
-        except Exception as exc:
-            out[loc] = f"{type(exc).__name__}: {exc}"
-    return out
+    from profopt_ci.suites import probe_by_running
+
+    return probe_by_running(run, locators)
