@@ -8,7 +8,7 @@
 2. Detection: real runs of base, +1% and +0.5% work (the loop 1% / 0.5% longer); then
    `--comparisons` comparisons each, every one drawing MIN_RUNS runs per side with replacement from
    the measured runs (a real compare costs ~10 s; 150 of them do not fit a benchmark run), judged
-   by instructions.instruction_change at τ = 0.5%: the share caught, and false flags on A/A.
+   by instruction_runs.instruction_change at τ = 0.5%: the share caught, and false flags on A/A.
 3. Cost: one callgrind run's wall time against the same steps run natively; interpreter start.
 4. The wall time of one real `profopt compare --instrument instructions` of a ~1 ms step.
 """
@@ -27,9 +27,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from profopt_ci.measure import callgrind, instructions
+from profopt_ci.measure import callgrind, instruction_runs
 from profopt_ci.measure.processes import Side
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 WORK = """\
 def make_loop(n=20000):
@@ -84,14 +84,14 @@ def cv(values: list[float]) -> float:
 def detection(base: list[float], other: list[float], comparisons: int, rng: random.Random) -> float:
     flagged = 0
     for _ in range(comparisons):
-        b = [rng.choice(base) for _ in range(instructions.MIN_RUNS)]
-        h = [rng.choice(other) for _ in range(instructions.MIN_RUNS)]
+        b = [rng.choice(base) for _ in range(instruction_runs.MIN_RUNS)]
+        h = [rng.choice(other) for _ in range(instruction_runs.MIN_RUNS)]
         flagged += instruction_flag(b, h)
     return flagged / comparisons
 
 
 def instruction_flag(b: list[float], h: list[float]) -> bool:
-    return instructions.instruction_change(b, h, threshold_pct=0.5)["verdict"] in ("regressed", "improved")
+    return instruction_runs.instruction_change(b, h, threshold_pct=0.5)["verdict"] in ("regressed", "improved")
 
 
 def native_step_s(n: int) -> float:
@@ -131,7 +131,7 @@ def compare_wall(tmp: Path, n: int) -> tuple[float, int, str]:
                 ["git", "commit", "-q", "--allow-empty", "-m", "b"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "compare", "--base", "HEAD~1",
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1",
                            "--instrument", "instructions", "--out", str(tmp / "c.json")], cwd=repo, env=env,
                           capture_output=True, text=True)
     return time.perf_counter() - t, proc.returncode, proc.stderr.strip().splitlines()[-1]
@@ -156,12 +156,12 @@ def main() -> None:
         print(f"pure-Python step: loop of {N_LOOP}, native {step_s * 1e3:.2f} ms per step")
         base = runs(ROOT, "work:make_loop", {"n": N_LOOP}, args.runs, "base")
         print(f"A/A pure-Python, pymalloc:            {args.runs} runs, median {statistics.median(base):,.0f} Ir/step, "
-              f"CV {cv(base):.4f}%, spread {instructions.spread_pct(base):.4f}%")
+              f"CV {cv(base):.4f}%, spread {instruction_runs.spread_pct(base):.4f}%")
         callgrind.DETERMINISM_ENV["PYTHONMALLOC"] = "malloc"
         pym = runs(ROOT, "work:make_loop", {"n": N_LOOP}, max(3, args.runs // 2), "pym")
         callgrind.DETERMINISM_ENV.pop("PYTHONMALLOC")
         print(f"A/A pure-Python, PYTHONMALLOC=malloc: {len(pym)} runs, median {statistics.median(pym):,.0f} Ir/step, "
-              f"CV {cv(pym):.4f}%, spread {instructions.spread_pct(pym):.4f}%")
+              f"CV {cv(pym):.4f}%, spread {instruction_runs.spread_pct(pym):.4f}%")
         plus1 = runs(ROOT, "work:make_loop", {"n": int(N_LOOP * 1.01)}, args.runs, "p1")
         plus05 = runs(ROOT, "work:make_loop", {"n": int(N_LOOP * 1.005)}, args.runs, "p05")
         print(f"+1% work reads {statistics.median(plus1) / statistics.median(base):.5f}, "
@@ -178,7 +178,7 @@ def main() -> None:
         torch_runs = runs(ROOT, "work:make_mlp", {}, args.torch_runs, "torch")
         print(f"A/A torch MLP step (1 thread): {args.torch_runs} runs in {time.perf_counter() - t0:.0f} s, median "
               f"{statistics.median(torch_runs):,.0f} Ir/step, CV {cv(torch_runs):.4f}%, "
-              f"spread {instructions.spread_pct(torch_runs):.4f}%")
+              f"spread {instruction_runs.spread_pct(torch_runs):.4f}%")
         n_ms = max(1000, int(N_LOOP * 1e-3 / step_s))
         secs, code, last = compare_wall(ROOT, n_ms)
         print(f"one `profopt compare --instrument instructions` of a ~1 ms step (loop {n_ms}): {secs:.1f} s, "

@@ -47,8 +47,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
     import torch
 
-    from profopt_ci.profile import capture as profile
-    from profopt_ci.profile import machine
+    from profopt_ci.profile import capture, machine
 
     torch.set_num_threads(args.threads)
     balance = machine.probe()
@@ -57,12 +56,12 @@ def main() -> int:
         for tuned in (False, True):
             step = load(example, filename, tuned).make_step()
             start = time.perf_counter()
-            summary = profile.capture(step, mode, steps=5, trace_dir=None, name=example, machine=balance)
+            summary = capture.capture(step, mode, steps=5, trace_dir=None, name=example, machine=balance)
             show(f"{example}{' (tuned)' if tuned else ''}", summary, time.perf_counter() - start)
     for tuned in (False, True):
         cwd = EXAMPLES / "cli" / ("tuned" if tuned else "")
         start = time.perf_counter()
-        summary = profile.capture_command("python3 wordfreq.py 200000", cwd=cwd, env={}, trace_dir=None,
+        summary = capture.capture_command("python3 wordfreq.py 200000", cwd=cwd, env={}, trace_dir=None,
                                           name="wordfreq", timeout_s=120, machine=balance)
         show(f"cli{' (tuned)' if tuned else ''}", summary, time.perf_counter() - start)
     return 0

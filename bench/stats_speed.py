@@ -37,8 +37,8 @@ from scale_data import results  # noqa: E402
 CHILD = r'''
 import gc, hashlib, inspect, json, random, statistics, sys, time
 from profopt_ci.analyze import decide
-from profopt_ci.pipeline import diff, entries
-from profopt_ci.spec.load import Benchmark, resolve_settings
+from profopt_ci.pipeline import diff_results, entries
+from profopt_ci.specfile.load import Benchmark, resolve_settings
 
 mode, repeat = sys.argv[1], int(sys.argv[2])
 spent = {}
@@ -82,7 +82,7 @@ def unpaired(folder):
     for _ in range(repeat):
         spent.clear()
         t = time.perf_counter()
-        c = diff.run_diff(None, base, head)
+        c = diff_results.run_diff(None, base, head)
         rows.append({"run_diff": time.perf_counter() - t, **spent})
         c.pop("created", None)
         digest = hashlib.sha256(json.dumps(c, default=json_default).encode()).hexdigest()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from profopt_ci.store import baseline
+from profopt_ci.store import stored_baselines
 from profopt_ci.store import stores as store
 
 ENV = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@x")
@@ -59,7 +59,7 @@ def doc(commit: str, label: str, day: int, value: float) -> dict:
                                                           "values_ms": [value], "loops": 1, "peak_memory_mb": 100.0,
                                                           "quality": {}} for r in range(20)]}
                               for k in range(3)}}
-    d = baseline.from_results(results)
+    d = stored_baselines.from_results(results)
     d["created"] = f"{2020 + day // 365}-{1 + (day % 365) // 31:02d}-{1 + day % 28:02d}T03:00:00+00:00"
     return d
 
@@ -135,16 +135,16 @@ def main() -> None:
 
             def listing(kind=kind):
                 s = (store.DirStore(tmp / "dirstore") if kind == "dir" else store.GitStore(repo=repo, log=silent))
-                return baseline.list_lines(s, label="gpu-a100", limit=20)
+                return stored_baselines.list_lines(s, label="gpu-a100", limit=20)
 
             sec, lines = timed(listing, args.repeat)
             print(f"{kind} store: baseline list --label gpu-a100 (20 newest): {sec * 1000:.0f} ms")
-        cold = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "baseline", "show", "--store",
+        cold = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "show", "--store",
                                f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                               env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                               capture_output=True, text=True)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "baseline", "show", "--store",
+        subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "show", "--store",
                         f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                        env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                        capture_output=True, text=True, check=True)

@@ -33,15 +33,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from profopt_ci.analyze import looks as sequential
-from profopt_ci.analyze import stats
+from profopt_ci.analyze import look_schedule, stats
 from profopt_ci.analyze.decide import compare_metrics, round_ratio
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.pipeline.entries import ALPHA, track_dict
 from profopt_ci.pipeline.sequential import sequential_rounds
-from profopt_ci.spec.load import parse_spec
-from profopt_ci.spec.plan import make_plan, overrides
+from profopt_ci.specfile.load import parse_spec
+from profopt_ci.specfile.plan import make_plan, overrides
 
 WORKLOAD = '''\
 def make_step(n=40000, slowdown=1.0):
@@ -144,13 +143,13 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
 
 def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
     """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used)."""
-    looks = sequential.plan_looks(rounds, max_rounds)
+    looks = look_schedule.plan_looks(rounds, max_rounds)
     d: list[float] = []
     verdict = "inconclusive"
     for k, n in enumerate(looks):
         while len(d) < n:
             d.append(draw())
-        alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
+        alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
         verdict = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold,
                                       alpha=alpha)["verdict"]
         if verdict not in ("inconclusive", "unstable"):
@@ -184,7 +183,7 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
         print("A/A per-round ratio by how the workers started — " + "; ".join(parts))
     print(f"\n== {name}: pairing {pairing}, round_ms {settings.round_ms:g} — rounds {settings.rounds} → "
           f"{settings.max_rounds} in looks "
-          f"{sequential.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+          f"{look_schedule.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
     print(f"A/A per-round head/base ratio (the verdict's: lockstep, the median of the round's pair ratios): "

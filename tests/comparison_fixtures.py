@@ -9,7 +9,10 @@ import math
 import random
 
 from profopt_ci.analyze.bottleneck import note
-from profopt_ci.measure.instructions import FUNCTIONS_NOTE, WHAT_IT_IS  # the words a comparison file holds
+from profopt_ci.measure.instruction_runs import (  # the words a comparison file holds
+    FUNCTIONS_NOTE,
+    WHAT_IT_IS,
+)
 from profopt_ci.report.i18n import message
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,

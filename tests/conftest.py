@@ -48,7 +48,7 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def run_cli(args: list[str], cwd: Path, *, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """The real `profopt` entry point in a subprocess: exit code, stdout and stderr as a user sees them."""
     return subprocess.run(
-        [sys.executable, "-m", "profopt_ci.cli.main", *args], cwd=cwd, env=cli_env(env),
+        [sys.executable, "-m", "profopt_ci.cli.command_line", *args], cwd=cwd, env=cli_env(env),
         capture_output=True, text=True, timeout=timeout,
     )
 

@@ -16,10 +16,10 @@ import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.analyze.bisection import Search
-from profopt_ci.pipeline.bisect import run_bisect
+from profopt_ci.pipeline.bisect_refs import run_bisect
 from profopt_ci.report.bisect_md import render_bisect
-from profopt_ci.spec.load import load_spec
-from profopt_ci.spec.plan import overrides
+from profopt_ci.specfile.load import load_spec
+from profopt_ci.specfile.plan import overrides
 
 SCHEMA = json.loads(resources.files("profopt_ci").joinpath("schema/bisect.schema.json").read_text())
 SPEC_DEFAULTS = """\

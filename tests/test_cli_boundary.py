@@ -1,4 +1,4 @@
-"""The CLI's one error boundary (cli/main.py): every verb is registered by its own module, both
+"""The CLI's one error boundary (cli/command_line.py): every verb is registered by its own module, both
 entry points run, and each kind of error leaves as `profopt: …` with its documented exit code.
 Real subprocesses and real git repositories throughout."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 from conftest import cli_env, make_repo, run_cli
 
-from profopt_ci.cli import main as cli_main
+from profopt_ci.cli import command_line as cli_main
 
 VERB_NAMES = ["validate", "run", "compare", "diff", "demo", "report", "publish", "baseline", "merge", "bisect", "schema"]
 SPEC = "version: 1\nhardware_label: t\nbenchmarks:\n  - name: a\n    callable: bench:make\n"

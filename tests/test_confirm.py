@@ -13,7 +13,7 @@ from conftest import CPU_STEP, make_repo, run_cli
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.report.i18n_zh import note as zh_note
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 SPEC = """\
 version: 1

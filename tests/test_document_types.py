@@ -53,7 +53,7 @@ def test_the_generator_says_when_a_file_is_stale():
 
 @pytest.mark.parametrize("name, file", [*[(f, f) for f in SCHEMA_FILES.values()], ("spec", "profopt")])
 def test_profopt_schema_prints_the_packaged_file_byte_for_byte(tmp_path, name, file):
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "schema", name], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "schema", name], capture_output=True,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (ROOT / "src" / "profopt_ci" / "schema" / f"{file}.schema.json").read_bytes()

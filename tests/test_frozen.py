@@ -12,10 +12,10 @@ import json
 import msgspec
 import pytest
 
-from profopt_ci.cli import outputs
+from profopt_ci.cli import output_files
 from profopt_ci.errors import EXIT_OK, EXIT_POLICY
-from profopt_ci.pipeline.diff import run_diff
-from profopt_ci.store.baseline import load_side
+from profopt_ci.pipeline.diff_results import run_diff
+from profopt_ci.store.stored_baselines import load_side
 
 
 def _results(step_ms: list[float], memory_mb: float) -> dict:
@@ -50,7 +50,7 @@ def test_the_cli_writes_the_document_as_the_pipeline_built_it(tmp_path, fail_on,
     assert comparison["policy"] == {"fail_on": fail_on, "failing": ["slow"] if fail_on == "regression" else []}
     built = msgspec.json.encode(comparison)
 
-    assert outputs.finish(comparison, _args(tmp_path, fail_on)) == code
+    assert output_files.finish(comparison, _args(tmp_path, fail_on)) == code
     assert msgspec.json.encode(comparison) == built  # nothing after the pipeline edited it
     written = json.loads((tmp_path / "c.json").read_text())
     assert written == json.loads(built)
@@ -62,7 +62,7 @@ def test_without_a_policy_the_document_has_none_and_the_exit_reads_only_failures
     results = _side(tmp_path, _results(steps, 50.0))
     comparison = run_diff(None, results, results)
     assert "policy" not in comparison
-    assert outputs.verdict_exit(comparison) == EXIT_OK
+    assert output_files.verdict_exit(comparison) == EXIT_OK
 
 
 def _side(tmp_path, doc: dict) -> dict:

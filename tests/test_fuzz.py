@@ -15,7 +15,7 @@ import pytest
 from comparison_fixtures import keep, reject_constraint
 from conftest import run_cli
 
-from profopt_ci.cli import main as cli
+from profopt_ci.cli import command_line as cli
 
 SEED = 1414
 CASES = 320

@@ -23,8 +23,8 @@ from profopt_ci.publish.comment import (
     run_publish,
     settings_from_env,
 )
-from profopt_ci.publish.outputs import annotations, append_summary, truncate_markdown, write_outputs
 from profopt_ci.publish.rest import GitHubClient
+from profopt_ci.publish.step_outputs import annotations, append_summary, truncate_markdown, write_outputs
 
 REPO = "octo/widgets"
 PR = 12

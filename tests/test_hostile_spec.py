@@ -7,7 +7,7 @@ import pytest
 from conftest import run_cli
 
 from profopt_ci.errors import SpecError, UsageError
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 OK = "version: 1\nbenchmarks:\n  - name: a\n    callable: m:f\n"
 BOMB = "version: 1\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -78,4 +78,4 @@ def test_dev_zero_and_huge_error_lists_through_the_cli(tmp_path):
 
 def test_a_missing_spec_is_still_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="no such file"):
-        __import__("profopt_ci.spec.load", fromlist=["load_spec"]).load_spec(tmp_path / "nope.yml")
+        __import__("profopt_ci.specfile.load", fromlist=["load_spec"]).load_spec(tmp_path / "nope.yml")

@@ -13,7 +13,7 @@ from conftest import cli_env, make_repo, run_cli, write_files
 
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.processes import Side, child_env, run_child
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 SECRETS = {"GITHUB_TOKEN": "ghs_secret1", "GH_TOKEN": "ghs_secret2", "ACTIONS_RUNTIME_TOKEN": "secret3",
            "PROFOPT_GITHUB_TOKEN": "secret4", "AWS_SECRET_ACCESS_KEY": "secret5", "SOME_RANDOM_VAR": "secret6"}

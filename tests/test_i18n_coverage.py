@@ -154,9 +154,10 @@ def test_a_file_from_before_messages_still_renders():
 
 # The action's failure causes are message keys (action.cause.*, report/i18n_action.py), not notes.
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
-                    "action.host", "action.main")
-PRODUCERS = ("pipeline.compare", "pipeline.diff", "pipeline.entries", "pipeline.stored", "pipeline.guards",
-             "store.baseline", "analyze.changepoints", "measure.instructions", "analyze.instructions", "pipeline.run",
+                    "action.host", "action.entry")
+PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
+             "store.stored_baselines", "analyze.changepoints", "measure.instruction_runs", "analyze.instruction_entries",
+             "pipeline.run_tree",
              "store.stores", *ACTION_PRODUCERS)
 SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
 
@@ -183,10 +184,7 @@ def _is_notes(node: ast.AST) -> bool:
 def note_templates() -> list[tuple[str, str]]:
     found = []
     for name in PRODUCERS:
-        try:
-            module = importlib.import_module(f"profopt_ci.{name}")
-        except ImportError:
-            continue
+        module = importlib.import_module(f"profopt_ci.{name}")  # a renamed producer fails here, not silently
         tree = ast.parse(inspect.getsource(module))
         # local functions that take the notes first, e.g. compare's `comparison(notes)`
         takers = {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.args.args
@@ -225,7 +223,7 @@ def test_every_note_template_is_translated(module, template):
 
 
 def test_note_parts_from_real_helpers_are_translated():
-    from profopt_ci.store.baseline import _age_text, _mismatch_text
+    from profopt_ci.store.stored_baselines import _age_text, _mismatch_text
 
     for doc in ({"created": None}, {"created": "2000-01-01T00:00:00Z"}):
         assert not english(i18n_zh._age(_age_text(doc)))

@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 from conftest import SRC, make_repo, run_cli
 
-from profopt_ci.measure.instructions import NOISE_FLOOR_PCT, instruction_change
+from profopt_ci.measure.instruction_runs import NOISE_FLOOR_PCT, instruction_change
 from profopt_ci.profile import callgrind_out
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 

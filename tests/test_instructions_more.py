@@ -11,7 +11,7 @@ from conftest import git, make_repo, run_cli
 from test_instructions import WORK, needs_valgrind
 
 from profopt_ci.measure import callgrind
-from profopt_ci.measure.instructions import NOISE_FLOOR_PCT, instruction_change
+from profopt_ci.measure.instruction_runs import NOISE_FLOOR_PCT, instruction_change
 from profopt_ci.profile.callgrind_out import Dump
 from profopt_ci.report.render import render
 

@@ -18,8 +18,8 @@ import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.measure import cpus, lockstep
-from profopt_ci.spec.load import parse_spec
-from profopt_ci.spec.plan import make_plan, overrides
+from profopt_ci.specfile.load import parse_spec
+from profopt_ci.specfile.plan import make_plan, overrides
 
 SPEC = """\
 version: 1
@@ -255,7 +255,7 @@ from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.measure.zygote import ZygotePool
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 spec = parse_spec("version: 1\\nbenchmarks:\\n  - {{name: s, callable: 'slow:make_step'}}\\n", "x.yml")
 b = spec.benchmarks[0]
 where = Path({str(tmp_path)!r})

@@ -15,8 +15,8 @@ from test_store import fake_doc
 
 from profopt_ci.pipeline.nightly import bisect_new, new_change_points
 from profopt_ci.publish import issues
-from profopt_ci.spec.load import load_spec
-from profopt_ci.spec.plan import overrides
+from profopt_ci.specfile.load import load_spec
+from profopt_ci.specfile.plan import overrides
 from profopt_ci.store import stores as store
 
 SPEC = """\

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from profopt_ci.analyze import bottleneck as analyze
-from profopt_ci.profile import capture as profile
-from profopt_ci.profile import machine
+from profopt_ci.profile import capture, machine
 
 torch = pytest.importorskip("torch")
 
@@ -60,7 +59,7 @@ def test_torch_train_optimizer_loop_then_fused(tmp_path, machine_balance):
     sides = {}
     for tuned in (False, True):
         step = load("torch_train", "train.py", tuned).make_step()
-        sides[tuned] = profile.capture(step, "auto", steps=5, trace_dir=tmp_path, name=f"train-{tuned}",
+        sides[tuned] = capture.capture(step, "auto", steps=5, trace_dir=tmp_path, name=f"train-{tuned}",
                                        machine=machine_balance)
     base, head = sides[False], sides[True]
     assert base["kind"] == "torch" and Path(base["trace_path"]).is_file()
@@ -91,7 +90,7 @@ def test_llm_infer_phases_kv_growth_and_same_output(tmp_path, machine_balance):
     for tuned in (False, True):
         module = load("llm_infer", "generate.py", tuned)
         step = module.make_step(**params)
-        sides[tuned] = profile.capture(step, "torch", steps=2, trace_dir=None, name="gen",
+        sides[tuned] = capture.capture(step, "torch", steps=2, trace_dir=None, name="gen",
                                        machine=machine_balance)
         digests[tuned] = _digest_of(step)
     base, head = sides[False], sides[True]
@@ -123,9 +122,9 @@ def _digest_of(step) -> str:
 def test_python_func_cprofile_interpreter_loop_vs_numpy(tmp_path, machine_balance):
     base_step = load("python_func", "neighbors.py").make_step(n=150)
     head_step = load("python_func", "neighbors.py", tuned=True).make_step(n=150)
-    base = profile.capture(base_step, "cprofile", steps=2, trace_dir=tmp_path, name="pairs",
+    base = capture.capture(base_step, "cprofile", steps=2, trace_dir=tmp_path, name="pairs",
                            machine=machine_balance)
-    head = profile.capture(head_step, "cprofile", steps=2, trace_dir=None, name="pairs",
+    head = capture.capture(head_step, "cprofile", steps=2, trace_dir=None, name="pairs",
                            machine=machine_balance)
     assert base["kind"] == "cprofile" and Path(base["trace_path"]).is_file()
     assert base["ops"][0]["name"].endswith("(count_close_pairs)")
@@ -154,11 +153,11 @@ def test_roofline_on_real_ops(machine_balance):
     def elementwise():
         return torch.nn.functional.gelu(a * b + a).sum()
 
-    g = profile.capture(gemm, "torch", steps=3, trace_dir=None, name="g", machine=machine_balance)
+    g = capture.capture(gemm, "torch", steps=3, trace_dir=None, name="g", machine=machine_balance)
     assert g["counters"]["flops_per_step"] == pytest.approx(3 * 2 * 256 * 512 * 512, rel=1e-3)
     bg = analyze.bottleneck(g)
     assert (bg["class"], bg["rule"]) == ("compute", "compute"), bg
-    e = profile.capture(elementwise, "torch", steps=3, trace_dir=None, name="e", machine=machine_balance)
+    e = capture.capture(elementwise, "torch", steps=3, trace_dir=None, name="e", machine=machine_balance)
     be = analyze.bottleneck(e)
     assert (be["class"], be["rule"]) == ("memory bandwidth", "memory bandwidth"), be
     # a·b, +a, gelu: three passes reading ~2 arrays and writing one, then a sum: ≥ 9 arrays of 8 MB
@@ -167,26 +166,26 @@ def test_roofline_on_real_ops(machine_balance):
 
 def test_auto_is_cprofile_without_torch(monkeypatch):
     monkeypatch.delitem(sys.modules, "torch")
-    assert profile.resolve_mode("auto") == "cprofile"
+    assert capture.resolve_mode("auto") == "cprofile"
     monkeypatch.setitem(sys.modules, "torch", torch)
-    assert profile.resolve_mode("auto") == "torch"
-    assert profile.capture(lambda: None, "off", name="x") == {"kind": "none", "reason": "profile: off"}
+    assert capture.resolve_mode("auto") == "torch"
+    assert capture.capture(lambda: None, "off", name="x") == {"kind": "none", "reason": "profile: off"}
 
 
 def test_capture_command_python_script_and_non_python(tmp_path, machine_balance):
     cli = EXAMPLES / "cli"
-    summary = profile.capture_command("python3 wordfreq.py 20000", cwd=cli, env={}, trace_dir=tmp_path,
+    summary = capture.capture_command("python3 wordfreq.py 20000", cwd=cli, env={}, trace_dir=tmp_path,
                                       name="wordfreq", timeout_s=60, machine=machine_balance)
     assert summary["kind"] == "cprofile" and Path(summary["trace_path"]).is_file()
     assert summary["ops"][0]["name"].endswith("(count_words)")
     b = analyze.bottleneck(summary)
     assert (b["class"], b["rule"]) == ("interpreter overhead", "interpreter overhead"), b
-    code = profile.capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
+    code = capture.capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
                                    env={}, trace_dir=None, name="c", timeout_s=60, machine=machine_balance)
     assert code["kind"] == "cprofile" and any("<genexpr>" in o["name"] for o in code["ops"])
-    other = profile.capture_command("sh -c 'sleep 0.01'", cwd=tmp_path, env={}, trace_dir=None, name="s",
+    other = capture.capture_command("sh -c 'sleep 0.01'", cwd=tmp_path, env={}, trace_dir=None, name="s",
                                     timeout_s=60)
     assert other == {"kind": "none", "reason": "not a Python process: no profile taken"}
-    failed = profile.capture_command("python3 -c 'raise RuntimeError(42)'", cwd=tmp_path, env={}, trace_dir=None,
+    failed = capture.capture_command("python3 -c 'raise RuntimeError(42)'", cwd=tmp_path, env={}, trace_dir=None,
                                      name="f", timeout_s=60)
     assert failed["kind"] == "none" and "exit 1" in failed["reason"] and "RuntimeError: 42" in failed["reason"]

@@ -15,7 +15,7 @@ from conftest import make_repo, run_cli
 from profopt_ci.analyze.quality import check_at_steps
 from profopt_ci.measure import harness
 from profopt_ci.measure.quality import parse_trace
-from profopt_ci.spec.model import Constraint
+from profopt_ci.specfile.model import Constraint
 
 pytest.importorskip("torch")
 

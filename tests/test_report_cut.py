@@ -194,7 +194,7 @@ def test_a_details_block_in_an_error_tail_is_only_text():
 # ---- one view, every format -----------------------------------------------------------------------
 
 def test_one_view_serves_every_format_with_the_same_text(tmp_path, monkeypatch):
-    """Built once (cli/outputs.py does), the view gives each format the text it gives on its own;
+    """Built once (cli/output_files.py does), the view gives each format the text it gives on its own;
     the headline, meta and chart are built once however many formats read them."""
     c = mixed(6, 4, profiles=True)
     alone = {fmt: render(c, fmt, "zh") for fmt in ("md", "html", "text")}

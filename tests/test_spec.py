@@ -7,7 +7,7 @@ import pytest
 from conftest import run_cli
 
 from profopt_ci.errors import SpecError
-from profopt_ci.spec.load import parse_percent, parse_spec
+from profopt_ci.specfile.load import parse_percent, parse_spec
 
 GOOD = """\
 version: 1
@@ -157,7 +157,7 @@ def test_schema_is_published_and_valid():
 
     import jsonschema
 
-    from profopt_ci.spec.load import schema
+    from profopt_ci.specfile.load import schema
 
     jsonschema.Draft202012Validator.check_schema(schema())
     readme = (Path(__file__).parent.parent / "README.md").read_text()

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from profopt_ci.analyze import ranks
-from profopt_ci.analyze.looks import MAX_DEFAULT_LOOKS, plan_looks, spent_alpha
+from profopt_ci.analyze.look_schedule import MAX_DEFAULT_LOOKS, plan_looks, spent_alpha
 from profopt_ci.analyze.multiplicity import benjamini_hochberg, bh_adjusted, holm, holm_adjusted
 from profopt_ci.analyze.ranks import (
     mann_whitney_cut,

@@ -13,7 +13,7 @@ from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import shard
-from profopt_ci.store import baseline, layout
+from profopt_ci.store import layout, stored_baselines
 from profopt_ci.store import stores as store
 
 BUSY = CPU_STEP
@@ -64,7 +64,7 @@ def fake_doc(commit: str, value: float, *, label: str = "test-cpu", cpu: str = "
                                      "samples": [{"round": i, "step_time_ms": v, "values_ms": [v], "loops": 1,
                                                   "quality": {"output_digest": "same"}}
                                                  for i, v in enumerate(values)]}}}
-    doc = baseline.from_results(results)
+    doc = stored_baselines.from_results(results)
     doc["created"] = created
     return doc
 
@@ -163,7 +163,7 @@ def test_two_concurrent_refresh_processes_both_land(tmp_path):
     for name in ("n1", "n2"):
         git(tmp_path, "clone", "-q", str(origin), name)
         clones.append(tmp_path / name)
-    cmd = [sys.executable, "-m", "profopt_ci.cli.main", "baseline", "refresh", "--rounds", "3"]
+    cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "refresh", "--rounds", "3"]
     procs = [subprocess.Popen(cmd, cwd=c, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for c in clones]
     outs = [p.communicate(timeout=180) for p in procs]
@@ -347,9 +347,9 @@ def test_store_locations():
 
 
 def test_median_ci_is_order_statistics():
-    assert baseline.median_ci([1, 2, 3, 4, 5]) == (None, None)           # 5 values: no 95% CI exists
-    assert baseline.median_ci([6, 1, 5, 2, 4, 3]) == (1, 6)
-    lo, hi = baseline.median_ci(list(range(1, 21)))
+    assert stored_baselines.median_ci([1, 2, 3, 4, 5]) == (None, None)           # 5 values: no 95% CI exists
+    assert stored_baselines.median_ci([6, 1, 5, 2, 4, 3]) == (1, 6)
+    lo, hi = stored_baselines.median_ci(list(range(1, 21)))
     assert (lo, hi) == (6, 15)                                           # ranks 6 and 15 of 20 (binomial)
 
 
@@ -427,7 +427,7 @@ def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
         (root / f"cut{i}.json").write_text(json.dumps(cut))
     rejoined_results, warnings = shard.merge([root / "cut2.json", root / "cut1.json"])
     assert warnings == []
-    from profopt_ci.pipeline.diff import run_diff
+    from profopt_ci.pipeline.diff_results import run_diff
 
     plain, rejoined, real = (run_diff(None, base, head) for head in (a, rejoined_results, m))
     # 5× faster: keep, unless this busy machine made a run unstable (then inconclusive, on both sides alike)
@@ -449,8 +449,8 @@ def test_shards_balance_by_the_costs_of_a_stored_baseline(tmp_path):
     costs = {"small": 5.0, "medium": 200.0, "large": 190.0}
     doc["benchmarks"] = {name: {**doc["benchmarks"]["busy"], "round_cost_ms": ms} for name, ms in costs.items()}
     store.save(target, doc)
-    spec = __import__("profopt_ci.spec.load", fromlist=["load_spec"]).load_spec(root / "profopt.yml")
-    got, commit = baseline.costs(spec, f"dir:{target.root}")
+    spec = __import__("profopt_ci.specfile.load", fromlist=["load_spec"]).load_spec(root / "profopt.yml")
+    got, commit = stored_baselines.costs(spec, f"dir:{target.root}")
     assert commit == shas[0] and got == {name: ms * 6 for name, ms in costs.items()}
     info = shard.shard_info([b.name for b in spec.benchmarks], 1, 2, got, commit)
     # LPT: medium alone; large + small together (390 vs 1200 + 30 ms per round × 6)

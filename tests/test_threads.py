@@ -23,7 +23,7 @@ ALL = sorted(range(os.cpu_count() or 1))
 
 def run_wide(args: list[str], cwd, timeout: float = 300) -> subprocess.CompletedProcess:
     """The CLI on every CPU of the machine, not just this test worker's one."""
-    return subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", *args], cwd=cwd, env=cli_env(),
+    return subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", *args], cwd=cwd, env=cli_env(),
                           capture_output=True, text=True, timeout=timeout,
                           preexec_fn=lambda: os.sched_setaffinity(0, ALL))
 

@@ -16,7 +16,7 @@ import pytest
 from profopt_ci.analyze import multiplicity, ranks, unpaired
 from profopt_ci.analyze.unpaired import compare_unpaired, memory_change, unpaired_change
 from profopt_ci.pipeline.entries import build_entry, finish, resolve
-from profopt_ci.spec.load import Benchmark, resolve_settings
+from profopt_ci.specfile.load import Benchmark, resolve_settings
 
 DEFAULTS = resolve_settings({}, {})
 METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")

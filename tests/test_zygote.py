@@ -16,7 +16,7 @@ from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.measure.zygote import ZygotePool
-from profopt_ci.spec.load import parse_spec
+from profopt_ci.specfile.load import parse_spec
 
 STEP = """\
 import json, os

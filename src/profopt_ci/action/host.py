@@ -20,7 +20,7 @@ from profopt_ci.action.outcome import Cause, Outcome, failure_note, say
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError
 from profopt_ci.gitutil import git
 from profopt_ci.publish.event import pull_request_number, read_event
-from profopt_ci.publish.outputs import append_summary, write_output_values, write_outputs
+from profopt_ci.publish.step_outputs import append_summary, write_output_values, write_outputs
 
 
 def finish_report(s: ActionSettings, outcome: Outcome) -> tuple[Path | None, Path | None]:
@@ -39,7 +39,7 @@ def finish_report(s: ActionSettings, outcome: Outcome) -> tuple[Path | None, Pat
 
 
 def _publish_cmd(s: ActionSettings, report: Path, comparison: Path | None) -> list[str]:
-    cmd = [sys.executable, "-m", "profopt_ci.cli.main", "publish", "--report", str(report)]
+    cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", "publish", "--report", str(report)]
     if comparison is not None:
         cmd += ["--comparison", str(comparison)]
     if s.hardware_label:  # one comment per hardware label: a GPU and a CPU job keep their own
@@ -95,7 +95,7 @@ def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     env = dict(environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
                GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}", GIT_TERMINAL_PROMPT="0")
     # `baseline push` rebuilds on the new tip and retries when a concurrent nightly pushed first.
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.main", "baseline", "push", "--store", s.store],
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "push", "--store", s.store],
                           cwd=s.workspace, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise InfraError(f"pushing the baseline store branch {branch} failed: {proc.stderr.strip()[-500:]}")
@@ -105,7 +105,7 @@ def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
 def change_point_issues(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str], None] = say) -> None:
     """Mode baseline with `bisect: true`: the change points the refresh bisected become issues, from the
     host (the token never entered the container); the culprits go to the job summary."""
-    cmd = [sys.executable, "-m", "profopt_ci.cli.main", "baseline", "issues", "--spec", s.spec, "--store", s.store,
+    cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "issues", "--spec", s.spec, "--store", s.store,
            "--from", str(s.workdir / "bisect"), "--lang", s.lang]
     log(f"profopt: change point issues from the runner: {shlex.join(cmd)}")
     code = subprocess.run(cmd, cwd=s.workspace, env=dict(environ), check=False).returncode

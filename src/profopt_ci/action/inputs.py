@@ -164,7 +164,7 @@ def check_instrument(value: str | None) -> str | None:
     """The `instrument` input: empty → the spec's; else walltime and/or instructions, comma-separated."""
     if not value or not value.strip():
         return None
-    from profopt_ci.spec.load import parse_instrument
+    from profopt_ci.specfile.load import parse_instrument
 
     try:
         return ",".join(parse_instrument([p.strip() for p in value.split(",") if p.strip()]))

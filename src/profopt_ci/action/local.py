@@ -87,7 +87,7 @@ def run_local(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str]
         argv = baseline_argv(s, s.store)
     else:
         argv = compare_argv(s, "all", str(s.workspace))
-    cmd = [sys.executable, "-m", "profopt_ci.cli.main", *argv]
+    cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", *argv]
     log(f"profopt: [local] {shlex.join(cmd)}")
     cpus = _cpus(s.cpuset) if s.cpuset else None
     preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None  # noqa: E731

@@ -31,7 +31,7 @@ from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
-from profopt_ci.spec.load import Benchmark, Constraint
+from profopt_ci.specfile.load import Benchmark, Constraint
 
 DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
 METRIC_NAMES = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from profopt_ci.spec.model import Constraint
+from profopt_ci.specfile.model import Constraint
 
 
 def _number(v: Any) -> bool:

@@ -36,7 +36,7 @@ from profopt_ci.analyze.ranks import (
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.documents.types import Sample, picked
 from profopt_ci.figures import is_measurement
-from profopt_ci.spec.load import Benchmark
+from profopt_ci.specfile.load import Benchmark
 
 CELLS = 1 << 20  # pairwise differences held at once by one vectorized step: small arrays, little overhead
 _SHIFT = {SPEED: "lower", "throughput": "higher"}

@@ -1,7 +1,7 @@
 """What every verb shares before it runs: the parser class, common flags, the spec and the plan.
 
 In: argparse namespaces and the flags' text. Out: a loaded `Spec` (with the hardware_label warning
-on stderr), the `Plan` that spec and the command line's overrides resolve to (spec/plan.py), and
+on stderr), the `Plan` that spec and the command line's overrides resolve to (specfile/plan.py), and
 flag registrations each verb module calls on its own sub-parser. Bad flags become a `UsageError`.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from profopt_ci.errors import UsageError
-from profopt_ci.spec.load import SPEC_NAMES, find_spec, load_spec, parse_spec
-from profopt_ci.spec.model import SUITE_KINDS, Spec, parse_instrument
-from profopt_ci.spec.plan import Plan, make_plan, overrides
+from profopt_ci.specfile.load import SPEC_NAMES, find_spec, load_spec, parse_spec
+from profopt_ci.specfile.model import SUITE_KINDS, Spec, parse_instrument
+from profopt_ci.specfile.plan import Plan, make_plan, overrides
 
 SPEC_HELP = "spec file (default: ./profopt.yml)"
 LANGS = ("en", "zh")

@@ -1,6 +1,6 @@
 """`profopt/bisect@1`: the commit that changed a benchmark (`profopt bisect`, `baseline refresh --bisect`).
 
-In: what pipeline/bisect.py found: both ends, the comparison of the ends per benchmark, the steps
+In: what pipeline/bisect_refs.py found: both ends, the comparison of the ends per benchmark, the steps
 (each with its first bad commit, the effect against its good end with the CI, the candidates when
 untestable commits hide the boundary), and every probe. Out: the bisect@1 dict that
 `schema/bisect.schema.json` describes (`build`), and `load_bisect`, the version-checked reader.

@@ -21,7 +21,7 @@ from profopt_ci.documents.read import load_json, parse_document  # noqa: F401 â€
 from profopt_ci.documents.types import json_default
 
 if TYPE_CHECKING:  # types only: documents/ imports no stage at run time (docs/layout.md)
-    from profopt_ci.spec.load import Benchmark, Spec
+    from profopt_ci.specfile.load import Benchmark, Spec
 
 
 def now_iso() -> str:

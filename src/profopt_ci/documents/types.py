@@ -253,7 +253,7 @@ def share_empty(rows: list[Sample]) -> list[Sample]:
 
 # ------------------------------------------------------------------------------------- comparison@1
 class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
-    """One metric of a comparison entry (analyze/stats.py, measure/instructions.py), in their key
+    """One metric of a comparison entry (analyze/stats.py, measure/instruction_runs.py), in their key
     order. Counts (instructions, est_cycles) add `interval: runs_range` and the noise floor."""
 
     base: Number | None | UnsetType = UNSET

@@ -36,7 +36,7 @@ from pathlib import Path
 from profopt_ci.errors import UsageError
 from profopt_ci.measure.processes import BenchmarkFailed, Side, child_env, command_argv, run_child, tail
 from profopt_ci.profile import callgrind_out
-from profopt_ci.spec.load import Benchmark, Spec
+from profopt_ci.specfile.load import Benchmark, Spec
 
 INSTALL_HINT = ("install it: `sudo apt-get install valgrind` (Debian, Ubuntu), `sudo dnf install valgrind` "
                 "(Fedora, RHEL), `sudo apk add valgrind` (Alpine); macOS has no working valgrind — use the "

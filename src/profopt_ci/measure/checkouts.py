@@ -21,7 +21,7 @@ from profopt_ci.documents.sides import STATE_FILE
 from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gitutil import GitError, git
 from profopt_ci.measure.processes import Side
-from profopt_ci.spec.load import Spec, load_spec
+from profopt_ci.specfile.load import Spec, load_spec
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 

@@ -47,7 +47,7 @@ from profopt_ci.measure.processes import (
 )
 from profopt_ci.measure.proctree import tag_env
 from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed, shared
-from profopt_ci.spec.load import Benchmark
+from profopt_ci.specfile.load import Benchmark
 
 MIN_PAIRS = 10
 MAX_PAIRS = 2000

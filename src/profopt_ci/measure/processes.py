@@ -24,7 +24,7 @@ from typing import Any
 from profopt_ci.errors import InfraError
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.proctree import kill_tagged, tag_env
-from profopt_ci.spec.load import Benchmark, Spec
+from profopt_ci.specfile.load import Benchmark, Spec
 
 TAIL_LINES = 25
 TAIL_CHARS = 3000

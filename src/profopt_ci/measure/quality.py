@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from profopt_ci.measure.processes import Side, command_argv, failure_of, run_command
-from profopt_ci.spec.model import Benchmark
+from profopt_ci.specfile.model import Benchmark
 
 SEED = 0  # random, numpy and torch are seeded with it before the factory runs
 

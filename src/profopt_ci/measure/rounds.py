@@ -28,8 +28,8 @@ from profopt_ci.measure.processes import (
 )
 from profopt_ci.measure.progress import Progress, progress_of
 from profopt_ci.measure.zygote import ZygotePool
-from profopt_ci.spec.load import Benchmark
-from profopt_ci.spec.plan import Plan
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
 
 stderr_log = Progress()  # permanent lines on stderr, and live per-benchmark lines on a terminal
 

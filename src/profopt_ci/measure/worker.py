@@ -122,7 +122,7 @@ def profile_job(job: dict) -> dict:
 
 def _profile_step(job: dict, step, steps: int) -> dict:
     from profopt_ci.measure import harness
-    from profopt_ci.profile import capture as profile
+    from profopt_ci.profile import capture
 
     trace = harness.trace(step, steps) if steps else None
     mode = job.get("profile", "auto")
@@ -131,7 +131,7 @@ def _profile_step(job: dict, step, steps: int) -> dict:
     else:
         trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
         try:
-            summary = profile.capture(step, mode, steps=int(job.get("steps", 5)), trace_dir=trace_dir,
+            summary = capture.capture(step, mode, steps=int(job.get("steps", 5)), trace_dir=trace_dir,
                                       name=job["name"], machine=job.get("machine"))
         except Exception as exc:
             if trace is None:

@@ -30,7 +30,7 @@ from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
-from profopt_ci.spec.load import Benchmark
+from profopt_ci.specfile.load import Benchmark
 
 ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
 _PENDING = "_pending_metrics"  # an unpaired entry's Benchmark until `resolve`; never serialized

@@ -19,8 +19,8 @@ from pathlib import Path
 from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds
-from profopt_ci.spec.load import Benchmark
-from profopt_ci.spec.plan import Plan
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:

@@ -24,10 +24,10 @@ from profopt_ci.documents.results import save_json
 from profopt_ci.errors import ProfoptError, UsageError
 from profopt_ci.gitutil import describe_commit, first_parent_range, git, toplevel
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.pipeline.bisect import run_bisect
+from profopt_ci.pipeline.bisect_refs import run_bisect
 from profopt_ci.report.bisect_md import render_bisect
-from profopt_ci.spec.model import Spec
-from profopt_ci.spec.plan import Overrides
+from profopt_ci.specfile.model import Spec
+from profopt_ci.specfile.plan import Overrides
 from profopt_ci.store.stores import at_or_before, open_store
 
 RECENT = changepoints.MIN_SIZE + 2  # a step whose first run after it is this new was not seen before
@@ -129,8 +129,8 @@ def run_issues(spec: Spec, *, label: str, store: str | None, source: Path, repo:
     culprits in the job summary. Exit 0; 2 without repository or token; 3 when GitHub fails."""
     from profopt_ci.publish.comment import settings_from_env
     from profopt_ci.publish.issues import sync
-    from profopt_ci.publish.outputs import append_summary
     from profopt_ci.publish.rest import BOT_LOGIN, GitHubClient
+    from profopt_ci.publish.step_outputs import append_summary
 
     root = toplevel(spec.path.resolve().parent)
     if root is None:

@@ -13,14 +13,14 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.analyze import looks as sequential
+from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundState, run_rounds
 from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
-from profopt_ci.spec.load import Benchmark
-from profopt_ci.spec.plan import Plan
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
 
 # run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.
 # `sequential_rounds` takes another one in tests (literal samples, no processes).
@@ -39,7 +39,7 @@ def _measure_alone(plan: Plan, benches: list[Benchmark], live: list[Side], state
 
 def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[int], rounds: int, log) -> tuple[float, bool]:
     """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on)."""
-    alpha = sequential.spent_alpha(k + 1, len(looks), ALPHA)
+    alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
     entry = build_entry(plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
                         paired=True, alpha=alpha)
     m = entry["metrics"].get(SPEED, {})
@@ -61,7 +61,7 @@ def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[i
 def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
                       rng: random.Random, log, *, measure: MeasureRounds = run_rounds) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look."""
-    plans = {b.name: sequential.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
+    plans = {b.name: look_schedule.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
     final_alpha = {b.name: ALPHA for b in benches}
     live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]

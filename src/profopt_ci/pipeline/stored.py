@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.analyze import changepoints as history
-from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement
 from profopt_ci.gitutil import commit_info, toplevel
-from profopt_ci.measure import instructions
+from profopt_ci.measure import instruction_runs
 from profopt_ci.measure.checkouts import (
     _shallow_hint,
     add_worktree,
@@ -40,12 +40,14 @@ from profopt_ci.measure.checkouts import (
 )
 from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.pipeline.diff import _bench_from_results
+from profopt_ci.pipeline.diff_results import _bench_from_results
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
-from profopt_ci.pipeline.run import run_tree
-from profopt_ci.spec.load import Spec
-from profopt_ci.spec.plan import Plan
-from profopt_ci.store.baseline import (
+from profopt_ci.pipeline.run_tree import run_tree
+from profopt_ci.specfile.load import Spec
+from profopt_ci.specfile.plan import Plan
+from profopt_ci.store.gitstore import GitStore
+from profopt_ci.store.layout import SHORT, Store, stderr_warn
+from profopt_ci.store.stored_baselines import (
     _age_text,
     _baseline_meta,
     _branch,
@@ -54,8 +56,6 @@ from profopt_ci.store.baseline import (
     material_differences,
     samples_from_summary,
 )
-from profopt_ci.store.gitstore import GitStore
-from profopt_ci.store.layout import SHORT, Store, stderr_warn
 from profopt_ci.store.stores import at_or_before, open_store, save
 
 
@@ -157,9 +157,9 @@ def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], l
                      "quality": stored.get("quality_trace")}
         entries.append(build_entry(head_bench, base_side, head_entry, paired=False))
         counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
-        instr_merge.merge(entries[-1], head_bench, counted if all(counted.values()) else None)
+        instruction_entries.merge(entries[-1], head_bench, counted if all(counted.values()) else None)
     entries = finish(entries, {h.name: h for _, h in pairs})
-    instr_merge.mark_failures(entries)
+    instruction_entries.mark_failures(entries)
     return entries, pairs, missing
 
 
@@ -173,7 +173,7 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
         *head_notes,
     ]
     if any(e.get("instructions") for e in entries):
-        notes.append(instructions.WHAT_IT_IS)
+        notes.append(instruction_runs.WHAT_IT_IS)
     if doc.get("spec_hash") != plan.spec.hash:
         notes.append("the spec changed since the stored baseline was measured")
     notes = [*plan.notes, *notes]

@@ -33,13 +33,6 @@ from profopt_ci.publish.artifact import (
     write_comment_artifact,
 )
 from profopt_ci.publish.event import pr_and_head, read_event
-from profopt_ci.publish.outputs import (
-    annotations,
-    append_summary,
-    truncate_markdown,
-    write_output_values,
-    write_outputs,
-)
 from profopt_ci.publish.rest import (
     BOT_LOGIN,
     DEFAULT_API_URL,
@@ -49,6 +42,13 @@ from profopt_ci.publish.rest import (
     NotFound,
     PermissionDenied,
     check_repo,
+)
+from profopt_ci.publish.step_outputs import (
+    annotations,
+    append_summary,
+    truncate_markdown,
+    write_output_values,
+    write_outputs,
 )
 
 __all__ = [

@@ -22,7 +22,7 @@ from profopt_ci.report.headline import (
     ordered_metrics,
 )
 from profopt_ci.report.i18n import EN, bottleneck_class, say, t, word
-from profopt_ci.report.instructions import cell_suffix, column_header, is_runs_range
+from profopt_ci.report.instruction_words import cell_suffix, column_header, is_runs_range
 
 EVIDENCE_MAX = 5
 

@@ -13,7 +13,7 @@ from profopt_ci.documents.types import Sample
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word, ordered_metrics
 from profopt_ci.report.i18n import note, t
-from profopt_ci.report.instructions import block_note
+from profopt_ci.report.instruction_words import block_note
 
 FINGERPRINT_ORDER = ("cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda",
                      "gpu_name", "gpu_driver")
@@ -171,7 +171,7 @@ def may_have_hot_ops(b: dict) -> bool:
 
 def _instruction_notes(b: dict, lang: str) -> list[str]:
     """instrument: instructions — callgrind's per-function Ir diff, one line per function."""
-    from profopt_ci.analyze.instructions import diff_lines
+    from profopt_ci.analyze.instruction_entries import diff_lines
 
     block = b.get("instructions") or {}
     rows = block.get("function_diff") or []

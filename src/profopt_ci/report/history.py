@@ -8,7 +8,7 @@ One entry per benchmark that has stored nightly values: a `xychart-beta` line of
 with the pull request's head appended as the last point and marked by a bar, the change points as
 sentences naming the commit range where each step entered, and the drift of a freshly measured
 base (--baseline both) when there is one. Formatting only; analyze/changepoints.py and
-store/baseline.py did the analysis.
+store/stored_baselines.py did the analysis.
 """
 from __future__ import annotations
 

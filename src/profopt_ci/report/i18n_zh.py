@@ -80,7 +80,7 @@ def note(text: str) -> str:
 NOTES: list[tuple[str, str]] = [
     (r"base and head are the same commit: this is an A/A run(.*)", "基线与新版是同一个提交：这是 A/A 运行，只测量噪声{0}"),
     (r"new in this PR: measured on head only: (.*)", "本 PR 新增：只在新版上测量：{0}"),
-    # suites (profopt_ci.suites.expand, pipeline/guards.py, pipeline/compare.py)
+    # suites (profopt_ci.suites.expand, pipeline/guards.py, pipeline/compare_refs.py)
     (r"suites: (.*) — (\d+) benchmark\(s\) collected; the head's suite ran against each side's code "
      r"\(benchmarks_from: head\)", "套件：{0}——收集到 {1} 个基准；新版的套件在两侧各自的代码上运行（benchmarks_from: head）"),
     (r"suites: (.*) — (\d+) benchmark\(s\) collected; each side ran its own suite \(benchmarks_from: each\)",
@@ -146,7 +146,7 @@ NOTES: list[tuple[str, str]] = [
      r"last (\d+) runs of label (.*)\): absolute times are off, ratios may shift by a few %",
      "本次运行的机器比平时{1:s} {0}%（探测 {2} ms，而标签 {5} 最近 {4} 次运行的中位数为 {3} ms）："
      "绝对时间不准，比值也可能偏移几个百分点"),
-    # how the pairing ran (pipeline/compare.py), said once per comparison
+    # how the pairing ran (pipeline/compare_refs.py), said once per comparison
     (r"pairing lockstep — base and head share one CPU set, sized to the step's own threads; live workers driven "
      r"value by value \(~(\S+) ms values, ~(\S+) ms of pairs a round\); commands: whole processes alternated "
      r"base/head, 3 pairs a round",

@@ -3,7 +3,7 @@
 In: nothing (data). Out: `EN`, the reference catalog: every key the report uses is here, and
 report/i18n.py falls back to it for a key another language lacks. Plain text: the renderer
 escapes what fills the placeholders. Some entries (instr.what, instr.functions) are also the
-English notes measure/instructions.py writes into the JSON.
+English notes measure/instruction_runs.py writes into the JSON.
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ EN: dict[str, str] = {
     "metric.cuda_max_reserved_mb": "CUDA max reserved (MB)",
     "metric.instructions": "instructions per step (Ir)",
     "metric.est_cycles": "est. cycles per step",
-    # instrument: instructions (report/instructions.py); instr.what and instr.functions are also the
-    # English notes measure/instructions.py writes into the JSON
+    # instrument: instructions (report/instruction_words.py); instr.what and instr.functions are also the
+    # English notes measure/instruction_runs.py writes into the JSON
     "instr.what": "instructions: counts of executed instructions (Ir) under valgrind's callgrind — instructions, "
                   "not time; cache effects simulated only with cache_sim (est_cycles is an estimate); threads "
                   "serialized; under valgrind, torch uses AVX2 kernels rather than AVX-512",

@@ -31,9 +31,9 @@ from profopt_ci.report.format import clip, confidence_label, num, value_text
 from profopt_ci.report.headline import headline
 from profopt_ci.report.history import history_view
 from profopt_ci.report.i18n import EN, note, t
-from profopt_ci.report.instructions import instructions_only
-from profopt_ci.report.instructions import meta_part as instr_meta
-from profopt_ci.report.instructions import notes as instr_notes
+from profopt_ci.report.instruction_words import instructions_only
+from profopt_ci.report.instruction_words import meta_part as instr_meta
+from profopt_ci.report.instruction_words import notes as instr_notes
 from profopt_ci.report.svg import bench_plots, overview_plot
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}

@@ -21,8 +21,8 @@ from pathlib import Path
 from profopt_ci.measure import quality
 from profopt_ci.measure.processes import Side, child_env, failure_of, read_answer, run_worker
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, run_forked
-from profopt_ci.spec.model import Benchmark, Spec
-from profopt_ci.spec.plan import Plan
+from profopt_ci.specfile.model import Benchmark, Spec
+from profopt_ci.specfile.plan import Plan
 
 PROFILE_STEPS = 5
 
@@ -53,7 +53,7 @@ def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_di
 
 def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
                 machine: dict | None, steps: int, profiled: bool) -> tuple[dict, dict | None]:
-    from profopt_ci.profile import capture as profile
+    from profopt_ci.profile import capture
 
     mode = bench.settings.profile if bench.settings.timed and profiled else "off"
     name = f"{bench.name}-{side.name}"
@@ -62,7 +62,7 @@ def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_d
         trace = quality.command_trace(bench, side, env, workdir) if steps else None
         if mode == "off":
             return {"kind": "none", "reason": "profile: off"}, trace
-        return profile.capture_command(bench.command, cwd=side.root, env=env, trace_dir=trace_dir, name=name,
+        return capture.capture_command(bench.command, cwd=side.root, env=env, trace_dir=trace_dir, name=name,
                                        timeout_s=bench.settings.timeout_s, machine=machine), trace
     if mode == "off" and not steps:
         return {"kind": "none", "reason": "profile: off"}, None

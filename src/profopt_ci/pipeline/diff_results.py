@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.pipeline.entries import (
     ALPHA,
@@ -19,7 +19,7 @@ from profopt_ci.pipeline.entries import (
     policy,
     verdict,
 )
-from profopt_ci.spec.load import Benchmark, Settings, Spec, resolve_settings
+from profopt_ci.specfile.load import Benchmark, Settings, Spec, resolve_settings
 
 
 def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None = None) -> dict:
@@ -37,9 +37,9 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
     for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
         counted = (b.get("instructions"), hd.get("instructions"))
         if all(counted):
-            instr_merge.merge(e, h, {"base": counted[0], "head": counted[1]})
+            instruction_entries.merge(e, h, {"base": counted[0], "head": counted[1]})
     entries = finish(entries, {h.name: h for _, h in pairs}, compact=True)
-    instr_merge.mark_failures(entries)
+    instruction_entries.mark_failures(entries)
     notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
              "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
              "shows up as change"]

@@ -1,7 +1,7 @@
 """The YAML layer of the spec checks: text → composed node graph → plain data, and back to a position.
 
 In: the spec's text and the name to show. Out: the composed `yaml.Node` (aliases walked once and
-bounded, duplicate keys refused: spec/guard.py), the plain Python data it constructs to, and
+bounded, duplicate keys refused: specfile/guard.py), the plain Python data it constructs to, and
 `FILE:LINE:COL` for any node or JSON path; a YAML problem is a `SpecError` pointing at its mark.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from profopt_ci.errors import SpecError
-from profopt_ci.spec.guard import LOADER, check_graph
+from profopt_ci.specfile.guard import LOADER, check_graph
 
 
 def where(shown: str, mark: yaml.Mark | None) -> str:

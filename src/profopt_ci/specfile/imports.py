@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from profopt_ci.measure.processes import Side, child_env, run_child, tail
-from profopt_ci.spec.guard import LOADER
-from profopt_ci.spec.model import Spec
+from profopt_ci.specfile.guard import LOADER
+from profopt_ci.specfile.model import Spec
 
 IMPORT_TIMEOUT_S = 120.0
 TAIL_LINES = 4

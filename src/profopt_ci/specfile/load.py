@@ -1,12 +1,12 @@
 """Load profopt.yml (version 1): find it, read it (capped), check it, resolve it.
 
 In: a path (or the text and the name to show). Out: a `Spec` with every benchmark's settings
-resolved (spec/model.py), or a `SpecError` listing every problem as
+resolved (specfile/model.py), or a `SpecError` listing every problem as
 `FILE:LINE:COL: what is wrong — what was expected`.
 
 Checks run in three layers, each pointing at the YAML node it is about: YAML syntax and duplicate
-keys while composing (spec/yamlnodes.py), then the JSON Schema shipped in the package and the rules a
-schema cannot say (spec/checks.py). The model's names are importable from here too, as the
+keys while composing (specfile/yamlnodes.py), then the JSON Schema shipped in the package and the rules a
+schema cannot say (specfile/checks.py). The model's names are importable from here too, as the
 result of `load_spec`.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gc_pause import paused
-from profopt_ci.spec.checks import check, schema
-from profopt_ci.spec.guard import check_nesting, read_capped
-from profopt_ci.spec.model import (
+from profopt_ci.specfile.checks import check, schema
+from profopt_ci.specfile.guard import check_nesting, read_capped
+from profopt_ci.specfile.model import (
     DEFAULTS,
     GOAL_METRICS,
     INSTRUMENTS,
@@ -33,7 +33,7 @@ from profopt_ci.spec.model import (
     resolve,
     resolve_settings,
 )
-from profopt_ci.spec.yamlnodes import compose, construct
+from profopt_ci.specfile.yamlnodes import compose, construct
 
 __all__ = ["SPEC_NAMES", "SCHEMA_URL", "find_spec", "load_spec", "parse_spec", "schema",
            "DEFAULTS", "GOAL_METRICS", "INSTRUMENTS", "PAIRINGS", "SETTING_KEYS", "Benchmark", "Constraint",

@@ -29,8 +29,8 @@ from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import describe_commit, first_parent_range, is_ancestor, toplevel
 from profopt_ci.measure.checkouts import resolve_commit
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.spec.model import Spec
-from profopt_ci.spec.plan import Overrides, make_plan
+from profopt_ci.specfile.model import Spec
+from profopt_ci.specfile.plan import Overrides, make_plan
 
 # (good commit, commit, benchmark names, attempt) → {benchmark: estimate} (analyze.bisection.observe)
 Measure = Callable[[str, str, list[str], int], dict[str, dict]]
@@ -48,7 +48,7 @@ class CompareMeasure:
     log: Callable[[str], None] = stderr_log
 
     def __call__(self, good: str, commit: str, names: list[str], attempt: int) -> dict[str, dict]:
-        from profopt_ci.pipeline.compare import run_compare
+        from profopt_ci.pipeline.compare_refs import run_compare
 
         spec = replace(self.spec, benchmarks=[b for b in self.spec.benchmarks if b.name in names])
         ov = replace(self.overrides, profile="off", confirm=False, **self._budget(spec, attempt))

@@ -35,7 +35,7 @@ from pathlib import Path
 from profopt_ci.measure import callgrind
 from profopt_ci.measure.processes import BenchmarkFailed, Side
 from profopt_ci.report.i18n import EN
-from profopt_ci.spec.load import Benchmark, Spec
+from profopt_ci.specfile.load import Benchmark, Spec
 
 MIN_RUNS = 2
 MAX_RUNS = 5

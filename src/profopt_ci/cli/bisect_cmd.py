@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, lang_flag, load, plan, positive
-from profopt_ci.cli.outputs import output_dir
+from profopt_ci.cli.output_files import output_dir
 from profopt_ci.errors import EXIT_OK, UsageError
 
 
@@ -41,7 +41,7 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.bisect import BisectFailed, run_bisect
+    from profopt_ci.pipeline.bisect_refs import BisectFailed, run_bisect
 
     if args.extensions < 0:
         raise UsageError(f"bisect: --extensions {args.extensions} — expected 0 or more")

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
-from profopt_ci.cli.outputs import retain
+from profopt_ci.cli.output_files import retain
 from profopt_ci.errors import EXIT_OK
 
 

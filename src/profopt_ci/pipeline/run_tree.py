@@ -11,18 +11,18 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents.results import new_entry, new_results, save_json
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
-from profopt_ci.measure import instructions, quality, runner
+from profopt_ci.measure import instruction_runs, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
 from profopt_ci.pipeline.guards import mark_failures
-from profopt_ci.profile.sides import after_side
-from profopt_ci.spec.load import Benchmark
-from profopt_ci.spec.plan import Plan
+from profopt_ci.profile.side_pass import after_side
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
 from profopt_ci.suites.expand import expand_tree
 
 
@@ -65,7 +65,7 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
             run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
                        rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
             quality_pass(spec, benches, side, state, Path(work), log)
-            return instructions.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
+            return instruction_runs.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
                                                      Path(work), log)
         finally:
             with interrupt_safe():  # a second Ctrl-C must not cut the results file short
@@ -89,10 +89,10 @@ def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: 
     """The benchmarks that failed (rounds or instructions), each said with the end of its error."""
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
     for name, sides in counted.items():
-        instr_merge.results_entry(results["benchmarks"][name], sides[side.name])
+        instruction_entries.results_entry(results["benchmarks"][name], sides[side.name])
         if sides[side.name]["status"] != "ok":
             failed.append(name)
-            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instructions.error` in {out}")
+            log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instruction_runs.error` in {out}")
     if counted:
         save_json(results, out)
     for name in failed:
@@ -126,7 +126,7 @@ def run_tree(
         expand_tree(plan, side, log)
     spec = plan.side_spec(side.name)
     benches = spec.select(only)
-    instructions.preflight(spec, benches)
+    instruction_runs.preflight(spec, benches)
     n = max(b.settings.rounds for b in benches)
     commit, dirty = commit_info(root)
     results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)

@@ -1,6 +1,6 @@
 """The spec as the rest of profopt reads it: resolved dataclasses, the defaults, and the value parsers.
 
-In: a spec mapping that already passed spec/checks.py (`resolve`), or one setting's raw value
+In: a spec mapping that already passed specfile/checks.py (`resolve`), or one setting's raw value
 (`parse_percent`, `parse_instrument`, `resolve_settings`). Out: `Spec` → `Benchmark` → `Settings`,
 `Goal`, `Constraint`, with every default merged in and percentages as floats; a bad raw value is a
 `ValueError` the caller turns into its own message.

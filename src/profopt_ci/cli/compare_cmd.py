@@ -4,7 +4,7 @@ baseline), judged, reported.
 In: the spec and refs (`--base --head`), measurement overrides (`--rounds --max-rounds --threshold
 --pairing --cpuset --instrument`), `--workdir --phase` (setup and measure as two steps),
 `--baseline rerun|stored|both` with its store flags, and the output flags. Out: comparison.json,
-report.md and report.html (cli/outputs.py; partial ones while it runs) and the verdict's exit code.
+report.md and report.html (cli/output_files.py; partial ones while it runs) and the verdict's exit code.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive, suite_flag
-from profopt_ci.cli.outputs import finish, output_dir, output_flags, output_paths, write_outputs
+from profopt_ci.cli.output_files import finish, output_dir, output_flags, output_paths, write_outputs
 from profopt_ci.errors import EXIT_OK, UsageError
-from profopt_ci.spec.plan import Plan
+from profopt_ci.specfile.plan import Plan
 
 
 def register(sub) -> None:
@@ -58,7 +58,7 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.compare import run_compare
+    from profopt_ci.pipeline.compare_refs import run_compare
     from profopt_ci.pipeline.stored import Nightly
 
     the_plan = plan(load(args.spec, args.suite), args)

@@ -23,7 +23,7 @@ from profopt_ci.gitutil import commit_info, git, toplevel
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.processes import METRICS
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.spec.load import Spec
+from profopt_ci.specfile.load import Spec
 from profopt_ci.store.stores import (
     BASELINE_SCHEMA,
     SHORT,

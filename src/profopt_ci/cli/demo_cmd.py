@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
-from profopt_ci.cli.outputs import print_failures
+from profopt_ci.cli.output_files import print_failures
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, UsageError
 from profopt_ci.gitutil import run_git
 
@@ -115,10 +115,10 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
              log: Callable[[str], None]) -> tuple[dict, str]:
     """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
     from profopt_ci.documents.results import save_json
-    from profopt_ci.pipeline.compare import run_compare
+    from profopt_ci.pipeline.compare_refs import run_compare
     from profopt_ci.report.render import build_view, render
-    from profopt_ci.spec.load import load_spec
-    from profopt_ci.spec.plan import make_plan
+    from profopt_ci.specfile.load import load_spec
+    from profopt_ci.specfile.plan import make_plan
 
     work = Path(tempfile.mkdtemp(prefix="profopt-demo-"))
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive, suite_flag
 from profopt_ci.errors import EXIT_OK, UsageError
-from profopt_ci.spec.model import Spec
+from profopt_ci.specfile.model import Spec
 
 
 def register(sub) -> None:
@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.run import run_tree
+    from profopt_ci.pipeline.run_tree import run_tree
 
     spec = load(args.spec, args.suite)
     out = Path(args.out)
@@ -47,7 +47,7 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     """`run --shard I/N`: this job's part of the split, recorded in the results for `merge`."""
     from profopt_ci.documents.results import save_json
     from profopt_ci.measure.shard import parse_shard, shard_info
-    from profopt_ci.pipeline.run import run_tree
+    from profopt_ci.pipeline.run_tree import run_tree
 
     index, count = parse_shard(args.shard)
     the_plan = plan(spec, args)
@@ -59,7 +59,7 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     names = [b.name for b in the_plan.spec.select(args.only)]
     costs, cost_commit = ({}, None)
     if args.store:
-        from profopt_ci.store.baseline import costs as recorded_costs
+        from profopt_ci.store.stored_baselines import costs as recorded_costs
 
         costs, cost_commit = recorded_costs(the_plan.spec, args.store)
     info = shard_info(names, index, count, costs, cost_commit)

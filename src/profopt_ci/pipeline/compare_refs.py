@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profopt_ci.analyze import instructions as instr_merge
+from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
-from profopt_ci.measure import instructions, runner
+from profopt_ci.measure import instruction_runs, runner
 from profopt_ci.measure.checkouts import (
     load_state,
     open_workspace,
@@ -47,10 +47,10 @@ from profopt_ci.pipeline.entries import (
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
-from profopt_ci.profile.sides import annotate, profile_all
-from profopt_ci.spec.load import Benchmark
-from profopt_ci.spec.plan import Plan
-from profopt_ci.store.baseline import runner_history
+from profopt_ci.profile.side_pass import annotate, profile_all
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
+from profopt_ci.store.stored_baselines import runner_history
 from profopt_ci.suites.expand import expand_compare
 
 
@@ -113,10 +113,10 @@ def _entries(run: CompareRun) -> list[dict]:
         entry = build_entry(judged, track_dict(run.state, b, "base"), track_dict(run.state, b, "head"),
                             paired=True, alpha=run.alphas.get(b.name, ALPHA))
         _pairing_of(entry, run, b)
-        instr_merge.merge(entry, judged, run.instr.get(b.name))  # instrument: instructions
+        instruction_entries.merge(entry, judged, run.instr.get(b.name))  # instrument: instructions
         entries.append(entry)
     entries = finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches})
-    instr_merge.mark_failures(entries)
+    instruction_entries.mark_failures(entries)
     for entry in entries:
         if entry["name"] in run.profiles and entry["decision"] != "failed":
             annotate(entry, run.profiles[entry["name"]])
@@ -130,8 +130,8 @@ def comparison(run: CompareRun, notes: list[str], *, partial: bool = False) -> d
     if run.second is not None:
         notes = [*notes, *confirm.apply(entries, _entries(run.second), {b.name: run.plan.judged(b.name) for b in run.benches},
                                         run.second.seed)]
-    if instructions.wanted(run.benches):
-        notes = [*notes, instructions.WHAT_IT_IS]
+    if instruction_runs.wanted(run.benches):
+        notes = [*notes, instruction_runs.WHAT_IT_IS]
     if run.same_commit:
         notes = ["A/A: this measures noise only (base and head are the same commit)", *notes]
     plan = run.plan
@@ -171,8 +171,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     for name, per_side in traces.items():
         for side_name, trace in per_side.items():
             state.track(name, side_name).quality = trace
-    # ---- instrument: instructions, after the walltime rounds (instructions.py) ----
-    run.instr = instructions.measure_instructions(
+    # ---- instrument: instructions, after the walltime rounds (instruction_runs.py) ----
+    run.instr = instruction_runs.measure_instructions(
         plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
 
 
@@ -251,7 +251,7 @@ def run_compare(
     `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history."""
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
-    instructions.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
+    instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
     with open_workspace(repo, workdir) as ws:
         sides = _sides(ws, plan, repo, rel_spec, phase, (base_ref, head_ref), log)
         if _setup(ws, sides, plan, phase, log):

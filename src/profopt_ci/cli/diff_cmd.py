@@ -2,7 +2,7 @@
 
 In: BASE.json and HEAD.json (results@1, or a stored baseline from `baseline show --json`), an
 optional `--spec` for goals, constraints and thresholds, and the output flags. Out: comparison.json,
-report.md and report.html (cli/outputs.py) and the verdict's exit code.
+report.md and report.html (cli/output_files.py) and the verdict's exit code.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import argparse
 import gc
 
 from profopt_ci.cli.options import load
-from profopt_ci.cli.outputs import finish, output_flags
+from profopt_ci.cli.output_files import finish, output_flags
 from profopt_ci.gc_pause import paused
 
 
@@ -24,8 +24,8 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.diff import run_diff
-    from profopt_ci.store.baseline import load_side
+    from profopt_ci.pipeline.diff_results import run_diff
+    from profopt_ci.store.stored_baselines import load_side
 
     # The two documents are millions of objects at 10^5 benchmarks, none in reference cycles: the
     # cyclic GC's full passes over them cost a large share of reading and comparing. They are

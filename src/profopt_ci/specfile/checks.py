@@ -17,9 +17,9 @@ from typing import Any
 import jsonschema
 import yaml
 
-from profopt_ci.spec.guard import value_problems
-from profopt_ci.spec.model import parse_percent
-from profopt_ci.spec.yamlnodes import node_at, where
+from profopt_ci.specfile.guard import value_problems
+from profopt_ci.specfile.model import parse_percent
+from profopt_ci.specfile.yamlnodes import node_at, where
 
 
 @functools.lru_cache(maxsize=1)

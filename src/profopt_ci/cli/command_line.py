@@ -27,23 +27,24 @@ from pathlib import Path
 
 from profopt_ci import __version__
 from profopt_ci.cli import (
-    baseline,
-    bisect,
-    compare,
-    demo,
-    diff,
-    merge,
-    outputs,
-    publish,
-    report,
-    run,
-    schema,
-    validate,
+    baseline_cmd,
+    bisect_cmd,
+    compare_cmd,
+    demo_cmd,
+    diff_cmd,
+    merge_cmd,
+    output_files,
+    publish_cmd,
+    report_cmd,
+    run_cmd,
+    schema_cmd,
+    validate_cmd,
 )
 from profopt_ci.cli.options import Parser
 from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
-VERBS = (validate, run, compare, diff, demo, report, publish, baseline, merge, bisect, schema)  # the order `--help` lists
+VERBS = (validate_cmd, run_cmd, compare_cmd, diff_cmd, demo_cmd, report_cmd, publish_cmd,  # the order `--help` lists
+         baseline_cmd, merge_cmd, bisect_cmd, schema_cmd)
 MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
 EXIT_INTERRUPTED = 130
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
         if func is None:
             parser.print_help(sys.stderr)
-            print(f"profopt: no verb given — expected one of: {', '.join(v.__name__.rsplit('.', 1)[1] for v in VERBS)}",
+            print(f"profopt: no verb given — expected one of: {', '.join(v.__name__.rsplit('.', 1)[1].removesuffix('_cmd') for v in VERBS)}",
                   file=sys.stderr)
             return EXIT_USAGE
         return func(args)
@@ -110,9 +111,9 @@ def program() -> None:
     """The `profopt` command: `main`, then exit. With a document retained (cli/outputs.retain),
     without freeing it: what is buffered is flushed and the exit handlers run, then the process
     ends (os._exit)."""
-    outputs.RETAINED = []  # a list, not None: the verbs now keep their big documents in it
+    output_files.RETAINED = []  # a list, not None: the verbs now keep their big documents in it
     code = main()
-    if not outputs.RETAINED:
+    if not output_files.RETAINED:
         sys.exit(code)
     try:
         sys.stdout.flush()

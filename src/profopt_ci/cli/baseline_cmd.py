@@ -93,9 +93,9 @@ def _issues(args: argparse.Namespace) -> int:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from profopt_ci.store import baseline
+    from profopt_ci.store import stored_baselines
 
-    n = baseline.push(args.store, Path.cwd())
+    n = stored_baselines.push(args.store, Path.cwd())
     print(f"profopt: pushed {n} stored run(s)" if n else "profopt: nothing to push", file=sys.stderr)
     return EXIT_OK
 
@@ -110,17 +110,17 @@ def _open(args: argparse.Namespace):
 
 
 def _list(args: argparse.Namespace) -> int:
-    from profopt_ci.store import baseline
+    from profopt_ci.store import stored_baselines
 
     store, _ = _open(args)
-    lines = baseline.list_lines(store, label=args.label, limit=args.limit)
+    lines = stored_baselines.list_lines(store, label=args.label, limit=args.limit)
     print("\n".join(lines) if len(lines) > 1 else f"{store.describe()}: no stored baselines"
           + (f" for label {args.label}" if args.label else ""))
     return EXIT_OK
 
 
 def _show(args: argparse.Namespace) -> int:
-    from profopt_ci.store import baseline
+    from profopt_ci.store import stored_baselines
 
     store, repo = _open(args)
     label = args.label
@@ -129,9 +129,9 @@ def _show(args: argparse.Namespace) -> int:
             label = plan(load(args.spec), args).hardware_label
         except UsageError:
             label = None
-    path, doc = baseline.pick(store, repo, ident=args.id, label=label, at=args.at)
+    path, doc = stored_baselines.pick(store, repo, ident=args.id, label=label, at=args.at)
     if args.json:
         print(json.dumps(doc, indent=2, default=json_default))
     else:
-        print("\n".join(baseline.show_lines(store, path, doc)))
+        print("\n".join(stored_baselines.show_lines(store, path, doc)))
     return EXIT_OK

@@ -22,7 +22,7 @@ from typing import Any
 
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import cpus as cpuset
-from profopt_ci.spec.model import Benchmark, Spec, parse_percent, resolve_settings
+from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_settings
 
 
 @dataclass

@@ -23,7 +23,7 @@ def register(sub) -> None:
 def command(args: argparse.Namespace) -> int:
     spec = load(args.spec, args.suite)
     if not args.no_import:
-        from profopt_ci.spec.imports import check_imports
+        from profopt_ci.specfile.imports import check_imports
 
         problems = check_imports(spec, args.spec or spec.path.name)
         if problems:
