@@ -88,7 +88,7 @@ def history(root: Path, n: int, culprit: int) -> list[str]:
 def cli(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, PYTHONPATH=str(HERE / "src"))
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", *args], cwd=cwd, env=env,
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci", *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
     return proc, time.monotonic() - t0
 

@@ -131,7 +131,7 @@ def compare_wall(tmp: Path, n: int) -> tuple[float, int, str]:
                 ["git", "commit", "-q", "--allow-empty", "-m", "b"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1",
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci", "compare", "--base", "HEAD~1",
                            "--instrument", "instructions", "--out", str(tmp / "c.json")], cwd=repo, env=env,
                           capture_output=True, text=True)
     return time.perf_counter() - t, proc.returncode, proc.stderr.strip().splitlines()[-1]

@@ -35,7 +35,7 @@ GOAL_N, GOAL_S, GOAL_MB = 100_000, 10.0, 1024.0
 
 def measure(argv: list[str], cwd: Path, env: dict[str, str] = ENV) -> tuple[float, float, int]:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", *argv], cwd=cwd, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci", *argv], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.stderr.close()

@@ -139,12 +139,12 @@ def main() -> None:
 
             sec, lines = timed(listing, args.repeat)
             print(f"{kind} store: baseline list --label gpu-a100 (20 newest): {sec * 1000:.0f} ms")
-        cold = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "show", "--store",
+        cold = subprocess.run([sys.executable, "-m", "profopt_ci", "baseline", "show", "--store",
                                f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                               env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                               capture_output=True, text=True)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "show", "--store",
+        subprocess.run([sys.executable, "-m", "profopt_ci", "baseline", "show", "--store",
                         f"dir:{tmp / 'dirstore'}", "--label", "gpu-a100", "--at", target], cwd=repo,
                        env=dict(ENV, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src")),
                        capture_output=True, text=True, check=True)

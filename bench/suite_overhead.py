@@ -59,7 +59,7 @@ def run_form(tree: Path, flags: list[str], rounds: int) -> float:
     if flags:  # a suite alone: no spec file in the tree
         (tree / "profopt.yml").rename(tree / "spec.off")
     try:
-        subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "run", *spec, *flags, "--rounds", str(rounds),
+        subprocess.run([sys.executable, "-m", "profopt_ci", "run", *spec, *flags, "--rounds", str(rounds),
                         "--out", str(out)], cwd=tree, env=env, check=True, capture_output=True, text=True)
     finally:
         if flags:

@@ -124,7 +124,7 @@ def one_run(case_root: Path, src: Path) -> dict:
     if out.exists():
         subprocess.run(["rm", "-rf", str(out)], check=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD", "--head", "HEAD"],
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci", "compare", "--base", "HEAD", "--head", "HEAD"],
                           cwd=case_root, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - start
     try:
