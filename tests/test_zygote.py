@@ -63,6 +63,24 @@ def test_forked_workers_serve_rounds_and_a_new_zygote_comes_every_few_rounds(tmp
     assert logged == []
 
 
+def test_the_next_generation_is_started_on_the_spare_cpus_when_a_generation_begins(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool, logged = ZygotePool(every=3), []
+    live = []
+    try:
+        for _ in range(4):
+            zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append, spare=[0])
+            live.append(zygotes["base"].pid)
+            # from a generation's first round on, its successor is already importing: a torch import
+            # outlasts one round, so a start in the last round only kept the next round waiting
+            assert "z" in pool.next and pool.next["z"]["base"].pid != zygotes["base"].pid
+        successor = pool.next["z"]["base"]
+    finally:
+        pool.close()
+    assert live[0] == live[1] == live[2] != live[3]
+    assert logged == [] and successor.pid != live[3]
+
+
 def test_a_zygote_that_cannot_preload_turns_forking_off_for_that_benchmark(tmp_path):
     b, sides, envs = _setup(tmp_path)
     pool, logged = ZygotePool(), []

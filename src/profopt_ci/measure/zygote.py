@@ -229,8 +229,8 @@ class ZygotePool:
         (the first round runs fresh processes and reports it); [] (nothing heavy): a zygote only
         when both sides can share one, and a new one every round — its start costs what a fresh
         worker's does, and each round then blocks both sides on one fresh layout. `spare`: CPUs the
-        rounds leave free; the next generation's zygote imports there during a generation's last
-        round, so its import costs no wall time."""
+        rounds leave free; the next generation's zygote imports there while a generation serves its
+        rounds, so its import costs no wall time."""
         if preload is None or self.every < 2 or bench in self.broken:
             return None
         share = shareable(sides, envs, preload)
@@ -239,10 +239,7 @@ class ZygotePool:
         every = self.every if preload else 1
         current = self.live.get(bench)
         if current is not None and current[1] < every:
-            served = current[1] + 1
-            self.live[bench] = (current[0], served)
-            if served == every and spare and preload:
-                self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
+            self.live[bench] = (current[0], current[1] + 1)
             return current[0]
         self.close_live(bench)
         started = self.next.pop(bench, None)
@@ -255,6 +252,11 @@ class ZygotePool:
             self._broken(bench, started or {}, exc, log)
             return None
         self.live[bench] = (started, 1)
+        if spare and preload and bench not in self.next:
+            # The next generation imports on the spare CPUs while this one serves its rounds: started
+            # in a generation's last round only, a torch import (~2 s) outlasted a ~1 s round and
+            # the rounds waited for it (three benchmarks: ~2 s at each of 7 generations)
+            self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
         return started
 
     def _start(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
