@@ -12,6 +12,7 @@ import time
 from conftest import make_repo, run_cli
 
 from profopt_ci.measure import harness
+from profopt_ci.report.render import render
 
 LIB = """\
 def work(n):
@@ -177,6 +178,9 @@ def test_a_suite_only_in_head_is_measured_on_both_sides(tmp_path):
                for n in c["notes"])
     report = (root / "report.md").read_text()
     assert "New in this PR (1)" in report and "| test\\_cube |" in report  # the name is Markdown-escaped
+    html = render(c, "html")  # the HTML report has the same table
+    assert "New in this PR (1)" in html and "<tr><td>test_cube</td>" in html
+    assert "cube_sum" in html.split("<td>test_cube</td>", 1)[1].split("</tr>", 1)[0]  # with its cause
 
 
 ASV_SUITE = {

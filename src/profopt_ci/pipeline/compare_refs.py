@@ -51,6 +51,7 @@ from profopt_ci.profile.side_pass import annotate, profile_all
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stored_baselines import runner_history
+from profopt_ci.suites.callables import expand_callables
 from profopt_ci.suites.expand import expand_compare
 
 
@@ -257,6 +258,7 @@ def run_compare(
         if _setup(ws, sides, plan, phase, log):
             return None
         expand_compare(plan, sides, log)  # suites: collected in each side's own environment, after its setup
+        expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base too
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
         _base_without_spec(plan, sides[0])
@@ -361,8 +363,11 @@ def _base_without_spec(plan: Plan, base: Side) -> None:
     if not (base.spec is None and base.spec_missing):
         return
     plan.notes[:] = [n for n in plan.notes if not n.startswith("base: its own spec was not used")]
-    ran = ("the head's suites ran on the base's code; its other benchmarks are" if plan.base_suite
-           else "every benchmark is")
+    if plan.spec.benchmarks_from == "head" and plan.base_suite:  # callables too (suites/callables.py)
+        ran = "the head's benchmarks ran on the base's code (benchmarks_from: head); its other benchmarks are"
+    else:
+        ran = ("the head's suites ran on the base's code; its other benchmarks are" if plan.base_suite
+               else "every benchmark is")
     plan.notes.insert(0, f"base has no {plan.spec.path.name} (this pull request adds it): {ran} new in this PR, "
                          "measured on head only")
 

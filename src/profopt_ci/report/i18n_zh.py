@@ -93,6 +93,13 @@ NOTES: list[tuple[str, str]] = [
     (r"the base cannot run it: (.*)", "基线无法运行它：{0}"),
     (r"the base cannot collect it: (.*)", "基线无法收集它：{0}"),
     (r"the base's suite has no such benchmark", "基线的套件中没有这个基准"),
+    (r"callables: the head's (\d+) definition\(s\) ran against each side's code \(benchmarks_from: head\); (.*) "
+     r"copied from head", "可调用基准：新版的 {0} 个定义在两侧各自的代码上运行（benchmarks_from: head）；{1} 从新版复制"),
+    (r"callables: the head's (\d+) definition\(s\) ran against each side's code \(benchmarks_from: head\)",
+     "可调用基准：新版的 {0} 个定义在两侧各自的代码上运行（benchmarks_from: head）"),
+    (r"base has no (\S+) \(this pull request adds it\): the head's benchmarks ran on the base's code "
+     r"\(benchmarks_from: head\); its other benchmarks are new in this PR, measured on head only",
+     "基线没有 {0}（本 PR 新增了它）：新版的基准在基线的代码上运行（benchmarks_from: head）；其余基准是本 PR 新增的，只在新版上测量"),
     (r"base has no (\S+) \(this pull request adds it\): the head's suites ran on the base's code; its other "
      r"benchmarks are new in this PR, measured on head only",
      "基线没有 {0}（本 PR 新增了它）：新版的套件在基线的代码上运行；其余基准是本 PR 新增的，只在新版上测量"),

@@ -1,6 +1,7 @@
 """`python -m profopt_ci.suites.collector JOB.json OUT.json`: one suite collected, or probed, in the side's process.
 
-In: a job {"kind", "path", "select"} (collect) or {"kind", "probe": [locators]} (run each once),
+In: a job {"kind", "path", "select"} (collect) or {"kind", "probe": [locators]} (run each once;
+kind "callable": [[name, module:factory, params]], suites/callables.py),
 run in the side's checkout with its environment (collect.py starts it). Out: OUT.json —
 {"benchmarks": [...], "skipped": [...], "errors": [...], "note"} or {"probe": {locator: why or
 null}}. A suite that cannot be collected at all is one entry of `errors`, never a traceback; the
@@ -17,9 +18,10 @@ from pathlib import Path
 
 
 def _module(kind: str):
-    from profopt_ci.suites import asv_suite, pyperf_suite, pytest_suite
+    from profopt_ci.suites import asv_suite, callables, pyperf_suite, pytest_suite
 
-    return {"pytest": pytest_suite, "asv": asv_suite, "pyperf": pyperf_suite}[kind]
+    # "callable": only probed — a `module:factory` the base must build and run (benchmarks_from: head)
+    return {"pytest": pytest_suite, "asv": asv_suite, "pyperf": pyperf_suite, "callable": callables}[kind]
 
 
 def handle(job: dict) -> dict:

@@ -1,0 +1,95 @@
+"""`benchmarks_from: head` for callables and commands: the head's definitions run on both sides.
+
+In: the `Plan` (both sides attached, set up), the sides, a log. Out: the base's spec holding the
+head's callable and command benchmarks (resolved against the base's code, in its environment),
+`plan.new_causes` for a callable the base cannot build or run once (new in this PR, with why, never
+a failure), `plan.base_suite` naming what the base runs (so a base without a spec still runs them)
+and a note saying what ran. Callables keep `each` as their default (the spec's `benchmarks_from`
+unset): each side runs its own spec's definitions, as before.
+
+A callable's module that is a file of the head's checkout but missing from the base's (a benchmark
+module the PR adds with its first profopt.yml) is copied over the base's checkout first, as a suite
+file is (`expand.overlay`); a module both sides have is the base's own — it may be the library.
+"""
+from __future__ import annotations
+
+import shutil
+import traceback
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from profopt_ci.measure.processes import Side
+from profopt_ci.specfile.plan import Plan
+
+
+def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> None:
+    """With `benchmarks_from: head`: the base runs the head's callables and commands (see module doc)."""
+    if plan.spec.benchmarks_from != "head":
+        return
+    base, head = sides
+    own = [b for b in plan.side_spec("head").benchmarks if b.suite is None and b.name not in plan.failures]
+    if not own:
+        return
+    copied = _copy_modules([b.callable for b in own if b.callable], head.root, base.root)
+    if copied:
+        log(f"profopt: benchmarks_from: head — the head's {', '.join(copied)} copied over the base's checkout")
+    from profopt_ci.suites.collect import _collector
+
+    callables = [b for b in own if b.callable and b.command is None]
+    data = _collector({"kind": "callable", "probe": [[b.name, b.callable, b.params] for b in callables]},
+                      plan.side_spec("base"), base, "running the callables once") if callables else {"probe": {}}
+    answers = data.get("probe")
+    if answers is None:  # the probe process itself failed: every callable is new, with that cause
+        err = (data.get("errors") or [{"error": "no answer"}])[0]["error"]
+        answers = {b.name: err for b in callables}
+    for name, why in answers.items():
+        if why:
+            plan.new_causes[name] = f"the base cannot run it: {_first_line(why)}"
+    runs = [b for b in own if b.name not in plan.new_causes]
+    suites_on_base = [b for b in plan.side_spec("base").benchmarks if b.suite is not None]
+    plan.sides["base"] = replace(plan.side_spec("base"), benchmarks=[*runs, *suites_on_base])
+    plan.base_suite |= {b.name for b in runs}
+    plan.notes.append(f"callables: the head's {len(own)} definition(s) ran against each side's code "
+                      f"(benchmarks_from: head)" + (f"; {', '.join(copied)} copied from head" if copied else ""))
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), text)[:300]
+
+
+def _copy_modules(targets: list[str], head_root: Path, base_root: Path) -> list[str]:
+    """Each `module:factory`'s module file that the head's checkout has and the base's lacks, copied."""
+    copied = []
+    for t in dict.fromkeys(targets):
+        module = t.partition(":")[0]
+        if not module or "+suite" in module:
+            continue
+        rel = Path(*module.split("."))
+        for cand in (rel.with_suffix(".py"), rel / "__init__.py"):
+            src, dst = head_root / cand, base_root / cand
+            if src.is_file() and not dst.exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                for parent in cand.parents:  # a package the base lacks gets its __init__.py too
+                    init = head_root / parent / "__init__.py"
+                    if parent != Path(".") and init.is_file() and not (base_root / parent / "__init__.py").exists():
+                        (base_root / parent).mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(init, base_root / parent / "__init__.py")
+                shutil.copy2(src, dst)
+                copied.append(str(cand))
+    return copied
+
+
+def probe(items: list) -> dict[str, str | None]:
+    """In the side's process (suites/collector.py): each [name, target, params] built and run once —
+    {name: None, or why not, with the traceback's last lines}."""
+    from profopt_ci.measure.worker import build_step
+
+    out: dict[str, str | None] = {}
+    for name, target, params in items:
+        try:
+            build_step(target, params or {})()
+            out[name] = None
+        except Exception as exc:
+            out[name] = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc().splitlines(True)[-3:])
+    return out
