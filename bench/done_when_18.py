@@ -149,8 +149,7 @@ def run_case(root: Path, base: str) -> dict:
             "first_broken_step": con.get("first_broken_step"), "cpuset": b.get("cpuset"),
             "cpus": ncpus(b.get("cpuset")),
             "need": {s: v.get("need") for s, v in sides.items()},
-            "step_ms": {s: (b["metrics"]["step_time_ms"].get(s) or {}).get("median")
-                        for s in ("base", "head")} if "step_time_ms" in b.get("metrics", {}) else None}
+            "step_delta_pct": (b.get("metrics", {}).get("step_time_ms") or {}).get("delta_pct")}
 
 
 def holds(res: dict, want: dict) -> bool:
