@@ -1,6 +1,6 @@
 """Workers forked from a per-side zygote: what it preloads, that forked workers serve rounds, and the failures.
 
-Real processes throughout: a zygote is `python -m profopt_ci.measure.zygote`, its children serve
+Real processes throughout: a zygote is `python -m profopt_ci.measure.zygote_process`, its children serve
 the lockstep protocol over real pipes.
 """
 from __future__ import annotations

@@ -3,9 +3,9 @@
 In (parent): a `Side`, its environment, the packages to preload (worker.PRELOAD that the first
 round's worker reported), a work directory. Out: `Zygote.fork(job, fds)` → the pid of a fresh
 lockstep worker (worker.serve_job) on the pipe ends passed, and `wait`/`poll` for its exit status.
-In (the zygote process, `python -m profopt_ci.measure.zygote JOB.json`): the socket's fd and the
-preload list; it answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's
-fds riding with `fork` as SCM_RIGHTS):
+In (the zygote process, measure/zygote_process.py): the socket's fd and the preload list; it
+answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's fds riding with
+`fork` as SCM_RIGHTS):
 
     zygote: `ready PID` (or `error TRACEBACK`)
     parent: `fork {job}` + fds [pipe in, pipe out, stdout file, stderr file] → zygote: `pid N`
@@ -21,20 +21,18 @@ every FORK_ROUNDS rounds (lockstep.py), so the rounds still sample process-level
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import select
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 
-MAX_MSG = 1 << 20
+from profopt_ci.measure.zygote_process import MAX_MSG
+
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
 READY_TIMEOUT_S = 300.0
 
@@ -63,7 +61,7 @@ class Zygote:
         env, self.tag = tag_env(env)
         try:
             self.proc = subprocess.Popen(
-                [python, "-m", "profopt_ci.measure.zygote", str(path)], cwd=root, env=env,
+                [python, "-m", "profopt_ci.measure.zygote_process", str(path)], cwd=root, env=env,
                 stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err, pass_fds=(theirs.fileno(),),
                 preexec_fn=child_preexec(cpus), start_new_session=True)
         except OSError as exc:
@@ -304,128 +302,3 @@ class ZygotePool:
             self.close_live(name)
             for z in set(self.next.pop(name, {}).values()):
                 z.close()
-
-
-# ---- the zygote process ------------------------------------------------------------------------
-
-
-def _child(sock: socket.socket, request: str, fds: list[int], zygote_pid: int) -> None:
-    """In the forked worker: its own session, its pipes, its output files; then the serve loop."""
-    from profopt_ci.measure import cpus, worker
-    from profopt_ci.measure.proctree import TAG_VAR
-
-    code = 1
-    try:
-        job = json.loads(request)
-        sock.close()
-        os.setsid()
-        cpus.die_with_parent(zygote_pid)
-        *pipes, out, err = fds
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        os.close(out)
-        os.close(err)
-        _become(job)
-        os.environ[TAG_VAR] = job["tag"]  # what the step starts carries the worker's own tag
-        if job.get("out"):  # a JSON job (the profiled run): its answer goes to a file
-            code = worker.run_job(job["job"], job["out"])
-        else:
-            code = worker.serve_job(job["job"], *pipes)
-    except BaseException:  # noqa: B036 — whatever happened, say it on stderr and exit non-zero
-        traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: S110 — nothing left to tell
-                pass
-        os._exit(code)
-
-
-_KEEP: list = []
-
-
-def _become(job: dict) -> None:
-    """A zygote both sides share forks each side's worker into that side's checkout and environment.
-    Every child takes the same steps whichever side it is, so neither side's heap starts differently
-    (a head child that alone moved its sys.path ran an A/A 2.7% faster). `pad`: per-side zygotes
-    give each child a heap layout of its own (the zygote's is the same for all its children)."""
-    root = job.get("root") or os.getcwd()
-    old = os.path.realpath(os.getcwd())
-    os.chdir(root)
-    sys.path[:] = [root if p and os.path.realpath(p) == old else p for p in sys.path]
-    if job.get("env") is not None:
-        os.environ.clear()
-        os.environ.update(job["env"])
-    if job.get("pad"):
-        import mmap
-        import random
-
-        rng = random.Random()
-        _KEEP.extend(bytearray(rng.randrange(1, 1 << 16)) for _ in range(rng.randrange(1, 64)))
-        _KEEP.append(mmap.mmap(-1, rng.randrange(1, 256) * mmap.PAGESIZE))
-
-
-def serve(sock: socket.socket) -> int:
-    """Answer fork / wait / poll until the parent closes the socket."""
-    me = os.getpid()
-    while True:
-        try:
-            msg, fds, _, _ = socket.recv_fds(sock, MAX_MSG, 8)
-        except OSError:
-            return 0
-        if not msg:
-            return 0
-        op, _, arg = msg.decode("utf-8", "replace").partition(" ")
-        if op == "fork" and len(fds) in (2, 4):
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
-            pid = os.fork()  # before anything of the request is parsed: every child starts from one state
-            if pid == 0:
-                _child(sock, arg, fds, me)
-            for fd in fds:
-                os.close(fd)
-            sock.send(f"pid {pid}".encode())
-        elif op in ("wait", "poll") and arg.isdigit():
-            for fd in fds:
-                os.close(fd)
-            try:
-                done, status = os.waitpid(int(arg), 0 if op == "wait" else os.WNOHANG)
-            except ChildProcessError:
-                sock.send(b"status -9")
-                continue
-            sock.send(b"running" if done == 0 else f"status {os.waitstatus_to_exitcode(status)}".encode())
-        else:
-            for fd in fds:
-                os.close(fd)
-            sock.send(f"error unexpected request {msg[:80]!r}".encode())
-
-
-def main(argv: list[str] | None = None) -> int:
-    from profopt_ci.measure import cpus
-
-    args = sys.argv[1:] if argv is None else argv
-    job = json.loads(Path(args[0]).read_text())
-    sock = socket.socket(fileno=int(job["sock"]))
-    cpus.die_with_parent()
-    sys.path.insert(0, os.getcwd())
-    names = [str(n) for n in job.get("preload") or []]
-    try:
-        for name in [n for n in names if "." not in n]:
-            importlib.import_module(name)
-    except BaseException:  # noqa: B036 — an import that fails here is reported, never forked from
-        sock.send(("error " + traceback.format_exc()[-3000:]).encode())
-        return 1
-    for name in [n for n in names if "." in n]:  # what the step imported lazily; one that needs its
-        try:                                     # importer's context is left to the worker itself
-            importlib.import_module(name)
-        except Exception:  # noqa: S112
-            continue
-    if job.get("pool") and hasattr(os, "sched_setaffinity"):  # imported on the free CPUs; forks start unpinned
-        os.sched_setaffinity(0, job["pool"])
-    sock.send(f"ready {os.getpid()}".encode())
-    return serve(sock)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
