@@ -252,8 +252,8 @@ class ZygotePool:
         self.live[bench] = (started, 1)
         if spare and preload and bench not in self.next:
             # The next generation imports on the spare CPUs while this one serves its rounds: started
-            # in a generation's last round only, a torch import (~2 s) outlasted a ~1 s round and
-            # the rounds waited for it (three benchmarks: ~2 s at each of 7 generations)
+            # in a generation's last round only, a torch import outlasts that round and the next
+            # round waits for it (docs/accuracy.md has the figures)
             self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
         return started
 
