@@ -12,7 +12,7 @@ from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.entries import build_entry, finish
-from profopt_ci.report.i18n_zh import note as zh_note
+from profopt_ci.report.i18n import say
 from profopt_ci.specfile.load import parse_spec
 
 SPEC = """\
@@ -76,8 +76,9 @@ def test_a_second_run_that_disagrees_makes_the_verdict_inconclusive_with_both_es
     assert runs["first"]["verdict"] == "regressed" and runs["second"]["verdict"] == "unchanged"
     assert first["confirm"]["agreed"] is False
     [note] = notes
-    assert "first run regressed +3" in note and "second run unchanged" in note
-    zh = zh_note(note)
+    assert note["id"] == "note.not_confirmed"
+    assert "first run regressed +3" in note["text"] and "second run unchanged" in note["text"]
+    zh = say("zh", note)
     assert "未得到确认" in zh and "变差" in zh and "无变化" in zh and "regressed" not in zh
 
 

@@ -3,11 +3,10 @@
 The bottleneck note is messages (an id and its fields; report/i18n.message): each rule in rules.py
 is fired with sample figures chosen to emit *every* evidence line it has (optional ones included),
 bottleneck.py's fallbacks too, and every id emitted must have an en and a zh entry whose zh render
-keeps no English; every catalog entry of the note must be emitted by something. The notes are still
-English translated by pattern (i18n_zh): every note template is collected from the producers' source
-(strings that flow into a `notes` list, a `*_NOTE` constant, a `*_note()` function's result) with
-sample values put in. A zh report made of them must not keep English words, beyond units, acronyms,
-flags, spec keys and the data (op names) itself.
+keeps no English; every catalog entry of the note must be emitted by something. The comparison's
+notes are messages too: no producer puts an English string into a notes list (their source is
+walked), every note id they name has en and zh entries with the same placeholders, and each, filled
+with sample fields, says no English in zh beyond units, acronyms, flags, spec keys and the data.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from test_report_snapshots import ZH_ALLOWED
 
 from profopt_ci.analyze import bottleneck as analyze
 from profopt_ci.analyze.rules import RULES, Facts
-from profopt_ci.report import i18n, i18n_zh
+from profopt_ci.report import i18n
 from profopt_ci.report.render import render
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
@@ -150,16 +149,19 @@ def test_a_file_from_before_messages_still_renders():
     assert "an action worded by another version" in render(c, "md", "zh")
 
 
-# ---- notes, collected from the producers' source ----------------------------------------------------
+# ---- notes: messages too, checked at their producers ------------------------------------------------
 
 # The action's failure causes are message keys (action.cause.*, report/i18n_action.py), not notes.
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
                     "action.host", "action.entry")
+# Every module that writes a comparison note (the suites' own notes are the one exception left: see
+# CHANGELOG, they pass through as plain strings and render as they are).
 PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
-             "store.stored_baselines", "analyze.changepoints", "measure.instruction_runs", "analyze.instruction_entries",
-             "pipeline.run_tree",
-             "store.stores", *ACTION_PRODUCERS)
-SAMPLE = "7"  # what a placeholder becomes: a figure, a name, a list
+             "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "store.stored_baselines", "store.stores",
+             "analyze.changepoints", "analyze.instruction_entries", "measure.instruction_runs", "measure.runner")
+NOTE_IDS = ("note.", "instr.what", "instr.functions")
+SAMPLE = "7"
+FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 
 
 def _strings(node: ast.AST) -> list[str]:
@@ -173,73 +175,154 @@ def _strings(node: ast.AST) -> list[str]:
     if isinstance(node, ast.IfExp):
         return _strings(node.body) + _strings(node.orelse)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return [a + b for a in _strings(node.left) for b in _strings(node.right)]
+        return [a + b for a in _strings(node.left) for b in _strings(node.right)] or _strings(node.left) + _strings(node.right)
     return []
 
 
 def _is_notes(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id.endswith("notes")
+    return (isinstance(node, ast.Name) and node.id.endswith("notes")) or (
+        isinstance(node, ast.Attribute) and node.attr.endswith("notes"))
 
 
-def note_templates() -> list[tuple[str, str]]:
+def _trees() -> dict[str, ast.AST]:
+    # a renamed producer fails here, not silently
+    return {name: ast.parse(inspect.getsource(importlib.import_module(f"profopt_ci.{name}"))) for name in PRODUCERS}
+
+
+def raw_notes() -> list[tuple[str, str]]:
+    """English a producer puts into a notes list itself: appended, inserted, a notes list's items, passed
+    to a function that takes the notes first, or returned by a `*_note(s)` function."""
     found = []
-    for name in PRODUCERS:
-        module = importlib.import_module(f"profopt_ci.{name}")  # a renamed producer fails here, not silently
-        tree = ast.parse(inspect.getsource(module))
-        # local functions that take the notes first, e.g. compare's `comparison(notes)`
+    for name, tree in _trees().items():
         takers = {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.args.args
                   and f.args.args[0].arg.endswith("notes")}
         for node in ast.walk(tree):
             exprs: list[ast.AST] = []
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
-                    and _is_notes(node.func.value)):
-                exprs = list(node.args)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_notes(node.func.value):
+                exprs = {"append": node.args, "insert": node.args[1:], "extend": node.args}.get(node.func.attr, [])
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in takers:
                 exprs = node.args[:1] + [k.value for k in node.keywords if k.arg and k.arg.endswith("notes")]
-            elif isinstance(node, ast.Assign):
-                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-                if any(n.endswith("notes") or n.endswith("_NOTE") or n == "WHAT_IT_IS" for n in names):
-                    exprs = [node.value]
-            elif isinstance(node, ast.FunctionDef) and node.name.endswith("_note"):
+            elif isinstance(node, ast.Call):
+                exprs = [k.value for k in node.keywords if k.arg and k.arg.endswith("notes")]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(_is_notes(t) or (isinstance(t, ast.Name) and t.id.endswith("_NOTE")) for t in targets):
+                    exprs = [node.value] if node.value else []
+            elif isinstance(node, ast.FunctionDef) and node.name.endswith(("_note", "_notes")):
                 exprs = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
             found += [(name, s) for e in exprs for s in _strings(e)]
     return found
 
 
-def test_the_note_collector_finds_the_known_producers():
-    texts = [s for _, s in note_templates()]
-    assert len(texts) >= 15
-    assert any(s.startswith("the freshly measured base of") for s in texts)  # history.drift_note
-    # instructions.WHAT_IT_IS is no longer a literal note: the report says it through i18n itself
-    assert i18n.t("zh", "instr.what") != i18n.t("en", "instr.what")
-    assert "interrupted: partial results" in texts                           # compare, inside a call
+def used_ids() -> set[str]:
+    """The note ids the producers name: every string of theirs that is a note's catalog key."""
+    return {n.value for tree in _trees().values() for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in i18n.EN
+            and n.value.startswith(NOTE_IDS)}
 
 
-@pytest.mark.parametrize(("module", "template"), note_templates())
-def test_every_note_template_is_translated(module, template):
-    zh = i18n.note("zh", template)
-    assert zh != template, f"{module}: no zh pattern for {template!r}"
-    assert not english(zh), (module, zh, english(zh))
+def test_no_producer_writes_a_note_as_english():
+    assert raw_notes() == []
 
 
-def test_note_parts_from_real_helpers_are_translated():
-    from profopt_ci.store.stored_baselines import _age_text, _mismatch_text
+def test_the_raw_note_finder_still_sees_a_raw_note():
+    """The check above would pass on an empty walk: it must still catch each way a string gets in."""
+    source = ("def f(notes, x):\n    notes.append(f'hello {x}')\n    notes.insert(0, 'first')\n"
+              "    more_notes = ['a' + 'b']\n    return build(notes=['c'])\n"
+              "def g_note():\n    return 'said'\n")
+    tree = ast.parse(source)
+    real = _trees
+    try:
+        globals()["_trees"] = lambda: {"sample": tree}
+        assert sorted(s for _, s in raw_notes()) == ["ab", "c", "first", "hello 7", "said"]
+    finally:
+        globals()["_trees"] = real
 
-    for doc in ({"created": None}, {"created": "2000-01-01T00:00:00Z"}):
-        assert not english(i18n_zh._age(_age_text(doc)))
-    assert not english(i18n_zh._mismatch(_mismatch_text([("cpu_count", 2, 4), ("os", "a", "b")])))
+
+def _placeholders(text: str) -> set[str]:
+    return {m.group(1) for m in FIELD.finditer(text)}
 
 
-def test_a_zh_report_full_of_every_producer_keeps_no_english():
-    """The renderer really uses the tables: the notes, evidence and actions land in md and text."""
+def test_every_entry_has_both_languages_with_the_same_placeholders():
+    assert set(i18n.EN) == set(i18n.ZH), set(i18n.EN) ^ set(i18n.ZH)
+    for key in i18n.EN:
+        assert _placeholders(i18n.EN[key]) == _placeholders(i18n.ZH[key]), key
+
+
+def test_every_note_entry_is_said_by_a_producer():
+    """No dead words, and a producer's id the catalog lacks would fail `message` itself."""
+    catalog = {k for k in i18n.EN if k.startswith(NOTE_IDS)}
+    used = used_ids()
+    assert len(used) >= 30  # the walk still sees the producers
+    assert catalog == used, (catalog - used, used - catalog)
+
+
+# Sample values by the field's format spec: what a producer passes for it.
+SAMPLES = {"names": ["train-step", "eval-step"], "terms": ["env", "params"], "cpusets": [["0-1", ["a", "b"]], ["2", ["c"]]],
+           "mismatch": [["cpu_count", "2", "4"], ["os", "'a'", "'b'"]], "age": 0.5, "term": "slower",
+           "probes": [["base", 2, [["torch", 2]]], ["head", 0, []]]}
+
+
+def sample_note(key: str) -> dict:
+    args = {}
+    for m in FIELD.finditer(i18n.EN[key]):
+        spec = m.group(2) or ""
+        args[m.group(1)] = SAMPLES.get(spec, 7 if spec else SAMPLE)
+    return i18n.message(key, **args)
+
+
+def note_samples() -> list[dict]:
+    return [sample_note(k) for k in sorted(i18n.EN) if k.startswith(NOTE_IDS)]
+
+
+@pytest.mark.parametrize("m", note_samples(), ids=lambda m: m["id"])
+def test_every_note_renders_in_zh_without_english(m):
+    assert m["text"] == i18n.say("en", m) == i18n.note("en", m)
+    zh = i18n.note("zh", m)
+    assert zh != m["text"], m
+    for value in ("train-step", "eval-step"):  # benchmark names are data
+        zh = zh.replace(value, " ")
+    assert not english(zh), (m["id"], zh, english(zh))
+    assert json.loads(json.dumps(m)) == m
+
+
+def test_the_english_of_a_note_is_its_producers_old_wording():
+    """Byte for byte what the producers wrote before notes were messages (snapshots and machines read it)."""
+    from profopt_ci.analyze.changepoints import drift_note
+    from profopt_ci.measure import runner
+
+    d = {"delta_pct": 4.26, "fresh": 12.3456, "history_median": 11.84, "n": 9, "z": 3.14}
+    assert drift_note("train", d)["text"] == (
+        "the freshly measured base of train drifted from its nightly history: 12.35 ms vs a nightly median of 11.84 ms "
+        "over the last 9 runs (4.3% slower, z +3.1) — the machine or its environment moved since the nightly runs; "
+        "the paired comparison still holds")
+    _, off = runner.check({"ms": 7.0}, [10.0, 10.0, 10.0], "lab")
+    assert off["text"] == ("this runner ran 30% faster than its usual (probe 7 ms vs a median of 10 ms over the last 3 "
+                           "runs of label lab): absolute times are off, ratios may shift by a few %")
+    said = sample_note("note.stored_baseline")["text"]
+    assert "(12 hours old)" in said and i18n.say("zh", sample_note("note.stored_baseline")).count("12 小时前") == 1
+
+
+def test_a_file_whose_notes_are_plain_strings_still_renders():
     c = fx.keep()
-    c["notes"] = [s for _, s in note_templates()]
+    c["notes"] = ["a note worded by another version", "interrupted: partial results"]
+    for lang in ("en", "zh"):
+        out = render(c, "md", lang)
+        assert "a note worded by another version" in out and "interrupted: partial results" in out
+
+
+def test_a_zh_report_full_of_every_note_keeps_no_english():
+    """The renderer says the notes through the catalogs: md and text, the bottleneck note too."""
+    c = fx.keep()
+    c["notes"] = note_samples()
     c["benchmarks"][0]["bottleneck"] = analyze.bottleneck(MAXIMAL["data loading"][0].profile)
+    en = render(c, "md", "en", max_chars=None).replace("\\", "")  # Markdown's escapes
+    assert all(m["text"] in en for m in c["notes"] if m["id"] != "instr.what")  # instr.what: said when counted
     for fmt in ("md", "text"):
         out = render(c, fmt, "zh", max_chars=None)
         out = re.sub(r"<!--.*?-->|</?(details|summary|sub)>|```.*?```", " ", out, flags=re.S)
         out = out.replace("\\", "").replace("@&#8203;", "@")
-        for s in fx_data(c):  # longest first, so a name inside a path goes with the path
+        for s in [*fx_data(c), "train-step", "eval-step"]:  # longest first, so a name inside a path goes with the path
             out = out.replace(s, " ")
         assert not english(out), (fmt, sorted(english(out)))
 

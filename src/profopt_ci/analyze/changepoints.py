@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from profopt_ci.figures import is_measurement as _usable
+from profopt_ci.report.i18n import message
 
 METRIC = "step_time_ms"
 DEFAULT_N = 30
@@ -127,9 +128,7 @@ def drift(fresh: float, history: list[float], *, threshold_pct: float = 3.0, z_c
     return res
 
 
-def drift_note(name: str, d: dict) -> str:
-    direction = "slower" if d["delta_pct"] > 0 else "faster"
-    return (f"the freshly measured base of {name} drifted from its nightly history: {d['fresh']:.4g} ms vs a "
-            f"nightly median of {d['history_median']:.4g} ms over the last {d['n']} runs "
-            f"({abs(d['delta_pct']):.1f}% {direction}, z {d['z']:+.1f}) — the machine or its environment moved "
-            "since the nightly runs; the paired comparison still holds")
+def drift_note(name: str, d: dict) -> dict:
+    """The report's note on a fresh base that left its nightly series (a message, report/i18n.message)."""
+    return message("note.drift", name=name, fresh_ms=d["fresh"], median_ms=d["history_median"], runs=d["n"],
+                   delta_pct=abs(d["delta_pct"]), direction="slower" if d["delta_pct"] > 0 else "faster", z=d["z"])

@@ -6,13 +6,14 @@ comparison entry (docs/data-model.md): metrics `instructions` (and `est_cycles`)
 side — decision `failed` with the valgrind tail in `error`, the walltime metrics kept.
 
 The function diff is callgrind's self Ir per step of each function (per C function: see
-instructions.FUNCTIONS_NOTE), base vs head, the largest absolute changes first.
+the message instr.functions), base vs head, the largest absolute changes first.
 """
 from __future__ import annotations
 
 from profopt_ci.analyze.decide import check_constraint
 from profopt_ci.measure.callgrind import TOP_FUNCTIONS
-from profopt_ci.measure.instruction_runs import FUNCTIONS_NOTE, side_metrics
+from profopt_ci.measure.instruction_runs import side_metrics
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
 
 DIFF_ROWS = 10
@@ -76,7 +77,7 @@ def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> None:
     if not sides:
         return
     base, head = sides.get("base"), sides.get("head")
-    block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [FUNCTIONS_NOTE]}
+    block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [message("instr.functions")]}
     entry["instructions"] = block
     if entry.get("decision") == "failed" or not _ok(base) or not _ok(head):
         return

@@ -21,10 +21,11 @@ from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.documents.results import now_iso
+from profopt_ci.report.i18n import message
 
 
 def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[str, Any], base: dict,
-          head: dict, diffs: list[dict], seed: int | None, notes: list[str], threshold_pct: float | None,
+          head: dict, diffs: list[dict], seed: int | None, notes: list[dict | str], threshold_pct: float | None,
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
           new_in_pr: list[dict] | None = None, runner: dict | None = None, policy: dict | None = None,
           baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> dict:
@@ -33,7 +34,7 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
     rounds = max((e["rounds"] for e in entries), default=0)
     if diffs:
         scopes = sorted({d["scope"] for d in diffs})
-        notes = [f"not only the code differs between base and head: {', '.join(scopes)} (see differences)", *notes]
+        notes = [message("note.not_only_code", scopes=scopes), *notes]
     out: dict[str, Any] = {
         "schema": COMPARISON_SCHEMA,
         "tool_version": __version__,

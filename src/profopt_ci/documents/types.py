@@ -57,6 +57,10 @@ class Message(Struct, kw_only=True, forbid_unknown_fields=True):
     text: str
 
 
+# A note the report shows: a message, or (a file from before notes were messages) its English alone.
+Note = Message | str
+
+
 class _Closed(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A level of a document: every key profopt writes there, no other."""
 
@@ -434,7 +438,7 @@ class CountedPair(_Closed, kw_only=True):
     base: Free | None | UnsetType = UNSET
     head: Free | None | UnsetType = UNSET
     function_diff: list[FunctionDiff] | UnsetType = UNSET
-    notes: list[str] | UnsetType = UNSET
+    notes: list[Note] | UnsetType = UNSET
 
 
 class QualityPair(_Closed, kw_only=True):
@@ -526,7 +530,7 @@ class Comparison(_Closed, kw_only=True):
     decision: Decision
     summary: str | UnsetType = UNSET
     counts: Counts | UnsetType = UNSET
-    notes: list[str] | UnsetType = UNSET
+    notes: list[Note] | UnsetType = UNSET
     benchmarks: list[Entry]
     pairing: Pairing | UnsetType = UNSET
     dirty: bool | UnsetType = UNSET

@@ -16,6 +16,8 @@ import platform
 import statistics
 import time
 
+from profopt_ci.report.i18n import message
+
 PROBE = "python-loop@1"  # the workload below; a new workload is a new name (histories do not mix)
 REPEATS = 7
 OFF_PCT = 20.0  # beyond this share from the label's median, the report says so
@@ -58,7 +60,7 @@ def history_of(docs: list[dict], record: dict) -> list[float]:
     return out
 
 
-def check(record: dict, history: list[float], label: str) -> tuple[dict, str | None]:
+def check(record: dict, history: list[float], label: str) -> tuple[dict, dict | None]:
     """The record with the history's figures, and the report's note when the runner was off."""
     out = {**record, "history_ms": None, "history_n": len(history), "off_pct": None, "state": "no history"}
     if len(history) < MIN_HISTORY or not record.get("ms"):
@@ -69,8 +71,6 @@ def check(record: dict, history: list[float], label: str) -> tuple[dict, str | N
                state="slow" if off > OFF_PCT else "fast" if off < -OFF_PCT else "usual")
     if out["state"] == "usual":
         return out, None
-    word = "slower" if off > 0 else "faster"
-    note = (f"this runner ran {abs(off):.0f}% {word} than its usual (probe {record['ms']:.3g} ms vs a median of "
-            f"{median:.3g} ms over the last {len(history)} runs of label {label}): absolute times are off, "
-            "ratios may shift by a few %")
+    note = message("note.runner_off", off_pct=abs(off), direction="slower" if off > 0 else "faster", ms=record["ms"],
+                   median_ms=median, runs=len(history), label=label)
     return out, note

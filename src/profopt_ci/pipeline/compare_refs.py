@@ -29,7 +29,7 @@ from profopt_ci.measure.checkouts import (
     prepare_sides,
     resolve_refs,
 )
-from profopt_ci.measure.cpus import format_cpuset
+from profopt_ci.measure.cpus import Placement, format_cpuset
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
@@ -48,6 +48,7 @@ from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, 
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.profile.side_pass import annotate, profile_all
+from profopt_ci.report.i18n import Note, message, text_of
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stored_baselines import runner_history
@@ -65,14 +66,14 @@ class CompareRun:
     new: list[Benchmark]  # new in the PR: measured on head only
     seed: int
     dirty: bool
-    notes: list[str]  # said before measuring (pairing, new in the PR)
+    notes: list[Note]  # said before measuring (pairing, new in the PR)
     state: RoundState = field(default_factory=RoundState)
     fps: dict[str, dict] = field(default_factory=dict)
     alphas: dict[str, float] = field(default_factory=dict)
     profiles: dict[str, dict[str, dict]] = field(default_factory=dict)
     instr: dict[str, dict[str, dict]] = field(default_factory=dict)
     runner: dict | None = None  # the runner probe against the label's history (measure/runner.py)
-    runner_note: str | None = None
+    runner_note: dict | None = None
     second: CompareRun | None = None  # confirm: the flagged benchmarks measured again, independently
     fail_on: str | None = None  # the policy (--fail-on); None: no policy section
     nightly: Nightly | None = None  # --baseline both: the base's nightly runs, for drift and history
@@ -124,7 +125,7 @@ def _entries(run: CompareRun) -> list[dict]:
     return entries
 
 
-def comparison(run: CompareRun, notes: list[str], *, partial: bool = False) -> dict:
+def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> dict:
     """The comparison@1 document of what `run` has measured so far (all of it, or a `partial` one,
     which leaves the nightly runs out), built last: nothing edits it afterwards."""
     entries = _entries(run)
@@ -132,9 +133,9 @@ def comparison(run: CompareRun, notes: list[str], *, partial: bool = False) -> d
         notes = [*notes, *confirm.apply(entries, _entries(run.second), {b.name: run.plan.judged(b.name) for b in run.benches},
                                         run.second.seed)]
     if instruction_runs.wanted(run.benches):
-        notes = [*notes, instruction_runs.WHAT_IT_IS]
+        notes = [*notes, message("instr.what")]
     if run.same_commit:
-        notes = ["A/A: this measures noise only (base and head are the same commit)", *notes]
+        notes = [message("note.aa"), *notes]
     plan = run.plan
     base_meta, head_meta = (_side_meta(s, run.fps.get(s.name), plan) for s in run.sides)
     pairs = [(plan.bench("base", b.name), plan.bench("head", b.name)) for b in run.benches]
@@ -206,7 +207,7 @@ def _sides(ws, plan: Plan, repo: Path, rel_spec: Path, phase: str, refs: tuple[s
     for side in sides:
         plan.attach(side.name, side.spec, side.spec_note)
     if sides[0].commit == sides[1].commit:
-        log(f"profopt: {AA_NOTE} — base and head are the same commit {sides[1].commit[:12]}")
+        log(f"profopt: {AA_LOG} — base and head are the same commit {sides[1].commit[:12]}")
     return sides
 
 
@@ -258,7 +259,8 @@ def run_compare(
         if _setup(ws, sides, plan, phase, log):
             return None
         expand_compare(plan, sides, log)  # suites: collected in each side's own environment, after its setup
-        expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base too
+        if "base" not in ws.setup_failures:  # a base whose setup failed is a failed side, not "new in this PR"
+            expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base too
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
         _base_without_spec(plan, sides[0])
@@ -276,7 +278,7 @@ def run_compare(
             except KeyboardInterrupt:
                 if on_partial is not None:
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
-                        on_partial(comparison(run, [PARTIAL_NOTE, *run.notes], partial=True))
+                        on_partial(comparison(run, [message("note.partial"), *run.notes], partial=True))  # says so first
                 raise
         return comparison(run, run.notes)
 
@@ -288,14 +290,13 @@ def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) 
     history = runner_history(run.plan.spec, store, record)
     run.runner, run.runner_note = runner.check(record, history, run.plan.hardware_label)
     if run.runner_note:
-        log(f"profopt: warning: {run.runner_note}")
+        log(f"profopt: warning: {text_of(run.runner_note)}")
 
 
-AA_NOTE = "A/A: this measures noise only"
-PARTIAL_NOTE = "interrupted: partial results"  # a Ctrl-C'd compare's comparison says so first
+AA_LOG = "A/A: this measures noise only"  # the terminal line; the note is note.aa
 
 
-def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[str]:
+def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
     """How the pairing runs, said once on the terminal now and once in the report (the CPU set of
     each benchmark is settled by its first round: `_placement_notes`)."""
     for b in benches:
@@ -306,22 +307,22 @@ def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[str]:
     if lock:
         s = lock[0].settings
         callables = [b for b in lock if b.command is None]
-        how = (f"live workers driven value by value (~{s.value_ms:g} ms values, ~{s.round_ms:g} ms of pairs a round)"
-               if callables else "")
-        cmd = "commands: whole processes alternated base/head, 3 pairs a round" if len(callables) < len(lock) else ""
-        lines.append("pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
-                     + "; ".join(x for x in (how, cmd) if x))
+        commands = len(callables) < len(lock)
+        if callables:
+            lines.append(message("note.lockstep_both" if commands else "note.lockstep_live", value_ms=s.value_ms,
+                                 round_ms=s.round_ms))
+        else:
+            lines.append(message("note.lockstep_commands"))
     if "rounds" in kinds:
         r = next(b for b in benches if b.settings.pairing == "rounds").settings
-        names = ", ".join(b.name for b in benches if b.settings.pairing == "rounds")
-        lines.append(f"pairing rounds ({names}) — one fresh process per side per round, {r.values} values of "
-                     f"≥ {r.min_time_ms:g} ms each")
+        names = [b.name for b in benches if b.settings.pairing == "rounds"]
+        lines.append(message("note.pairing_rounds", names=names, values=r.values, min_time_ms=r.min_time_ms))
     for line in lines:
-        log(f"profopt: {line}")
+        log(f"profopt: {text_of(line)}")
     return lines
 
 
-def _placement_notes(run: CompareRun) -> list[str]:
+def _placement_notes(run: CompareRun) -> list[Note]:
     """Each benchmark's settled CPU set, once; and a warning where it is narrower than the step."""
     sets: dict[str, list[str]] = {}
     warnings = []
@@ -331,15 +332,23 @@ def _placement_notes(run: CompareRun) -> list[str]:
             continue
         sets.setdefault(format_cpuset(p.cpus), []).append(b.name)
         if p.warning:
-            warnings.append(p.warning)
+            warnings.append(_narrow_note(b.name, p))
     if not sets:
         return warnings
     if len(sets) == 1:
         (cpus, _), = sets.items()
-        line = f"CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)"
+        line = message("note.cpuset", cpus=cpus)
     else:
-        line = "CPU sets: " + "; ".join(f"{cpus} for {', '.join(names)}" for cpus, names in sets.items())
+        line = message("note.cpusets", sets=list(sets.items()))
     return [line, *warnings]
+
+
+def _narrow_note(name: str, p: Placement) -> dict:
+    """measure/cpus.Placement.warning as a message: the step needs more CPUs than it was pinned to."""
+    sides = [[side, probe.get("busy") or 0, sorted((probe.get("declared") or {}).items())]
+             for side, probe in sorted(p.probes.items())]
+    return message("note.narrow", name=name, need=p.need, sides=sides, have=len(p.cpus or []),
+                   where="the cpuset asked for" if p.requested else "profopt may use", cpus=format_cpuset(p.cpus or []))
 
 
 def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> None:
@@ -364,12 +373,10 @@ def _base_without_spec(plan: Plan, base: Side) -> None:
         return
     plan.notes[:] = [n for n in plan.notes if not n.startswith("base: its own spec was not used")]
     if plan.spec.benchmarks_from == "head" and plan.base_suite:  # callables too (suites/callables.py)
-        ran = "the head's benchmarks ran on the base's code (benchmarks_from: head); its other benchmarks are"
+        said = "note.base_no_spec_head"
     else:
-        ran = ("the head's suites ran on the base's code; its other benchmarks are" if plan.base_suite
-               else "every benchmark is")
-    plan.notes.insert(0, f"base has no {plan.spec.path.name} (this pull request adds it): {ran} new in this PR, "
-                         "measured on head only")
+        said = "note.base_no_spec_suites" if plan.base_suite else "note.base_no_spec"
+    plan.notes.insert(0, message(said, spec=plan.spec.path.name))
 
 
 def _split_new(benches: list[Benchmark], plan: Plan, base: Side) -> tuple[list[Benchmark], list[Benchmark]]:

@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable
 
 from profopt_ci.analyze.decide import decide_benchmark
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
 
 CHANGED = ("regressed", "improved")
@@ -46,17 +47,16 @@ def _figures(m: dict) -> dict:
     return {k: m.get(k) for k in ("delta_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict")}
 
 
-def _said(m: dict) -> str:
-    """`regressed +5.0% (CI +3.1…+6.9%)`: the verdict first, the figures after (the zh note keeps them)."""
-    verdict = m.get("verdict") or "failed"
+def _figures_said(m: dict) -> str:
+    """` +5.0% (CI +3.1…+6.9%)`, said after the verdict (a message field: figures read alike in every language)."""
     if m.get("delta_pct") is None:
-        return verdict
+        return ""
     ci = (f" (CI {m['ci_low_pct']:+.1f}…{m['ci_high_pct']:+.1f}%)"
           if m.get("ci_low_pct") is not None and m.get("ci_high_pct") is not None else "")
-    return f"{verdict} {m['delta_pct']:+.1f}%{ci}"
+    return f" {m['delta_pct']:+.1f}%{ci}"
 
 
-def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark], seed: int) -> list[str]:
+def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark], seed: int) -> list[dict]:
     """Hold each flagged metric against the second run; returns the notes (one per benchmark not confirmed)."""
     again = {e["name"]: e for e in second}
     notes = []
@@ -75,6 +75,8 @@ def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark]
             e["metrics"][m]["reason"] = "not confirmed by an independent second run"
         e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
         first = runs.get("step_time_ms") or next(iter(runs.values()))
-        notes.append(f"{e['name']}: not confirmed — first run {_said(first['first'])}, "
-                     f"second run {_said(first['second'])}: inconclusive")
+        notes.append(message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
+                             first_figures=_figures_said(first["first"]),
+                             second=first["second"].get("verdict") or "failed",
+                             second_figures=_figures_said(first["second"])))
     return notes

@@ -19,6 +19,7 @@ from profopt_ci.pipeline.entries import (
     policy,
     verdict,
 )
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark, Settings, Spec, resolve_settings
 
 
@@ -40,15 +41,13 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
             instruction_entries.merge(e, h, {"base": counted[0], "head": counted[1]})
     entries = finish(entries, {h.name: h for _, h in pairs}, compact=True)
     instruction_entries.mark_failures(entries)
-    notes = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
-             "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
-             "shows up as change"]
+    notes = [message("note.unpaired")]
     if missing:
-        notes.append(f"only in one of the files (not compared): {', '.join(missing)}")
+        notes.append(message("note.only_in_one", names=missing))
     if base.get("hardware_label") != head.get("hardware_label"):
-        notes.append(f"hardware labels differ: {base.get('hardware_label')} vs {head.get('hardware_label')}")
+        notes.append(message("note.labels_differ", base=str(base.get("hardware_label")), head=str(head.get("hardware_label"))))
     if base.get("spec_hash") != head.get("spec_hash"):
-        notes.append("the specs differ between the two results")
+        notes.append(message("note.specs_differ"))
     notes += outlier_notes(entries)
     metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
               "env": r.get("env") or {}} for r in (base, head)]

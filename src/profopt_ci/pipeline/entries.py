@@ -30,6 +30,7 @@ from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
 
 ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
@@ -152,13 +153,13 @@ def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head:
     return out
 
 
-def outlier_notes(entries: list[dict]) -> list[str]:
+def outlier_notes(entries: list[dict]) -> list[dict]:
     """The outlier share of a step time whose CI decided anyway: a note, not a verdict."""
     out = []
     for e in entries:
         note = (e.get("metrics") or {}).get(SPEED, {}).get("outlier_note")
         if note:
-            out.append(f"{e['name']}: {note}")
+            out.append(message("note.outliers", name=e["name"], note=note))
     return out
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 
@@ -57,14 +58,14 @@ def new_entries(new: list[Benchmark], state: RoundState, causes: dict[str, str] 
     return out
 
 
-def new_note(new: list[Benchmark], causes: dict[str, str] | None = None) -> list[str]:
+def new_note(new: list[Benchmark], causes: dict[str, str] | None = None) -> list[dict]:
     """What really ran for the new benchmarks: head only, and why the base did not, when known."""
     if not new:
         return []
-    lines = [f"new in this PR: measured on head only: {', '.join(b.name for b in new)}"]
+    lines = [message("note.new_head_only", names=[b.name for b in new])]
     for b in new:
-        if (causes or {}).get(b.name):
-            lines.append(f"{b.name}: new in this PR — {causes[b.name]}")
+        if (causes or {}).get(b.name):  # the cause is the suite collector's own words, passed on
+            lines.append(message("note.new_cause", name=b.name, cause=causes[b.name]))
     return lines
 
 

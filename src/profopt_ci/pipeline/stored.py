@@ -29,7 +29,6 @@ from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement
 from profopt_ci.gitutil import commit_info, toplevel
-from profopt_ci.measure import instruction_runs
 from profopt_ci.measure.checkouts import (
     _shallow_hint,
     add_worktree,
@@ -43,6 +42,7 @@ from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff_results import _bench_from_results
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
 from profopt_ci.pipeline.run_tree import run_tree
+from profopt_ci.report.i18n import Note, message
 from profopt_ci.specfile.load import Spec
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.gitstore import GitStore
@@ -56,7 +56,7 @@ from profopt_ci.store.stored_baselines import (
     material_differences,
     samples_from_summary,
 )
-from profopt_ci.store.stores import at_or_before, open_store, save
+from profopt_ci.store.stores import age_days, at_or_before, open_store, save
 
 
 def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
@@ -88,13 +88,13 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
 
 
 def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
-                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[str]]:
+                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[Note]]:
     """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
     spec = plan.spec
     root = spec.path.resolve().parent
     head_label, head_commit = refs["head"]
     current, dirty = commit_info(root)
-    notes: list[str] = []
+    notes: list[Note] = []
 
     def check(fp: dict) -> dict:
         diffs = material_differences(stored_fp, fp)
@@ -104,15 +104,14 @@ def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir:
             raise UsageError("the stored baseline was measured in a different environment — "
                              f"{_mismatch_text(diffs)}. Refresh the baseline on this runner, use "
                              "--baseline rerun, or pass --allow-env-mismatch to compare anyway")
-        notes.append(f"the stored baseline was measured in a different environment ({_mismatch_text(diffs)}); "
-                     "compared anyway (--allow-env-mismatch): differences may be the machine's, not the code's")
+        notes.append(message("note.env_mismatch", diffs=[[k, repr(a), repr(b)] for k, a, b in diffs]))
         return fp
 
     with tempfile.TemporaryDirectory(prefix="profopt-stored-") as tmp:
         if not head_given or (current == head_commit and not dirty):
             fp = check(fingerprint(Side(name="tree", root=root), spec))
             if dirty:
-                notes.append("head is the working tree with uncommitted changes")
+                notes.append(message("note.dirty_head"))
             _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
             return results, notes
         rel_spec = spec.path.resolve().relative_to(repo.resolve())
@@ -164,21 +163,19 @@ def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], l
 
 
 def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: list[dict], missing: list[str],
-                  head_notes: list[str]) -> list[str]:
+                  head_notes: list[Note]) -> list[Note]:
     notes = [
-        f"compared with the stored baseline of commit {doc['commit'][:SHORT]} measured "
-        f"{str(doc.get('created'))[:16].replace('T', ' ')} UTC ({_age_text(doc)}), {dist} commit(s) before the "
-        f"base {base_commit[:SHORT]}; only head was measured now, so the figures are unpaired "
-        "(Mann–Whitney U) and weaker: machine drift since the nightly run shows up as change",
+        message("note.stored_baseline", commit=doc["commit"][:SHORT], created=str(doc.get("created"))[:16].replace("T", " "),
+                age_days=age_days(doc), distance=dist, base=base_commit[:SHORT]),
         *head_notes,
     ]
     if any(e.get("instructions") for e in entries):
-        notes.append(instruction_runs.WHAT_IT_IS)
+        notes.append(message("instr.what"))
     if doc.get("spec_hash") != plan.spec.hash:
-        notes.append("the spec changed since the stored baseline was measured")
+        notes.append(message("note.spec_changed"))
     notes = [*plan.notes, *notes]
     if missing:
-        notes.append(f"not in the stored baseline (not compared): {', '.join(missing)}")
+        notes.append(message("note.not_in_stored", names=missing))
     return notes
 
 
@@ -225,7 +222,7 @@ class Nightly:
 
 
 def base_nightly(nightly: Nightly, spec: Spec, entries: list[dict], base: dict, head_commit: str | None,
-                 threshold_pct: float | None) -> tuple[dict[str, Any], list[str]]:
+                 threshold_pct: float | None) -> tuple[dict[str, Any], list[Note]]:
     """A paired compare's `baseline`, `drift` and `history` sections from the base's nightly runs,
     and their notes; none outside a repository or without a base commit."""
     repo = toplevel(spec.path.resolve().parent)
@@ -240,15 +237,14 @@ def base_nightly(nightly: Nightly, spec: Spec, entries: list[dict], base: dict, 
             if nightly.allow_env_mismatch or not material_differences(r[1].get("fingerprint") or {}, base_fp)]
     if len(kept) < len(runs):
         diffs = material_differences(runs[0][1].get("fingerprint") or {}, base_fp) if runs else []
-        notes.append(f"{len(runs) - len(kept)} of {len(runs)} nightly runs were measured in another environment "
-                     f"({', '.join(k for k, _, _ in diffs) or 'fingerprint'}) and are left out of the drift check "
-                     "(--allow-env-mismatch keeps them)")
+        notes.append(message("note.nightly_env", left_out=len(runs) - len(kept), runs=len(runs),
+                             keys=[k for k, _, _ in diffs] or ["fingerprint"]))
     first = kept[0] if kept else (None, None, None)
     sections: dict[str, Any] = {"baseline": _baseline_meta("both", target, first[0].path if first[0] else None,
                                                            first[1], first[2], base_commit)}
     if not kept:
-        notes.append(f"no nightly history for label {spec.hardware_label} at or before the base "
-                     f"{base_commit[:SHORT]} in {target.describe()}: drift not checked")
+        notes.append(message("note.no_history", label=spec.hardware_label, base=base_commit[:SHORT],
+                             store=target.describe()))
         return {**sections, "drift": {}}, notes
     sections["drift"] = _drift(entries, history.series(kept), threshold_pct or 3.0, notes)
     if nightly.history_n:
@@ -256,7 +252,7 @@ def base_nightly(nightly: Nightly, spec: Spec, entries: list[dict], base: dict, 
     return sections, notes
 
 
-def _drift(entries: list[dict], per: dict[str, dict], threshold_pct: float, notes: list[str]) -> dict[str, dict]:
+def _drift(entries: list[dict], per: dict[str, dict], threshold_pct: float, notes: list[Note]) -> dict[str, dict]:
     """Each benchmark's fresh base median against its nightly series; a note for each that drifted."""
     drift: dict[str, dict] = {}
     for b in entries:

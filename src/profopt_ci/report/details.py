@@ -12,7 +12,7 @@ import statistics
 from profopt_ci.documents.types import Sample
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word, ordered_metrics
-from profopt_ci.report.i18n import note, t
+from profopt_ci.report.i18n import t
 from profopt_ci.report.instruction_words import block_note
 
 FINGERPRINT_ORDER = ("cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda",
@@ -177,8 +177,7 @@ def _instruction_notes(b: dict, lang: str) -> list[str]:
     rows = block.get("function_diff") or []
     if not rows:
         return []
-    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [note(lang, block_note(lang, str(n)))
-                                                                          for n in block.get("notes") or []]
+    return [clip(line, 200) for line in diff_lines(rows[:HOT_OPS_MAX])] + [block_note(lang, n) for n in block.get("notes") or []]
 
 
 def noise(b: dict) -> dict:

@@ -1,12 +1,12 @@
 """The report's words in its language: message lookup, messages as data, decision/verdict words,
-bottleneck classes, and the producers' English notes translated.
+bottleneck classes.
 
-In: a language (`en` or `zh`), a message key and its fields, a message object a producer wrote
-(`{"id", "args", "text"}`, see `message`), or an English note. Out: plain text in that language;
-English when the catalog lacks a key, and a plain string from an older file as it is (English beats
-a wrong guess). The catalogs are data modules (report/messages_en.py, report/messages_zh.py); a
-message's fields are formatted by Python's format specs (`{share:.0%}`) and the few list and term
-specs in SPECS; the notes' patterns are report/i18n_zh.py.
+In: a language (`en` or `zh`), a message key and its fields, or a message object a producer wrote
+(`{"id", "args", "text"}`, see `message`: a bottleneck's evidence, a comparison's notes). Out: plain
+text in that language; English when the catalog lacks a key, and a plain string from an older file
+as it is (English beats a wrong guess). The catalogs are data modules (report/messages_en.py,
+report/messages_zh.py): adding a language is one more catalog; a message's fields are formatted by
+Python's format specs (`{share:.0%}`) and the few list and term specs in SPECS.
 """
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import numbers
 import string
 from collections.abc import Callable, Mapping
 
-from profopt_ci.report import i18n_action, i18n_zh
+from profopt_ci.report import i18n_action
 from profopt_ci.report.messages_en import EN
 from profopt_ci.report.messages_zh import TERMS_ZH, ZH
 
-__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "message", "say", "note", "t", "word", "bottleneck_class"]
+__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "Note", "message", "say", "note", "text_of", "t", "word", "bottleneck_class"]
 
 LANGS = ("en", "zh")
+Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
 EN.update(i18n_action.EN)  # the action's failure causes (report/i18n_action.py)
 ZH.update(i18n_action.ZH)
 
@@ -99,13 +100,55 @@ def _calls(unit: str) -> Callable[[object], str]:
     return lambda pairs: ", ".join(f"{name} ×{n:g}/{unit}" for name, n in pairs)
 
 
+def _names(sep: str, terms: Mapping[str, str] | None = None) -> Callable[[object], str]:
+    """A list of names (benchmarks, keys) joined; with `terms`, each said in the language."""
+    return lambda names: sep.join(terms.get(str(n), str(n)) if terms else str(n) for n in names)
+
+
+def _cpusets(sep: str, word: str) -> Callable[[object], str]:
+    """`[[cpus, [name, …]], …]`: which benchmarks ran on which CPUs."""
+    return lambda sets: sep.join(word.format(cpus=cpus, names=", ".join(names)) for cpus, names in sets)
+
+
+def _mismatch(sep: str, word: str) -> Callable[[object], str]:
+    """`[[key, stored, now], …]`, the values as their repr: how the stored environment differs."""
+    return lambda diffs: sep.join(word.format(key=k, stored=a, now=b) for k, a, b in diffs)
+
+
+def _probes(sep: str, side: Mapping[str, str], threads: Callable[[object], str], none: str) -> Callable[[object], str]:
+    """`[[side, busy threads, [[pool, size], …]], …]`: what each side's step said it needs (measure/cpus.describe)."""
+    def said(probes: object) -> str:
+        out = []
+        for name, busy, declared in probes:
+            parts = [threads(busy) if busy else "", ", ".join(f"{k} {v}" for k, v in declared)]
+            out.append(f"{side.get(name, name)}{', '.join(p for p in parts if p) or none}")
+        return sep.join(out)
+    return said
+
+
+def _age(unknown: str, hours: str, days: str) -> Callable[[object], str]:
+    """A baseline's age in days (None: unknown), in hours under two days."""
+    def say_age(age: object) -> str:
+        if not isinstance(age, (int, float)):
+            return unknown
+        return hours.format(age * 24) if age < 2 else days.format(age)
+    return say_age
+
+
 # Format specs of message fields that Python's own do not cover: a term said in the language, a
 # list of `[name, share]` or `[op, figure]` pairs.
 SPECS: dict[str, dict[str, Callable[[object], str]]] = {
     "en": {"term": str, "shares": _shares(", ", {}), "ops_ms": _ops("ms"), "ops_mb_step": _ops("MB/step"),
-           "calls": _calls("step")},
+           "calls": _calls("step"), "names": _names(", "), "terms": _names(", "),
+           "cpusets": _cpusets("; ", "{cpus} for {names}"), "mismatch": _mismatch("; ", "{key}: stored {stored} vs now {now}"),
+           "age": _age("of unknown age", "{:.0f} hours old", "{:.0f} days old"),
+           "probes": _probes("; ", {"base": "base: ", "head": "head: "},
+                             lambda n: f"{n} busy thread{'s' if n != 1 else ''}", "no probe")},
     "zh": {"term": lambda x: TERMS_ZH.get(str(x), str(x)), "shares": _shares("，", TERMS_ZH), "ops_ms": _ops("ms"),
-           "ops_mb_step": _ops("MB/步"), "calls": _calls("步")},
+           "ops_mb_step": _ops("MB/步"), "calls": _calls("步"), "names": _names(", "), "terms": _names("，", TERMS_ZH),
+           "cpusets": _cpusets("；", "{names} 使用 {cpus}"), "mismatch": _mismatch("；", "{key}：存储时 {stored}，现在 {now}"),
+           "age": _age("时长未知", "{:.0f} 小时前", "{:.0f} 天前"),
+           "probes": _probes("；", {"base": "基线：", "head": "新版："}, lambda n: f"{n} 个忙碌线程", "未探测")},
 }
 
 
@@ -120,11 +163,15 @@ class _Fields(string.Formatter):
         return spec(value) if spec else format(value, format_spec)
 
 
-# Comparison notes arrive in English from their producers; i18n_zh translates them by pattern (it
-# says why there, and tests/test_i18n_coverage.py holds every producer to it).
-def note(lang: str, text: str) -> str:
-    """A comparison note in `lang`: a known English note translated, anything else as it is."""
-    return i18n_zh.note(text) if lang == "zh" else text
+def note(lang: str, n: object) -> str:
+    """A comparison note in `lang`: a message said by the catalog, a plain string (an older file's
+    English, or words a producer passes on from elsewhere) as it is."""
+    return say(lang, n)
+
+
+def text_of(n: object) -> str:
+    """A note's English: a message's `text`, a plain string itself (for logs and for machines)."""
+    return str(n.get("text") or n.get("id") or "") if isinstance(n, Mapping) else str(n)
 
 
 def t(lang: str, key: str, **fields: object) -> str:

@@ -12,7 +12,7 @@ No statistics here, only words around the JSON's figures.
 from __future__ import annotations
 
 from profopt_ci.measure.instruction_runs import FUNCTIONS_NOTE, WHAT_IT_IS
-from profopt_ci.report.i18n import t
+from profopt_ci.report.i18n import note, t, text_of
 
 INSTRUCTION_METRICS = ("instructions", "est_cycles")
 
@@ -88,11 +88,13 @@ def column_header(lang: str, conf: str, rows: list[dict]) -> str:
     return t(lang, "col.ci", conf=conf)
 
 
-def notes(c: dict, lang: str, english: list[str]) -> list[str]:
-    """The comparison's (English) notes with what an instruction count is said once, in `lang`."""
-    kept = [n for n in english if n != WHAT_IT_IS]
+def notes(c: dict, lang: str, given: list) -> list:
+    """The comparison's notes (messages, or an older file's English) with what an instruction count is
+    said once, in `lang`, whichever producer wrote it."""
+    kept = [n for n in given if text_of(n) != WHAT_IT_IS]
     return kept + [t(lang, "instr.what")] if counted(c) else kept
 
 
-def block_note(lang: str, text: str) -> str:
-    return t(lang, "instr.functions") if text == FUNCTIONS_NOTE else text
+def block_note(lang: str, n: object) -> str:
+    """An instructions block's note in `lang` (an older file's English one too)."""
+    return t(lang, "instr.functions") if text_of(n) == FUNCTIONS_NOTE else note(lang, n)

@@ -274,4 +274,57 @@ EN: dict[str, str] = {
     "next_action.compute": "AMP/bf16 autocast (TF32 on GPU), dimensions multiple of 8, SDPA/flash attention; on CPU check the thread settings",
     "next_action.no_clear": "no single resource dominates: optimize the hottest op or function below, or profile with a larger input so one cost stands out",
     "next_action.no_profile": "set profile: torch or cprofile (a Python callable or command) to get a bottleneck note",
+    # comparison notes, said by their producers as messages (report/i18n.message)
+    "note.aa": "A/A: this measures noise only (base and head are the same commit)",
+    "note.partial": "interrupted: partial results",
+    "note.lockstep_live": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; live "
+                          "workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs a round)",
+    "note.lockstep_commands": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
+                              "commands: whole processes alternated base/head, 3 pairs a round",
+    "note.lockstep_both": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; live "
+                          "workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs a round); "
+                          "commands: whole processes alternated base/head, 3 pairs a round",
+    "note.pairing_rounds": "pairing rounds ({names:names}) — one fresh process per side per round, {values} values of "
+                           "≥ {min_time_ms:g} ms each",
+    "note.cpuset": "CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)",
+    "note.cpusets": "CPU sets: {sets:cpusets}",
+    "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "
+                   "its step time is longer than with its own threads and the change can differ from what its users see",
+    "note.base_no_spec_head": "base has no {spec} (this pull request adds it): the head's benchmarks ran on the base's "
+                              "code (benchmarks_from: head); its other benchmarks are new in this PR, measured on head only",
+    "note.base_no_spec_suites": "base has no {spec} (this pull request adds it): the head's suites ran on the base's "
+                                "code; its other benchmarks are new in this PR, measured on head only",
+    "note.base_no_spec": "base has no {spec} (this pull request adds it): every benchmark is new in this PR, measured "
+                         "on head only",
+    "note.new_head_only": "new in this PR: measured on head only: {names:names}",
+    "note.new_cause": "{name}: new in this PR — {cause}",
+    "note.not_confirmed": "{name}: not confirmed — first run {first:term}{first_figures}, second run "
+                          "{second:term}{second_figures}: inconclusive",
+    "note.outliers": "{name}: {note}",
+    "note.not_only_code": "not only the code differs between base and head: {scopes:names} (see differences)",
+    "note.runner_off": "this runner ran {off_pct:.0f}% {direction:term} than its usual (probe {ms:.3g} ms vs a median "
+                       "of {median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, "
+                       "ratios may shift by a few %",
+    "note.unpaired": "pairing was impossible: the two results were measured separately, not in interleaved rounds, so "
+                     "the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs shows up "
+                     "as change",
+    "note.only_in_one": "only in one of the files (not compared): {names:names}",
+    "note.labels_differ": "hardware labels differ: {base} vs {head}",
+    "note.specs_differ": "the specs differ between the two results",
+    "note.env_mismatch": "the stored baseline was measured in a different environment ({diffs:mismatch}); compared "
+                         "anyway (--allow-env-mismatch): differences may be the machine's, not the code's",
+    "note.dirty_head": "head is the working tree with uncommitted changes",
+    "note.stored_baseline": "compared with the stored baseline of commit {commit} measured {created} UTC "
+                            "({age_days:age}), {distance} commit(s) before the base {base}; only head was measured "
+                            "now, so the figures are unpaired (Mann–Whitney U) and weaker: machine drift since the "
+                            "nightly run shows up as change",
+    "note.spec_changed": "the spec changed since the stored baseline was measured",
+    "note.not_in_stored": "not in the stored baseline (not compared): {names:names}",
+    "note.nightly_env": "{left_out} of {runs} nightly runs were measured in another environment ({keys:names}) and are "
+                        "left out of the drift check (--allow-env-mismatch keeps them)",
+    "note.no_history": "no nightly history for label {label} at or before the base {base} in {store}: drift not checked",
+    "note.drift": "the freshly measured base of {name} drifted from its nightly history: {fresh_ms:.4g} ms vs a nightly "
+                  "median of {median_ms:.4g} ms over the last {runs} runs ({delta_pct:.1f}% {direction:term}, "
+                  "z {z:+.1f}) — the machine or its environment moved since the nightly runs; the paired comparison "
+                  "still holds",
 }

@@ -269,6 +269,50 @@ ZH: dict[str, str] = {
     "next_action.compute": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
     "next_action.no_clear": "没有单一资源占主导：优化下面最热的算子或函数，或用更大的输入剖析，让某一项开销凸显出来",
     "next_action.no_profile": "设置 profile: torch 或 cprofile（Python 可调用对象或命令）以获得瓶颈判断",
+    # comparison notes (report/messages_en.py)
+    "note.aa": "A/A：这只测量噪声（基线与新版是同一个提交）",
+    "note.partial": "已中断：部分结果",
+    "note.lockstep_live": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
+                          "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对）",
+    "note.lockstep_commands": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；命令：基线/新版整进程交替运行，每轮 3 对",
+    "note.lockstep_both": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
+                          "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对）；命令：基线/新版整进程交替运行，每轮 3 对",
+    "note.pairing_rounds": "轮次配对（{names:names}）——每轮每侧一个新进程，每个进程 {values} 个值，每个 ≥ {min_time_ms:g} ms",
+    "note.cpuset": "CPU 组：所有基准均为 {cpus}（基线与新版在同一组 CPU 上，从不同时运行）",
+    "note.cpusets": "CPU 组：{sets:cpusets}",
+    "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
+                   "因此单步时间比使用自身线程数时更长，变化也可能与用户实际看到的不同",
+    "note.base_no_spec_head": "基线没有 {spec}（本 PR 新增了它）：新版的基准在基线的代码上运行（benchmarks_from=head）；"
+                              "其余基准是本 PR 新增的，只在新版上测量",
+    "note.base_no_spec_suites": "基线没有 {spec}（本 PR 新增了它）：新版的套件在基线的代码上运行；其余基准是本 PR 新增的，只在新版上测量",
+    "note.base_no_spec": "基线没有 {spec}（本 PR 新增了它）：所有基准都是本 PR 新增的，只在新版上测量",
+    "note.new_head_only": "本 PR 新增：只在新版上测量：{names:names}",
+    "note.new_cause": "{name}：本 PR 新增——{cause}",
+    "note.not_confirmed": "{name}：未得到确认——第一次运行{first:term}{first_figures}，第二次独立运行"
+                          "{second:term}{second_figures}：无定论",
+    "note.outliers": "{name}：{note}",
+    "note.not_only_code": "基线与新版之间不仅代码不同：{scopes:terms}（见差异）",
+    "note.runner_off": "本次运行的机器比平时{direction:term} {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} "
+                       "次运行的中位数为 {median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
+    "note.unpaired": "无法配对：两份结果是分别测得的，而非交替轮次，因此数据为非配对（Mann–Whitney U），结论较弱："
+                     "两次运行之间的机器漂移会显示为变化",
+    "note.only_in_one": "只在其中一个文件中（未比较）：{names:names}",
+    "note.labels_differ": "硬件标签不同：{base} 与 {head}",
+    "note.specs_differ": "两份结果的规格不同",
+    "note.env_mismatch": "存储的基线是在不同环境中测得的（{diffs:mismatch}）；仍然比较了（--allow-env-mismatch）："
+                         "差异可能来自机器而非代码",
+    "note.dirty_head": "新版是含未提交改动的工作区",
+    "note.stored_baseline": "与提交 {commit} 的存储基线比较（测于 {created} UTC，{age_days:age}），它在基线 {base} 之前 "
+                            "{distance} 个提交；本次只测了新版，因此数据为非配对（Mann–Whitney U），结论较弱："
+                            "自每日运行以来的机器漂移会显示为变化",
+    "note.spec_changed": "自存储基线测得以来规格已改变",
+    "note.not_in_stored": "存储的基线中没有（未比较）：{names:names}",
+    "note.nightly_env": "{runs} 次每日运行中有 {left_out} 次是在其他环境中测得的（{keys:terms}），未纳入漂移检查"
+                        "（--allow-env-mismatch 会保留它们）",
+    "note.no_history": "在 {store} 中没有标签 {label} 在基线 {base} 及之前的每日历史：未检查漂移",
+    "note.drift": "{name} 本次测得的基线偏离了每日历史：{fresh_ms:.4g} ms，而最近 {runs} 次每日运行的中位数为 "
+                  "{median_ms:.4g} ms（{direction:term} {delta_pct:.1f}%，z {z:+.1f}）——机器或其环境自每日运行以来发生了变化；"
+                  "配对比较仍然成立",
 }
 
 # Terms inside messages (report/i18n.py SPECS "term", "shares"): sides, scopes, op categories, metric keys.

@@ -64,8 +64,7 @@ class View:
 
     @functools.cached_property
     def notes(self) -> list[str]:
-        english = [str(n) for n in self.c.get("notes") or []]
-        return [note(self.lang, n) for n in instr_notes(self.c, self.lang, english)]
+        return [note(self.lang, n) for n in instr_notes(self.c, self.lang, list(self.c.get("notes") or []))]
 
     @functools.cached_property
     def new_in_pr(self) -> list[dict]:
