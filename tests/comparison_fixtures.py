@@ -9,10 +9,6 @@ import math
 import random
 
 from profopt_ci.analyze.bottleneck import note
-from profopt_ci.measure.instruction_runs import (  # the words a comparison file holds
-    FUNCTIONS_NOTE,
-    WHAT_IT_IS,
-)
 from profopt_ci.report.i18n import message
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
@@ -139,7 +135,7 @@ COMPUTE = note("compute", [message("bottleneck.gemm_share", share=0.61),
                            message("bottleneck.intensity", intensity=42.0, ridge=8.9)], "next_action.compute", "compute")
 
 
-def comparison(benches: list[dict], decision: str, *, mode: str = "paired", notes: list[str] | None = None,
+def comparison(benches: list[dict], decision: str, *, mode: str = "paired", notes: list | None = None,
                differences: list[dict] | None = None, summary: str = "", rounds: int = 20) -> dict:
     def count(pred) -> int:
         return sum(1 for b in benches if pred(b))
@@ -212,7 +208,7 @@ RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)"""
 def failed() -> dict:
     bad = failed_benchmark("train-step", "head", "worker stderr:\n" + TRACEBACK)
     ok = benchmark("eval-step", "no-change", 3.10, 3.08, "unchanged", ci=(-1.9, 0.8), seed=4)
-    return comparison([ok, bad], "failed", notes=["head failed on train-step; its figures are missing"])
+    return comparison([ok, bad], "failed")  # a failure is said by its benchmark's error, not by a note
 
 
 def inconclusive() -> dict:
@@ -222,8 +218,7 @@ def inconclusive() -> dict:
     b = benchmark("data-load", "inconclusive", 5.0, 5.3, "unstable", ci=(-9.0, 21.0), rounds=60, seed=6,
                   outlier_rounds=9, reason="9 of 60 rounds were outliers", with_profile=False)
     b["metrics"]["throughput"]["verdict"] = "unstable"
-    return comparison([a, b], "inconclusive", rounds=60,
-                      notes=["stopped at max_rounds=60 while still inconclusive"])
+    return comparison([a, b], "inconclusive", rounds=60)  # the reason says the rounds ran out
 
 
 def aa() -> dict:
@@ -236,7 +231,7 @@ def aa() -> dict:
     a["metrics"]["step_time_ms"]["delta_pct"] = -0.3
     a["metrics"]["throughput"]["verdict"] = "inconclusive"
     a["goal"].update(achieved_pct=0.3, met=False)
-    c = comparison([a], "inconclusive", rounds=40, notes=["base and head are the same commit: this is an A/A run"],
+    c = comparison([a], "inconclusive", rounds=40, notes=[message("note.aa")],
                    summary="word-lengths step time inconclusive (-0.3%, 99% CI -3.9…+3.4%), memory unchanged")
     c["head"]["commit"] = c["base"]["commit"]
     return c
@@ -251,9 +246,7 @@ def no_change() -> dict:
 def unpaired() -> dict:
     c = keep()
     c["mode"] = "unpaired"
-    c["notes"] = ["pairing was impossible: the two results were measured separately, not in interleaved rounds, "
-                  "so the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs "
-                  "shows up as change"]  # compare.run_diff's words
+    c["notes"] = [message("note.unpaired")]  # pipeline/diff_results.py's note
     return c
 
 
@@ -331,8 +324,8 @@ def instructions() -> dict:
          "constraints": [], "bottleneck": None, "profile": None, "samples": {"base": [], "head": []},
          "instructions": {"base": {**side, "runs": base_runs, "instructions": base_runs[0]},
                           "head": {**side, "runs": head_runs, "instructions": head_runs[0]},
-                          "function_diff": diff, "notes": [FUNCTIONS_NOTE]}}
-    return comparison([b], "reject", rounds=0, notes=[WHAT_IT_IS], summary="loop instructions regressed (+1.05%)")
+                          "function_diff": diff, "notes": [message("instr.functions")]}}
+    return comparison([b], "reject", rounds=0, notes=[message("instr.what")], summary="loop instructions regressed (+1.05%)")
 
 
 

@@ -10,6 +10,8 @@ import time
 
 from conftest import cli_env, git, make_repo
 
+from profopt_ci.report.i18n import text_of
+
 WORK = """\
 import time
 def make_step():
@@ -51,5 +53,5 @@ def test_sigterm_cleans_worktrees_and_writes_partial_comparison(tmp_path):
     assert "interrupted" in err
     assert git(root, "worktree", "list").count("\n") == 0  # only the main checkout remains
     partial = json.loads((root / ".profopt" / "comparison.json").read_text())
-    assert any("interrupted" in n for n in partial["notes"])
+    assert any("interrupted" in text_of(n) for n in partial["notes"])
     assert len(partial["benchmarks"][0]["samples"]["base"]) >= 1

@@ -104,7 +104,6 @@ def test_failed_names_side_and_cause_with_error_tail():
     assert "**💥 head failed**" in text
     block = re.search(r"```\n(.*?)\n```", text, re.S).group(1)
     assert block.startswith("worker stderr:") and block.endswith("(64x128 and 256x10)")
-    assert "- ℹ️ head failed on train-step; its figures are missing" in text
     assert text.index("### 💥 train-step") < text.index("#### eval-step")
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from profopt_ci.analyze.decide import summary_sentence
 from profopt_ci.report.headline import ordered_metrics
+from profopt_ci.report.i18n import text_of
 from profopt_ci.report.render import render
 from profopt_ci.report.svg import ticks
 from profopt_ci.report.text import width
@@ -134,7 +135,7 @@ def test_terminal_view_has_no_markup(name):
     for markup in ("\\_", "\\~", "\\|", "&lt;", "&amp;", "&#8203;"):  # Markdown/HTML escapes: never
         assert markup not in out, (name, markup)
     ours = "\n".join(ln for ln in out.splitlines() if not ln.startswith("    │"))  # error tails are the PR's
-    untrusted = _data_strings(c) | {str(b.get("reason")) for b in c["benchmarks"]} | set(c.get("notes") or [])
+    untrusted = _data_strings(c) | {str(b.get("reason")) for b in c["benchmarks"]} | {text_of(n) for n in c.get("notes") or []}
     for b in c["benchmarks"]:
         untrusted |= {str(x) for x in ((b.get("bottleneck") or {}).get("evidence") or [])}
         untrusted.add(str((b.get("bottleneck") or {}).get("next_action")))

@@ -17,6 +17,7 @@ from conftest import cli_env, make_repo
 
 from profopt_ci.measure import cpus, threads
 from profopt_ci.measure.cpus import Placement
+from profopt_ci.report.i18n import text_of
 
 ALL = sorted(range(os.cpu_count() or 1))
 
@@ -204,4 +205,4 @@ def test_an_explicit_cpuset_narrower_than_the_step_is_kept_and_warned_about(tmp_
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     b = c["benchmarks"][0]
     assert b["cpuset"] == str(ALL[0]) and b["threads"]["requested"] == str(ALL[0]) and b["threads"]["narrow"]
-    assert any("the cpuset asked for 1" in n for n in c["notes"])
+    assert any("the cpuset asked for 1" in text_of(n) for n in c["notes"])

@@ -71,6 +71,6 @@ def check(record: dict, history: list[float], label: str) -> tuple[dict, dict | 
                state="slow" if off > OFF_PCT else "fast" if off < -OFF_PCT else "usual")
     if out["state"] == "usual":
         return out, None
-    note = message("note.runner_off", off_pct=abs(off), direction="slower" if off > 0 else "faster", ms=record["ms"],
+    note = message("note.runner_slow" if off > 0 else "note.runner_fast", off_pct=abs(off), ms=record["ms"],
                    median_ms=median, runs=len(history), label=label)
     return out, note

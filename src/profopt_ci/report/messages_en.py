@@ -302,9 +302,12 @@ EN: dict[str, str] = {
                           "{second:term}{second_figures}: inconclusive",
     "note.outliers": "{name}: {note}",
     "note.not_only_code": "not only the code differs between base and head: {scopes:names} (see differences)",
-    "note.runner_off": "this runner ran {off_pct:.0f}% {direction:term} than its usual (probe {ms:.3g} ms vs a median "
-                       "of {median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, "
-                       "ratios may shift by a few %",
+    "note.runner_slow": "this runner ran {off_pct:.0f}% slower than its usual (probe {ms:.3g} ms vs a median of "
+                        "{median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, ratios "
+                        "may shift by a few %",
+    "note.runner_fast": "this runner ran {off_pct:.0f}% faster than its usual (probe {ms:.3g} ms vs a median of "
+                        "{median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, ratios "
+                        "may shift by a few %",
     "note.unpaired": "pairing was impossible: the two results were measured separately, not in interleaved rounds, so "
                      "the figures are unpaired (Mann–Whitney U) and weaker: machine drift between the runs shows up "
                      "as change",

@@ -292,8 +292,10 @@ ZH: dict[str, str] = {
                           "{second:term}{second_figures}：无定论",
     "note.outliers": "{name}：{note}",
     "note.not_only_code": "基线与新版之间不仅代码不同：{scopes:terms}（见差异）",
-    "note.runner_off": "本次运行的机器比平时{direction:term} {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} "
-                       "次运行的中位数为 {median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
+    "note.runner_slow": "本次运行的机器比平时慢 {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} 次运行的中位数为 "
+                        "{median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
+    "note.runner_fast": "本次运行的机器比平时快 {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} 次运行的中位数为 "
+                        "{median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
     "note.unpaired": "无法配对：两份结果是分别测得的，而非交替轮次，因此数据为非配对（Mann–Whitney U），结论较弱："
                      "两次运行之间的机器漂移会显示为变化",
     "note.only_in_one": "只在其中一个文件中（未比较）：{names:names}",
