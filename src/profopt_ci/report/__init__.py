@@ -2,7 +2,7 @@
 
 render (templates/, the entry point) ← view (built once per comparison, read by every format; its
 parts from bench_view, details, history, headline, instructions) ← format (numbers, escaping) and
-i18n (lookup; catalogs messages_en / messages_zh; i18n_zh for the producers' English); markdown
+i18n (lookup; one catalog per language, messages_en / messages_zh, for messages and notes); markdown
 streams a template and cuts it as shrink does (shrink fits a PR comment), svg draws the HTML plots,
 text is the terminal view.
 """
