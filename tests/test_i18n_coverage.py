@@ -157,7 +157,7 @@ ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "actio
 # Every module that writes a comparison note (the suites' own notes are the one exception left: see
 # CHANGELOG, they pass through as plain strings and render as they are).
 PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
-             "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "store.stored_baselines", "store.stores",
+             "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "specfile.plan", "store.stored_baselines", "store.stores",
              "analyze.changepoints", "analyze.instruction_entries", "measure.instruction_runs", "measure.runner")
 NOTE_IDS = ("note.", "instr.what", "instr.functions")
 SAMPLE = "7"

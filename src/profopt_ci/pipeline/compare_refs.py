@@ -371,7 +371,9 @@ def _base_without_spec(plan: Plan, base: Side) -> None:
     callables: the note says so instead of plan.attach's fallback wording."""
     if not (base.spec is None and base.spec_missing):
         return
-    plan.notes[:] = [n for n in plan.notes if not n.startswith("base: its own spec was not used")]
+    fallback = ("note.own_spec_unused", "note.own_spec_missing")
+    plan.notes[:] = [n for n in plan.notes
+                     if not (isinstance(n, dict) and n["id"] in fallback and n["args"]["side"] == "base")]
     if plan.spec.benchmarks_from == "head" and plan.base_suite:  # callables too (suites/callables.py)
         said = "note.base_no_spec_head"
     else:

@@ -290,6 +290,12 @@ EN: dict[str, str] = {
     "note.cpusets": "CPU sets: {sets:cpusets}",
     "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "
                    "its step time is longer than with its own threads and the change can differ from what its users see",
+    "note.own_spec_unused": "{side}: its own spec was not used ({why}); {side} runs the benchmarks as defined in "
+                            "{spec} passed to profopt",
+    "note.own_spec_missing": "{side}: its own spec was not used (it has no spec at this path); {side} runs the "
+                             "benchmarks as defined in {spec} passed to profopt",
+    "note.own_spec_differs": "{side}'s own spec sets {keys:names} of {name} differently; both sides were measured and "
+                             "judged with the settings of the spec passed to profopt",
     "note.base_no_spec_head": "base has no {spec} (this pull request adds it): the head's benchmarks ran on the base's "
                               "code (benchmarks_from: head); its other benchmarks are new in this PR, measured on head only",
     "note.base_no_spec_suites": "base has no {spec} (this pull request adds it): the head's suites ran on the base's "

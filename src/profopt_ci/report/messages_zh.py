@@ -282,6 +282,9 @@ ZH: dict[str, str] = {
     "note.cpusets": "CPU 组：{sets:cpusets}",
     "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
                    "因此单步时间比使用自身线程数时更长，变化也可能与用户实际看到的不同",
+    "note.own_spec_unused": "{side:term}：未使用它自己的规格（{why}）；{side:term}按传给 profopt 的 {spec} 中的定义运行基准",
+    "note.own_spec_missing": "{side:term}：未使用它自己的规格（此路径下没有规格）；{side:term}按传给 profopt 的 {spec} 中的定义运行基准",
+    "note.own_spec_differs": "{side:term}自己的规格对 {name} 的 {keys:names} 设置不同；两侧都按传给 profopt 的规格中的设置测量和判定",
     "note.base_no_spec_head": "基线没有 {spec}（本 PR 新增了它）：新版的基准在基线的代码上运行（benchmarks_from=head）；"
                               "其余基准是本 PR 新增的，只在新版上测量",
     "note.base_no_spec_suites": "基线没有 {spec}（本 PR 新增了它）：新版的套件在基线的代码上运行；其余基准是本 PR 新增的，只在新版上测量",

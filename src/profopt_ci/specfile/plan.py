@@ -22,6 +22,7 @@ from typing import Any
 
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import cpus as cpuset
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_settings
 
 
@@ -107,7 +108,7 @@ class Plan:
     spec: Spec  # the spec passed, overrides applied
     overrides: Overrides = field(default_factory=Overrides)
     sides: dict[str, Spec] = field(default_factory=dict)  # side → what that side runs
-    notes: list[str] = field(default_factory=list)
+    notes: list[dict | str] = field(default_factory=list)  # messages; a suite's own words as strings
     differences: list[dict] = field(default_factory=list)
     # suites (profopt_ci.suites.expand): what failed before any round ({name: {side: error}}), why a
     # benchmark is new in the PR (the base cannot collect or run it), the suite benchmarks base runs
@@ -153,9 +154,8 @@ class Plan:
     def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Spec:
         """Resolve one side: its own spec's definitions under the plan's settings (see module doc)."""
         if own is None:
-            why = problem or "it has no spec at this path"
-            self.notes.append(f"{name}: its own spec was not used ({why}); {name} runs the benchmarks as "
-                              f"defined in {self.spec.path.name} passed to profopt")
+            self.notes.append(message("note.own_spec_unused", side=name, why=problem, spec=self.spec.path.name)
+                              if problem else message("note.own_spec_missing", side=name, spec=self.spec.path.name))
             resolved = self.spec
         else:
             resolved = apply(own, self.overrides, settings_from=self.spec)
@@ -173,8 +173,7 @@ class Plan:
         for k in keys:
             self.differences.append({"scope": "settings", "benchmark": own.name, "key": k, side: a[k],
                                      "plan": b[k]})
-        self.notes.append(f"{side}'s own spec sets {', '.join(keys)} of {own.name} differently; both sides "
-                          "were measured and judged with the settings of the spec passed to profopt")
+        self.notes.append(message("note.own_spec_differs", side=side, keys=keys, name=own.name))
 
 
 def make_plan(spec: Spec, ov: Overrides | None = None) -> Plan:
