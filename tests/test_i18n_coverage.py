@@ -157,8 +157,9 @@ ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "actio
 # Every module that writes a comparison note (the suites' own notes are the one exception left: see
 # CHANGELOG, they pass through as plain strings and render as they are).
 PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
-             "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "specfile.plan", "store.stored_baselines", "store.stores",
-             "analyze.changepoints", "analyze.instruction_entries", "measure.instruction_runs", "measure.runner")
+             "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "specfile.plan",
+             "store.stored_baselines", "store.stores", "analyze.changepoints", "analyze.instruction_entries",
+             "measure.instruction_runs", "measure.runner", *ACTION_PRODUCERS)
 NOTE_IDS = ("note.", "instr.what", "instr.functions")
 SAMPLE = "7"
 FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
