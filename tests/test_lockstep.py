@@ -295,7 +295,7 @@ def _children_serving(where: Path) -> list[int]:
             state = (proc / "stat").read_text().split(")")[-1].split()[0]
         except OSError:
             continue
-        ours = b"--serve" in cmd or b"profopt_ci.measure.zygote" in cmd
+        ours = b"--serve" in cmd or b"profopt_ci.measure.zygote_process" in cmd
         if ours and any(str(where).encode() in c for c in cmd) and state != "Z":
             out.append(int(proc.name))
     return out

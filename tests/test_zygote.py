@@ -81,6 +81,22 @@ def test_the_next_generation_is_started_on_the_spare_cpus_when_a_generation_begi
     assert logged == [] and successor.pid != live[3]
 
 
+def test_a_first_zygote_prepared_after_round_one_is_the_one_round_two_forks_from(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool = ZygotePool(every=3)
+    try:
+        pool.prepare("z", sides, envs, [], tmp_path, print, spare=[0])
+        assert "z" not in pool.next  # nothing heavy to preload: no zygote to prepare
+        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=None)
+        assert "z" not in pool.next  # no spare CPU: it would import on the measured ones
+        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=[0])
+        prepared = pool.next["z"]["base"]
+        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print, spare=[0])
+        assert zygotes["base"] is prepared
+    finally:
+        pool.close()
+
+
 def test_a_zygote_that_cannot_preload_turns_forking_off_for_that_benchmark(tmp_path):
     b, sides, envs = _setup(tmp_path)
     pool, logged = ZygotePool(), []

@@ -150,6 +150,8 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
     reported = [samples[side.name].pop("preload", None) for side in sides]
     if bench.name not in state.preload and all(isinstance(r, list) for r in reported):
         state.preload[bench.name] = sorted({p for r in reported for p in r}, key=lambda m: (m.count("."), m))
+        spare = [c for c in placement.pool if c not in (placement.cpus or placement.pool)]
+        state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, spare)
     for side in sides:
         state.track(bench.name, side.name).samples.append(samples[side.name])
     if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):

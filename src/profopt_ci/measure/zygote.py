@@ -257,6 +257,14 @@ class ZygotePool:
             self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
         return started
 
+    def prepare(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
+                log, spare: list[int] | None) -> None:
+        """Start a benchmark's first zygote on the spare CPUs as soon as its preload is known (after
+        its first round), so it imports while the other benchmarks' rounds run."""
+        if (spare and preload and self.every >= 2 and bench not in self.broken and bench not in self.live
+                and bench not in self.next):
+            self._prefetch(bench, sides, envs, preload, workdir, shareable(sides, envs, preload), spare, log)
+
     def _start(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
                share: bool, cpus: list[int] | None) -> dict[str, Zygote]:
         if share:
