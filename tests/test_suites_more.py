@@ -116,3 +116,19 @@ def test_phase_setup_then_measure_with_instructions_regresses_the_slowed_one(tmp
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     instr = {b["name"]: (b["metrics"].get("instructions") or {}).get("verdict") for b in c["benchmarks"]}
     assert instr == {"test_work": "regressed", "test_join": "unchanged"}, c["benchmarks"]
+
+
+def test_a_suite_items_env_holds_while_collecting_and_probing(tmp_path):
+    """A src layout: the suite item's `env: {PYTHONPATH: src}` must reach pytest's collection (which
+    imports the test module, hence the package), not only the measuring workers."""
+    root = tmp_path / "repo"
+    test = "import srclib\n\n\ndef test_work(benchmark):\n    benchmark(srclib.work, 100)\n"
+    spec = ("version: 1\nhardware_label: test-cpu\ndefaults: {profile: \"off\", quality_steps: 5}\n"
+            "suites:\n  - {pytest: bench/, env: {PYTHONPATH: src}}\n")
+    make_repo(root, [{"src/srclib.py": LIB, "bench/test_s.py": test,
+                      "profopt.yml": spec}])
+    listed = run_cli(["validate"], root)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert "test_work (fixture) at bench/test_s.py:4" in listed.stdout, listed.stdout
+    b = _run(root, "--rounds", "1")["test_work"]
+    assert b["status"] == "ok", b.get("error")

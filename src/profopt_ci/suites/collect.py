@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,11 @@ def label(suite: Suite) -> str:
     return f"{suite.kind}:{suite.path}"
 
 
-def _collector(job: dict, spec: Spec, side: Side, what: str) -> dict:
-    """One collector process in the side's checkout and environment; its answer, or an error entry."""
+def _collector(job: dict, spec: Spec, side: Side, what: str, env: dict[str, str] | None = None) -> dict:
+    """One collector process in the side's checkout and environment (plus the suite item's `env`, so
+    a src layout's `PYTHONPATH: src` holds while collecting too); its answer, or an error entry."""
+    if env:
+        spec = replace(spec, env={**spec.env, **env})
     with tempfile.TemporaryDirectory(prefix="profopt-suite-") as work:
         job_path, out_path = Path(work) / "job.json", Path(work) / "out.json"
         job_path.write_text(json.dumps(job))
@@ -60,7 +63,7 @@ def collect(spec: Spec, suites: list[Suite], side: Side, overrides: dict[str, An
     taken = {b.name for b in spec.benchmarks}
     for suite in suites:
         data = _collector({"kind": suite.kind, "path": suite.path, "select": suite.select}, spec, side,
-                          f"collecting {label(suite)}")
+                          f"collecting {label(suite)}", env_of(suite.item.get("env")))
         for err in data.get("errors") or []:
             out.errors.append({"suite": label(suite), **err})
         for s in data.get("skipped") or []:
@@ -117,14 +120,15 @@ def to_benchmark(suite: Suite, entry: dict, taken: set[str], defaults: dict[str,
 
 def probe(spec: Spec, benches: list[Benchmark], side: Side) -> dict[str, str]:
     """Each suite benchmark run once in `side`: {name: why it cannot run there} for those that fail."""
-    by_kind: dict[str, dict[str, str]] = {}
+    by_kind: dict[tuple, dict[str, str]] = {}  # one process per kind and env (each suite item's own)
     for b in benches:
         parsed = parse_target(b.callable)
         if parsed:
-            by_kind.setdefault(parsed[0], {})[parsed[1]] = b.name
+            by_kind.setdefault((parsed[0], tuple(sorted(b.env.items()))), {})[parsed[1]] = b.name
     failed: dict[str, str] = {}
-    for kind, names in by_kind.items():
-        data = _collector({"kind": kind, "probe": list(names)}, spec, side, f"running the {kind} benchmarks once")
+    for (kind, env), names in by_kind.items():
+        data = _collector({"kind": kind, "probe": list(names)}, spec, side, f"running the {kind} benchmarks once",
+                          dict(env))
         answers = data.get("probe")
         if answers is None:
             err = (data.get("errors") or [{"error": "no answer"}])[0]["error"]
