@@ -212,7 +212,7 @@ def test_stored_baseline_from_another_cpu_is_refused_then_allowed(tmp_path):
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "unpaired" and c["base"]["commit"] == shas[0] and c["head"]["commit"] == shas[1]
     assert c["baseline"]["mode"] == "stored" and c["baseline"]["commits_before_base"] == 0
-    assert any("stored baseline of commit " + shas[0][:12] in n for n in c["notes"])
+    assert any("stored baseline of commit " + shas[0][:12] in text_of(n) for n in c["notes"])
     assert any("different environment" in text_of(n) and "cpu_model" in text_of(n) for n in c["notes"])
     assert [d["key"] for d in c["differences"] if d.get("material")] == ["cpu_model"]
     b = c["benchmarks"][0]

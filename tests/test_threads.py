@@ -168,7 +168,7 @@ def _check_placement(root, proc) -> dict:
     assert len(cpus.parse_cpuset(b["cpuset"])) == want and b["cpuset"] == b["threads"]["cpuset"]
     for side in ("base", "head"):
         assert b["threads"]["sides"][side]["need"] >= 2
-    warned = [n for n in c["notes"] if "the step uses" in n]
+    warned = [text_of(n) for n in c["notes"] if "the step uses" in text_of(n)]
     if len(ALL) < 2:
         assert warned and "profopt may use 1" in warned[0] and "warning: par: the step uses" in proc.stderr
     else:
