@@ -72,6 +72,22 @@ class Zygote:
             theirs.close()
         self.pid: int | None = None
 
+    def widen(self) -> None:
+        """Let a zygote still importing on the spare CPUs use every CPU profopt may: the rounds wait
+        for it now, so nothing is measured beside it (a spare CPU that another job keeps busy made
+        a pinned torch import several times slower than a free one)."""
+        from profopt_ci.measure.cpus import available
+
+        try:
+            tids = [int(t) for t in os.listdir(f"/proc/{self.proc.pid}/task")]
+        except OSError:
+            return  # exited, or no /proc: `ready` says what happened
+        for tid in tids:
+            try:
+                os.sched_setaffinity(tid, available())
+            except OSError:
+                pass  # the thread ended meanwhile
+
     def ready(self, timeout_s: float) -> None:
         """Wait for `ready`; ZygoteFailed with the zygote's own words when it did not get there."""
         word, rest = self._reply(timeout_s)
@@ -245,7 +261,9 @@ class ZygotePool:
             if started is None:
                 started = self._start(bench, sides, envs, preload, workdir, share, None)
             for z in set(started.values()):
-                z.ready(READY_TIMEOUT_S)
+                if z.pid is None:
+                    z.widen()
+                    z.ready(READY_TIMEOUT_S)
         except ZygoteFailed as exc:
             self._broken(bench, started or {}, exc, log)
             return None
