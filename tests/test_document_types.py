@@ -1,4 +1,4 @@
-"""The typed document model (documents/types.py): the packaged schemas are generated from it,
+"""The typed document model (documents/types*.py): the packaged schemas are generated from it,
 `profopt schema NAME` prints them byte for byte, and reading is one decode into the types whose
 errors name the file and the JSON path (exit 2)."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from conftest import run_cli
 
-from profopt_ci.documents import types
+from profopt_ci.documents import schemas, types, types_comparison
 from profopt_ci.documents.names import SCHEMA_FILES
 from profopt_ci.documents.read import check_document, load_json, parse_document
 from profopt_ci.errors import UsageError
@@ -38,15 +38,15 @@ def plain(doc: dict) -> dict:
     return json.loads(json.dumps(doc, default=types.json_default))
 
 
-@pytest.mark.parametrize("schema", sorted(types.DOCUMENTS))
+@pytest.mark.parametrize("schema", sorted(schemas.DOCUMENTS))
 def test_each_packaged_schema_is_what_the_types_generate(schema):
-    assert packaged(SCHEMA_FILES[schema]) == types.schema_text(schema), \
-        "run `python -m profopt_ci.documents.types --write`"
+    assert packaged(SCHEMA_FILES[schema]) == schemas.schema_text(schema), \
+        "run `python -m profopt_ci.documents.schemas --write`"
     jsonschema.Draft202012Validator.check_schema(json.loads(packaged(SCHEMA_FILES[schema])))
 
 
 def test_the_generator_says_when_a_file_is_stale():
-    proc = subprocess.run([sys.executable, "-m", "profopt_ci.documents.types", "--check"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.documents.schemas", "--check"], capture_output=True,
                           text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout
 
@@ -92,7 +92,7 @@ def test_a_results_file_reads_back_as_written_with_its_samples_typed(tmp_path):
 
 
 def test_samples_and_metrics_read_like_the_dicts_the_stages_build():
-    m = types.Metric(base=1.0, head=2, verdict="regressed")
+    m = types_comparison.Metric(base=1.0, head=2, verdict="regressed")
     assert m == {"base": 1.0, "head": 2, "verdict": "regressed"} and len(m) == 3 and list(m) == ["base", "head", "verdict"]
     m["p_adjusted"] = 0.5
     assert m.get("p_adjusted") == 0.5 and "p_value" not in m and m.get("p_value", "none") == "none"

@@ -621,7 +621,7 @@ def test_annotations_flag_regressions_and_broken_constraints():
 
 
 def test_annotations_of_a_comparison_read_from_its_file_are_the_same(tmp_path):
-    """Read back, metrics are documents.types.Metric, not dicts: the same lines must come out."""
+    """Read back, metrics are documents.types_comparison.Metric, not dicts: the same lines must come out."""
     from profopt_ci.documents.comparison import load_comparison
 
     (tmp_path / "c.json").write_text(json.dumps(comparison()))

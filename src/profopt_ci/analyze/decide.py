@@ -227,7 +227,7 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
 
 
 def _changed(metric: Any, **values: Any) -> Any:
-    """A copy of a metric entry (a dict or a documents.types.Metric) with `values` set."""
+    """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set."""
     new = copy.copy(metric)
     for key, value in values.items():
         new[key] = value

@@ -20,7 +20,9 @@ import msgspec
 import numpy as np
 
 from profopt_ci.documents import read
-from profopt_ci.documents.types import DOCUMENTS, Entry, Results, ResultsEntry
+from profopt_ci.documents.schemas import DOCUMENTS
+from profopt_ci.documents.types import Results, ResultsEntry
+from profopt_ci.documents.types_comparison import Entry
 
 PART_BYTES = 8 * 1024 ** 2  # the file's text read back at once
 

@@ -22,7 +22,9 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 from msgspec import UNSET
 
-from profopt_ci.documents.types import DOCUMENTS, Entry, ResultsEntry, share_empty
+from profopt_ci.documents.schemas import DOCUMENTS
+from profopt_ci.documents.types import ResultsEntry, share_empty
+from profopt_ci.documents.types_comparison import Entry
 from profopt_ci.errors import UsageError
 
 # A comparison of 10⁶ benchmarks (5 samples a side) is ~4.5 GB: a file past 16 GiB is not one of

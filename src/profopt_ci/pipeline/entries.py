@@ -27,7 +27,7 @@ from profopt_ci.analyze.decide import (
     summary_sentence,
 )
 from profopt_ci.documents import comparison as comparison_doc
-from profopt_ci.documents.types import compact_metrics
+from profopt_ci.documents.types_comparison import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.report.i18n import message
@@ -105,7 +105,7 @@ RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are c
 
 def resolve(entries: list[dict], *, compact: bool = False) -> None:
     """The metrics of the unpaired entries `build_entry` left pending, computed together (in slices).
-    `compact`: each slice's metric dicts become documents.types.Metric at once, so a diff of 10⁵
+    `compact`: each slice's metric dicts become documents.types_comparison.Metric at once, so a diff of 10⁵
     benchmarks never holds all 3·10⁵ of them as dicts before they are compacted."""
     pending = [e for e in entries if _PENDING in e]
     for k in range(0, len(pending), RESOLVE_SLICE):

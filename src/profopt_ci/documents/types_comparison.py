@@ -1,0 +1,329 @@
+"""comparison@1 as typed Structs (documents/types.py has the shared types and why they are Structs).
+
+In: nothing. Out: `Comparison` and its parts, `Metric` (a metric entry that stays a Struct after
+reading) and `compact_metrics`, which turns a built comparison's metric dicts into `Metric`s.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from profopt_ci.documents.types import (
+    Count,
+    Decision,
+    Free,
+    Note,
+    Number,
+    QualityTrace,
+    Record,
+    Runner,
+    Sample,
+    Side,
+    Status,
+    Tally,
+    Verdict,
+    _Closed,
+)
+
+
+# ------------------------------------------------------------------------------------- comparison@1
+class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+    """One metric of a comparison entry (analyze/stats.py, measure/instruction_runs.py), in their key
+    order. Counts (instructions, est_cycles) add `interval: runs_range` and the noise floor."""
+
+    base: Number | None | UnsetType = UNSET
+    head: Number | None | UnsetType = UNSET
+    delta_pct: Number | None | UnsetType = UNSET
+    ci_low_pct: Number | None | UnsetType = UNSET
+    ci_high_pct: Number | None | UnsetType = UNSET
+    p_value: Number | None | UnsetType = UNSET
+    verdict: Verdict | None | UnsetType = UNSET
+    better: Literal["lower", "higher"] | None | UnsetType = UNSET
+    n: Tally | None | UnsetType = UNSET
+    n_base: Tally | None | UnsetType = UNSET
+    n_head: Tally | None | UnsetType = UNSET
+    outliers: Tally | None | UnsetType = UNSET
+    outlier_note: str | None | UnsetType = UNSET
+    reason: str | None | UnsetType = UNSET
+    paired: bool | None | UnsetType = UNSET
+    confidence: Number | None | UnsetType = UNSET
+    p_adjusted: Number | None | UnsetType = UNSET
+    p_holm: Number | None | UnsetType = UNSET
+    delta_mb: Number | None | UnsetType = UNSET
+    tolerance_mb: Number | None | UnsetType = UNSET
+    interval: Literal["runs_range"] | UnsetType = UNSET
+    threshold_pct: Number | None | UnsetType = UNSET
+    noise_floor_pct: Number | None | UnsetType = UNSET
+    noise_floor_min_pct: Number | None | UnsetType = UNSET
+    noise_floor_by_side: dict[str, Number | None] | UnsetType = UNSET
+    runs: dict[str, list[Number]] | UnsetType = UNSET
+    spread_pct: dict[str, Number | None] | UnsetType = UNSET
+
+
+Metric._keys = frozenset(Metric.__struct_fields__)
+
+
+class SideInfo(_Closed, kw_only=True):
+    """One side of a comparison: the ref as given, its commit, the machine and the environment."""
+
+    ref: str | None | UnsetType = UNSET
+    commit: str | None | UnsetType = UNSET
+    fingerprint: Free | UnsetType = UNSET
+    env: Free | UnsetType = UNSET
+
+
+class Difference(_Closed, kw_only=True):
+    """Something besides the code that differs between the sides."""
+
+    scope: str
+    benchmark: str | None | UnsetType = UNSET
+    key: str | None | UnsetType = UNSET
+    base: Any = UNSET
+    head: Any = UNSET
+    material: bool | UnsetType = UNSET  # fingerprint: a key that changes speed (measure.fingerprint)
+
+
+class NewBenchmark(_Closed, kw_only=True):
+    """compare: a benchmark the base lacks, measured on head only."""
+
+    name: str
+    status: Status
+    error: str | None | UnsetType = UNSET
+    rounds: Tally
+    head: dict[str, Number | None] | None | UnsetType = UNSET
+    cause: str | UnsetType = UNSET  # why the base did not run it (a suite's benchmark the base cannot collect or run)
+
+
+class Policy(_Closed, kw_only=True):
+    """The `--fail-on` rule and the benchmarks that broke it: exit 1 when `failing` is not empty."""
+
+    fail_on: Literal["regression", "constraint", "none"]
+    failing: list[str]
+
+
+class Pairing(_Closed, kw_only=True):
+    """compare: how the rounds ran; `cpuset` a list when the benchmarks' sets differ."""
+
+    kind: Literal["lockstep", "rounds", "mixed"]
+    cpuset: str | list[str] | None | UnsetType = UNSET
+
+
+class StoredBaseline(_Closed, kw_only=True):
+    """compare --baseline stored|both: the stored run the head was compared with."""
+
+    mode: Literal["stored", "both"]
+    store: str
+    path: str | None | UnsetType = UNSET
+    commit: str | None | UnsetType = UNSET
+    created: str | None | UnsetType = UNSET
+    age_days: Number | None | UnsetType = UNSET
+    commits_before_base: Count | None | UnsetType = UNSET
+    base_commit: str | UnsetType = UNSET
+
+
+class HistoryChangePoint(_Closed, kw_only=True):
+    """A step in a benchmark's stored history (analyze/changepoints.py)."""
+
+    index: Annotated[int, Meta(ge=1)]
+    from_commit: str | UnsetType = UNSET
+    to_commit: str | UnsetType = UNSET
+    delta_pct: Number
+    p_value: Number | None | UnsetType = UNSET
+
+
+class History(_Closed, kw_only=True):
+    """One benchmark's stored values of a metric, oldest first, and the change points in them."""
+
+    metric: str
+    values: list[Number]
+    commits: list[str]
+    dates: list[str] | UnsetType = UNSET
+    head: Number | None | UnsetType = UNSET
+    head_commit: str | UnsetType = UNSET
+    change_points: list[HistoryChangePoint] | UnsetType = UNSET
+
+
+class Drift(_Closed, kw_only=True):
+    """compare --baseline both: the fresh base run against the stored history of its label."""
+
+    fresh: Number | None
+    n: Tally
+    history_median: Number | None | UnsetType = UNSET
+    history_min: Number | None | UnsetType = UNSET
+    history_max: Number | None | UnsetType = UNSET
+    delta_pct: Number | None | UnsetType = UNSET
+    z: Number | None | UnsetType = UNSET
+    drifted: bool | None
+    reason: str | None | UnsetType = UNSET
+    commits: list[str] | UnsetType = UNSET
+
+
+class EntryError(_Closed, kw_only=True):
+    """Why a benchmark failed: the side, its status and the stderr (or valgrind) tail."""
+
+    side: str | None | UnsetType = UNSET
+    status: str | None | UnsetType = UNSET
+    message: str | None | UnsetType = UNSET
+    instrument: Literal["instructions"] | UnsetType = UNSET
+
+
+class Steps(_Closed, kw_only=True):
+    first: Count
+    last: Count
+    count: Tally
+
+
+class Constraint(_Closed, kw_only=True):
+    """One quality constraint, checked step by step on the quality pass (analyze/quality.py);
+    `problem` when it could not be compared as asked."""
+
+    metric: str
+    rule: str | UnsetType = UNSET
+    limit: Any = UNSET
+    base: Any = UNSET
+    head: Any = UNSET
+    ok: bool
+    steps: Steps | None | UnsetType = UNSET
+    worst_step: Count | None | UnsetType = UNSET
+    max_delta: Number | None | UnsetType = UNSET
+    first_broken_step: Count | None | UnsetType = UNSET
+    detail: str | UnsetType = UNSET
+    problem: Literal["pass_failed", "not_recorded", "never_same", "not_a_number", "one_side"] | UnsetType = UNSET
+    failed_side: Side | UnsetType = UNSET
+    one_side_step: Annotated[int, Meta(ge=1)] | UnsetType = UNSET
+
+
+class FunctionDiff(_Closed, kw_only=True):
+    name: str | None | UnsetType = UNSET
+    object: str | None | UnsetType = UNSET
+    base_ir: Number | None | UnsetType = UNSET
+    head_ir: Number | None | UnsetType = UNSET
+    delta_ir: Number | None | UnsetType = UNSET
+    delta_pct: Number | None | UnsetType = UNSET
+    only_in: Side | None | UnsetType = UNSET
+
+
+class CountedPair(_Closed, kw_only=True):
+    """instrument: instructions — both sides' counts and the C functions whose Ir changed."""
+
+    base: Free | None | UnsetType = UNSET
+    head: Free | None | UnsetType = UNSET
+    function_diff: list[FunctionDiff] | UnsetType = UNSET
+    notes: list[Note] | UnsetType = UNSET
+
+
+class QualityPair(_Closed, kw_only=True):
+    base: QualityTrace | None | UnsetType = UNSET
+    head: QualityTrace | None | UnsetType = UNSET
+
+
+class ProfilePair(_Closed, kw_only=True):
+    """The profile summary of each side (docs/data-model.md) and the hot ops that changed."""
+
+    base: Free | None | UnsetType = UNSET
+    head: Free | None | UnsetType = UNSET
+    hot_diff: list[Free] | None | UnsetType = UNSET
+
+
+class ConfirmRun(_Closed, kw_only=True):
+    delta_pct: Number | None | UnsetType = UNSET
+    ci_low_pct: Number | None | UnsetType = UNSET
+    ci_high_pct: Number | None | UnsetType = UNSET
+    p_value: Number | None | UnsetType = UNSET
+    verdict: Verdict | None | UnsetType = UNSET
+
+
+class ConfirmPair(_Closed, kw_only=True):
+    first: ConfirmRun
+    second: ConfirmRun
+
+
+class Confirm(_Closed, kw_only=True):
+    """confirm: true — the flagged metrics measured again in an independent run (new processes,
+    order and seed); agreed false: their verdicts became inconclusive."""
+
+    seed: Count
+    rounds: Count | None | UnsetType = UNSET
+    agreed: bool
+    metrics: dict[str, ConfirmPair]
+
+
+class Entry(_Closed, kw_only=True):
+    """One benchmark of a comparison: its decision, metrics, constraints and both sides' samples."""
+
+    name: str
+    unit: str | None | UnsetType = UNSET
+    goal: Free | None | UnsetType = UNSET
+    status: dict[str, str] | UnsetType = UNSET
+    error: EntryError | None | UnsetType = UNSET
+    rounds: Tally | UnsetType = UNSET
+    outlier_rounds: Tally | UnsetType = UNSET
+    metrics: dict[str, Metric] | UnsetType = UNSET
+    constraints: list[Constraint] | UnsetType = UNSET
+    bottleneck: Free | None | UnsetType = UNSET
+    profile: ProfilePair | None | UnsetType = UNSET
+    samples: dict[str, list[Sample]] | UnsetType = UNSET
+    quality: QualityPair | UnsetType = UNSET
+    instructions: CountedPair | None | UnsetType = UNSET
+    confirm: Confirm | UnsetType = UNSET
+    pairing: Literal["lockstep", "rounds"] | UnsetType = UNSET
+    cpuset: str | None | UnsetType = UNSET
+    threads: Free | None | UnsetType = UNSET  # lockstep: the step's own parallelism, per side
+    decision: Decision
+    reason: str | None | UnsetType = UNSET
+
+
+class Counts(_Closed, kw_only=True):
+    benchmarks: Tally | UnsetType = UNSET
+    regressed: Tally | UnsetType = UNSET
+    improved: Tally | UnsetType = UNSET
+    constraint_failures: Tally | UnsetType = UNSET
+    failed: Tally | UnsetType = UNSET
+    inconclusive: Tally | UnsetType = UNSET
+
+
+class Comparison(_Closed, kw_only=True):
+    """profopt/comparison@1: base vs head (`compare`, `diff`); the sections a verb does not produce
+    are absent (docs/data-model.md says which verb writes which)."""
+
+    schema: Literal["profopt/comparison@1"]
+    tool_version: str | UnsetType = UNSET
+    created: str | UnsetType = UNSET
+    mode: Literal["paired", "unpaired"] | UnsetType = UNSET
+    hardware_label: str | None | UnsetType = UNSET
+    seed: Count | None | UnsetType = UNSET
+    rounds: Tally | UnsetType = UNSET
+    threshold_pct: Number | None | UnsetType = UNSET
+    confidence: Number | None | UnsetType = UNSET
+    base: SideInfo | UnsetType = UNSET
+    head: SideInfo | UnsetType = UNSET
+    differences: list[Difference] | UnsetType = UNSET
+    decision: Decision
+    summary: str | UnsetType = UNSET
+    counts: Counts | UnsetType = UNSET
+    notes: list[Note] | UnsetType = UNSET
+    benchmarks: list[Entry]
+    pairing: Pairing | UnsetType = UNSET
+    dirty: bool | UnsetType = UNSET
+    new_in_pr: list[NewBenchmark] | UnsetType = UNSET
+    runner: Runner | None | UnsetType = UNSET
+    policy: Policy | UnsetType = UNSET
+    baseline: StoredBaseline | UnsetType = UNSET
+    history: dict[str, History] | UnsetType = UNSET
+    drift: dict[str, Drift] | UnsetType = UNSET
+
+
+def compact_metrics(entries: list[dict]) -> None:
+    """Each entry's metric dicts as `Metric`s (~30% of their memory; a diff of 10⁵ benchmarks holds
+    3·10⁵ of them through the report). A metric with a key `Metric` lacks stays a dict."""
+    convert = msgspec.convert
+    for entry in entries:
+        metrics = entry.get("metrics")
+        for name, m in (metrics or {}).items():
+            if isinstance(m, dict):
+                try:
+                    metrics[name] = convert(m, Metric)
+                except msgspec.ValidationError:
+                    pass
