@@ -11,6 +11,8 @@ rounds, against the goals of the issue "Measured as the user runs it":
     torch-mlp-1ms     a ~1 ms one-thread torch MLP training step,     goal ≤ 25 s
                       its loss recorded every step under a 1% constraint
     three-1-10ms      three benchmarks of ~1, ~3 and ~10 ms           goal ≤ 40 s
+    pytest-suite-2ms  the ~2 ms step as a pytest-benchmark suite     goal ≤ 15 s  (--only-now: a suite
+    asv-suite-2ms     the ~2 ms step as an asv suite                 goal ≤ 15 s   needs suites:)
 
     python bench/verdict_time.py                         # 3 runs of each case on each tree
     python bench/verdict_time.py --runs 1 --cases pure-python-2ms --ref 2c36d69
@@ -73,6 +75,29 @@ def make_step(batch=64, width=128, layers=2):
     return step
 """
 
+PYTEST_SUITE = """\
+def loop(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def test_loop(benchmark):
+    assert benchmark(loop, 50000) == 50000 * 49999 // 2
+"""
+
+ASV_SUITE = """\
+class Loop:
+    def setup(self):
+        self.n = 50000
+
+    def time_loop(self):
+        x = 0
+        for i in range(self.n):
+            x += i
+"""
+
 CASES = {
     "pure-python-2ms": (15.0, {"work.py": PY_STEP}, """\
 version: 1
@@ -89,6 +114,20 @@ benchmarks:
     callable: "mlp:make_step"
     params: {batch: 64, width: 128, layers: 2}
     constraints: [{metric: loss, rel_tol: 0.01}]
+"""),
+    # suites (issue "Bring your own suite"): the same ~2 ms step, collected from a pytest-benchmark and
+    # an asv suite; a tree older than suites: cannot run them (use --only-now)
+    "pytest-suite-2ms": (15.0, {"bench/test_loop.py": PYTEST_SUITE}, """\
+version: 1
+hardware_label: bench-cpu
+suites:
+  - {pytest: bench/}
+"""),
+    "asv-suite-2ms": (15.0, {"benchmarks/__init__.py": "", "benchmarks/bench_loop.py": ASV_SUITE}, """\
+version: 1
+hardware_label: bench-cpu
+suites:
+  - {asv: benchmarks/}
 """),
     "three-1-10ms": (40.0, {"work.py": PY_STEP, "jsonwork.py": JSON_STEP, "mlp.py": TORCH_STEP}, """\
 version: 1
@@ -111,6 +150,7 @@ def git(cwd: Path, *args: str) -> str:
 def make_case(root: Path, files: dict[str, str], spec: str) -> None:
     root.mkdir(parents=True)
     for name, text in {**files, "profopt.yml": spec}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(textwrap.dedent(text))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -141,7 +181,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3, help="runs of each case on each tree (default 3)")
     p.add_argument("--ref", default="main", help="the git ref to compare this tree with (default main)")
-    p.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    p.add_argument("--cases", nargs="*", default=[c for c in CASES if "suite" not in c], choices=list(CASES))
     p.add_argument("--only-now", action="store_true", help="this tree only (no ref worktree)")
     p.add_argument("--seed", type=int, default=7)
     args = p.parse_args()

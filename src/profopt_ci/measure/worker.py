@@ -66,8 +66,10 @@ def with_step(job: dict, use, seed: int | None = None):
 # Packages that import without starting work a forked child would inherit half-done (no OpenMP
 # region, no CUDA context, no running thread pool), and that cost seconds to import: a zygote may
 # import them once and fork each round's workers (measure/zygote.py). jax and tensorflow are not here:
-# both start threads at import and say fork() is unsafe after it.
-PRELOAD = ("torch", "numpy", "scipy", "pandas", "sklearn", "torchvision", "torchaudio", "transformers")
+# both start threads at import and say fork() is unsafe after it. pytest and what it imports: a
+# suite's worker runs a pytest session each round, and its imports were most of a round's start.
+PRELOAD = ("torch", "numpy", "scipy", "pandas", "sklearn", "torchvision", "torchaudio", "transformers",
+           "pytest", "_pytest", "pluggy", "iniconfig")
 
 
 def preloadable() -> list[str]:
