@@ -189,6 +189,32 @@ def test_both_sides_fork_from_one_zygote_each_in_its_own_checkout(tmp_path):
     assert out["base"]["forked"] and out["head"]["forked"]
 
 
+def test_a_relative_pythonpath_is_each_sides_own_under_one_zygote(tmp_path):
+    """A src layout (`env: {PYTHONPATH: src}`): the zygote made `src` absolute in the first side's
+    checkout; each child must import from its own checkout's `src/`, not from that one."""
+    roots = {}
+    for side in ("base", "head"):
+        roots[side] = tmp_path / side
+        (roots[side] / "src").mkdir(parents=True)
+        (roots[side] / "src" / "sstep.py").write_text(SIDE_STEP.format(side=side))
+    spec = parse_spec("version: 1\nenv: {PYTHONPATH: src}\n"
+                      "benchmarks:\n  - {name: s, callable: 'sstep:make_step', round_ms: 100}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side(name, root) for name, root in roots.items()]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    pool = ZygotePool()
+    try:
+        for order in (sides, sides[::-1]):  # whichever side's checkout the zygote started in
+            pool.close()
+            zygotes = pool.for_round("s", order, envs, ["json"], tmp_path, print)
+            assert zygotes["base"] is zygotes["head"]
+            out = lockstep.run_round({"base": b, "head": b}, envs, order, tmp_path, round_index=0,
+                                     rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+            assert out["base"]["quality"] == {"side": "base"} and out["head"]["quality"] == {"side": "head"}
+    finally:
+        pool.close()
+
+
 def test_sides_whose_environments_differ_get_a_zygote_each(tmp_path):
     b, sides, envs = _setup(tmp_path)
     envs["head"] = {**envs["head"], "SOMETHING_ELSE": "1"}

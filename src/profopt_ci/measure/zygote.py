@@ -183,7 +183,10 @@ def shareable(sides: list, envs: dict[str, dict[str, str]], preload: list[str]) 
     if any(n != norm[0] for n in norm):
         return False
     tops = {name.partition(".")[0] for name in preload}
-    return not any((Path(s.root) / top).exists() or (Path(s.root) / f"{top}.py").exists() for s in sides for top in tops)
+    # where a checkout's own package would come first: its root, and a relative PYTHONPATH (`src`)
+    dirs = [Path(s.root) / d for s in sides
+            for d in ["", *(e for e in envs[s.name].get("PYTHONPATH", "").split(os.pathsep) if e and not os.path.isabs(e))]]
+    return not any((d / top).exists() or (d / f"{top}.py").exists() for d in dirs for top in tops)
 
 
 def shared(zygotes: dict[str, Zygote] | None) -> bool:

@@ -64,7 +64,7 @@ def _become(job: dict) -> None:
     root = job.get("root") or os.getcwd()
     old = os.path.realpath(os.getcwd())
     os.chdir(root)
-    sys.path[:] = [root if p and os.path.realpath(p) == old else p for p in sys.path]
+    sys.path[:] = [_moved(p, old, root) for p in sys.path]
     if job.get("env") is not None:
         os.environ.clear()
         os.environ.update(job["env"])
@@ -75,6 +75,20 @@ def _become(job: dict) -> None:
         rng = random.Random()
         _KEEP.extend(bytearray(rng.randrange(1, 1 << 16)) for _ in range(rng.randrange(1, 64)))
         _KEEP.append(mmap.mmap(-1, rng.randrange(1, 256) * mmap.PAGESIZE))
+
+
+def _moved(entry: str, old: str, root: str) -> str:
+    """A sys.path entry in (or under) the zygote's checkout, moved into the child's own: a relative
+    PYTHONPATH such as `src` was made absolute in the zygote's checkout, so without this the head's
+    child of a shared zygote imported the base's `src/` package (an A/A where a real change ran)."""
+    if not entry:
+        return entry
+    real = os.path.realpath(entry)
+    if real == old:
+        return root
+    if real.startswith(old + os.sep):
+        return os.path.join(root, os.path.relpath(real, old))
+    return entry
 
 
 def serve(sock: socket.socket) -> int:
