@@ -478,3 +478,19 @@ def test_goal_line_says_whether_it_was_met():
     b["goal"].update(achieved_pct=4.0, met=False)
     assert "— not met (4.0%)" in render(c, "md")
     assert "未达成（4.0%）" in render(c, "md", "zh")
+
+
+def test_the_terminal_summary_names_the_benchmark_the_headline_names():
+    """Seen on attrs' astuple PR: stderr said "astuple_complicated 37.0% faster; 3 more", the report
+    "astuple_atomic 74.4% faster; 1 more". Both now name the biggest win and count alike."""
+    from profopt_ci.analyze.decide import summary_sentence
+
+    small = fx.benchmark("small-win", "keep", 10.0, 6.3, "improved", ci=(-38.0, -36.0))
+    small["metrics"]["step_time_ms"]["delta_pct"] = -37.0
+    big = fx.benchmark("big-win", "keep", 10.0, 2.56, "improved", ci=(-75.2, -73.0))
+    big["metrics"]["step_time_ms"]["delta_pct"] = -74.4
+    flat = fx.benchmark("flat", "no-change", 1.0, 1.0, "unchanged")
+    c = fx.comparison([small, big, flat], "keep")
+    said = summary_sentence(c["benchmarks"])
+    assert said.startswith("big-win 74.4% faster") and said.endswith("; 1 more benchmark(s)")
+    assert "big-win 74.4% faster" in headline(c).replace("\\", "") and "1 more benchmark" in headline(c)
