@@ -154,12 +154,12 @@ def test_a_file_from_before_messages_still_renders():
 # The action's failure causes are message keys (action.cause.*, report/i18n_action.py), not notes.
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
                     "action.host", "action.entry")
-# Every module that writes a comparison note (the suites' own notes are the one exception left: see
-# CHANGELOG, they pass through as plain strings and render as they are).
+# Every module that writes a comparison note (a suite collector's own words ride inside note.suite_said).
 PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
              "pipeline.confirm", "pipeline.run_tree", "documents.comparison", "specfile.plan",
              "store.stored_baselines", "store.stores", "analyze.changepoints", "analyze.instruction_entries",
-             "measure.instruction_runs", "measure.runner", *ACTION_PRODUCERS)
+             "measure.instruction_runs", "measure.runner", "suites.callables", "suites.collect", "suites.expand",
+             *ACTION_PRODUCERS)
 NOTE_IDS = ("note.", "instr.what", "instr.functions")
 SAMPLE = "7"
 FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")

@@ -290,6 +290,11 @@ EN: dict[str, str] = {
     "note.cpusets": "CPU sets: {sets:cpusets}",
     "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "
                    "its step time is longer than with its own threads and the change can differ from what its users see",
+    "note.callables_from_head": "callables: the head's {n} definition(s) ran against each side's code (benchmarks_from: head)",
+    "note.callables_from_head_copied": "callables: the head's {n} definition(s) ran against each side's code (benchmarks_from: head); {copied:names} copied from head",
+    "note.suite_said": "{suite}: {text}",
+    "note.suites_from_head": "suites: {suites:names} — {n} benchmark(s) collected; the head's suite ran against each side's code (benchmarks_from: head)",
+    "note.suites_each": "suites: {suites:names} — {n} benchmark(s) collected; each side ran its own suite (benchmarks_from: each)",
     "note.own_spec_unused": "{side}: its own spec was not used ({why}); {side} runs the benchmarks as defined in "
                             "{spec} passed to profopt",
     "note.own_spec_missing": "{side}: its own spec was not used (it has no spec at this path); {side} runs the "

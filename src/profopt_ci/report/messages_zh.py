@@ -282,6 +282,11 @@ ZH: dict[str, str] = {
     "note.cpusets": "CPU 组：{sets:cpusets}",
     "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
                    "因此单步时间比使用自身线程数时更长，变化也可能与用户实际看到的不同",
+    "note.callables_from_head": "可调用基准：新版的 {n} 个定义分别在两侧的代码上运行（benchmarks_from:head）",
+    "note.callables_from_head_copied": "可调用基准：新版的 {n} 个定义分别在两侧的代码上运行（benchmarks_from:head）；{copied:names} 从新版复制",
+    "note.suite_said": "{suite}：{text}",
+    "note.suites_from_head": "套件：{suites:names} — 收集到 {n} 个基准；新版的套件分别在两侧的代码上运行（benchmarks_from:head）",
+    "note.suites_each": "套件：{suites:names} — 收集到 {n} 个基准；两侧各自运行自己的套件（benchmarks_from:each）",
     "note.own_spec_unused": "{side:term}：未使用它自己的规格（{why}）；{side:term}按传给 profopt 的 {spec} 中的定义运行基准",
     "note.own_spec_missing": "{side:term}：未使用它自己的规格（此路径下没有规格）；{side:term}按传给 profopt 的 {spec} 中的定义运行基准",
     "note.own_spec_differs": "{side:term}自己的规格对 {name} 的 {keys:names} 设置不同；两侧都按传给 profopt 的规格中的设置测量和判定",

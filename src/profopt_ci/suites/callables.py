@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from profopt_ci.measure.processes import Side
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.plan import Plan
 
 
@@ -50,8 +51,8 @@ def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) 
     suites_on_base = [b for b in plan.side_spec("base").benchmarks if b.suite is not None]
     plan.sides["base"] = replace(plan.side_spec("base"), benchmarks=[*runs, *suites_on_base])
     plan.base_suite |= {b.name for b in runs}
-    plan.notes.append(f"callables: the head's {len(own)} definition(s) ran against each side's code "
-                      f"(benchmarks_from: head)" + (f"; {', '.join(copied)} copied from head" if copied else ""))
+    plan.notes.append(message("note.callables_from_head_copied", n=len(own), copied=list(copied)) if copied
+                      else message("note.callables_from_head", n=len(own)))
 
 
 def _first_line(text: str) -> str:

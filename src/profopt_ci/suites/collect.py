@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.measure.processes import Side, child_env, read_answer, run_child, tail
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, env_of, parse_constraints, resolve_settings
 from profopt_ci.suites import parse_target, target
 
@@ -26,7 +27,7 @@ class Collection:
     benchmarks: list[Benchmark] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)  # {suite, name, file, line, why}
     errors: list[dict] = field(default_factory=list)  # {suite, file, line, error}: a suite not collected
-    notes: list[str] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)  # messages (note.suite_said)
     entries: list[dict] = field(default_factory=list)  # what the collector said of each kept benchmark
 
     def names(self) -> set[str]:
@@ -69,7 +70,7 @@ def collect(spec: Spec, suites: list[Suite], side: Side, overrides: dict[str, An
         for s in data.get("skipped") or []:
             out.skipped.append({"suite": label(suite), **s})
         if data.get("note"):
-            out.notes.append(f"{label(suite)}: {data['note']}")
+            out.notes.append(message("note.suite_said", suite=label(suite), text=str(data["note"])))
         kept = [e for e in data.get("benchmarks") or [] if _params_match(e.get("params") or {}, suite.item.get("params"))]
         for entry in kept:
             bench = to_benchmark(suite, entry, taken, defaults if defaults is not None else spec.raw.get("defaults") or {},

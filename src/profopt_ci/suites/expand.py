@@ -19,6 +19,7 @@ from pathlib import Path
 
 from profopt_ci.errors import cause_lines
 from profopt_ci.measure.processes import Side
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, resolve_settings
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.suites import target
@@ -106,11 +107,9 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     plan.spec = _add(plan.spec, [*head_col.benchmarks, *places])
     plan.sides["head"] = _add(plan.side_spec("head"), [*head_col.benchmarks, *places])
     plan.sides["base"] = _add(plan.side_spec("base"), [*runs_on_base, *places])
-    who = "the head's suite ran against each side's code (benchmarks_from: head)" if shared else \
-        "each side ran its own suite (benchmarks_from: each)"
-    plan.notes.append(f"suites: {', '.join(label(s) for s in suites)} — {len(head_col.benchmarks)} benchmark(s) "
-                      f"collected; {who}")
-    plan.notes.extend(dict.fromkeys(head_col.notes))
+    plan.notes.append(message("note.suites_from_head" if shared else "note.suites_each",
+                              suites=[label(s) for s in suites], n=len(head_col.benchmarks)))
+    plan.notes.extend({n["text"]: n for n in head_col.notes}.values())  # each wording once
 
 
 def _first_line(text: str) -> str:
