@@ -14,8 +14,7 @@ from pathlib import Path
 import comparison_fixtures as fx
 import pytest
 
-from profopt_ci.analyze.decide import summary_sentence
-from profopt_ci.report.headline import ordered_metrics
+from profopt_ci.analyze.decide import ordered_metrics, summary_sentence
 from profopt_ci.report.i18n import text_of
 from profopt_ci.report.render import render
 from profopt_ci.report.svg import ticks

@@ -32,6 +32,7 @@ from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
+from profopt_ci.specfile.model import GOAL_METRICS
 
 DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
 METRIC_NAMES = {
@@ -287,7 +288,7 @@ def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
     first = min(entries, key=lambda e: DECISION_ORDER.index(e["decision"]))
     same = [e for e in entries if e["decision"] == first["decision"]]
     # the benchmark the report's headline names (report/headline.py): for `keep`, the biggest win
-    top = max(same, key=_gain) if first["decision"] == "keep" else first
+    top = max(same, key=gain) if first["decision"] == "keep" else first
     m = top.get("metrics", {}).get(SPEED)
     parts = [top["name"]]
     if top["decision"] == "failed":
@@ -314,10 +315,26 @@ def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
     return parts[0] + " " + ", ".join(parts[1:]) + tail
 
 
-def _gain(entry: dict) -> float:
-    """How far the step time (or else the throughput) moved the good way."""
-    metrics = entry.get("metrics") or {}
-    m = metrics.get(SPEED) or metrics.get("throughput") or {}
+METRIC_ORDER = (SPEED, "throughput", "peak_memory_mb")  # an entry's metrics as the report lists them
+
+
+def ordered_metrics(metrics: dict) -> list[str]:
+    return [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
+
+
+def main_metric(bench: dict) -> str | None:
+    """The metric the benchmark's goal names, else the first of its metrics in report order."""
+    metrics = bench.get("metrics") or {}
+    goal = (bench.get("goal") or {}).get("metric")
+    key = GOAL_METRICS.get(str(goal), goal)  # compare writes the metric key; a spec's own name maps too
+    if key in metrics:
+        return key
+    return next(iter(ordered_metrics(metrics)), None)
+
+
+def gain(entry: dict) -> float:
+    """How far the main metric moved the good way: the biggest win heads the headline and the summary."""
+    m = (entry.get("metrics") or {}).get(main_metric(entry)) or {}
     delta = m.get("delta_pct") or 0.0
     return delta if m.get("better") == "higher" else -delta
 

@@ -11,16 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from markupsafe import Markup, escape
 
+from profopt_ci.analyze.decide import main_metric, ordered_metrics
 from profopt_ci.analyze.rules import action_id
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
-from profopt_ci.report.headline import (
-    DECISION_EMOJI,
-    VERDICT_SYMBOL,
-    main_metric,
-    metric_label,
-    metric_word,
-    ordered_metrics,
-)
+from profopt_ci.report.headline import DECISION_EMOJI, VERDICT_SYMBOL, metric_label, metric_word
 from profopt_ci.report.i18n import EN, bottleneck_class, say, t, word
 from profopt_ci.report.instruction_words import cell_suffix, column_header, is_runs_range
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import heapq
 import statistics
 
+from profopt_ci.analyze.decide import ordered_metrics
 from profopt_ci.documents.types import Sample
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
-from profopt_ci.report.headline import metric_word, ordered_metrics
+from profopt_ci.report.headline import metric_word
 from profopt_ci.report.i18n import t
 from profopt_ci.report.instruction_words import block_note
 

@@ -1,7 +1,8 @@
 """Line one of the report: the decision and one sentence a reviewer reads in ten seconds.
 
 In: a comparison@1 dict and a language. Out: one plain-text line (emoji, decision word, the
-biggest changes and broken constraints), plus the metric labels and orders the view shares.
+biggest changes and broken constraints), plus the metric labels the view shares (their order and
+the main metric are analyze.decide's, which the summary sentence shares).
 
 Composed from the comparison's data in the report's language (the comparison's own `summary`
 is English only, so it is used only when there is nothing to compose from). Plain text: the
@@ -9,17 +10,16 @@ Markdown renderer escapes it; step outputs and check titles can use it as it is.
 """
 from __future__ import annotations
 
+from profopt_ci.analyze.decide import gain, main_metric, ordered_metrics
 from profopt_ci.errors import cause_lines
 from profopt_ci.report.format import clip, confidence_label, num, pct
 from profopt_ci.report.i18n import EN, t, word
 from profopt_ci.report.instruction_words import floor_text, is_runs_range, threshold_shown
-from profopt_ci.specfile.model import GOAL_METRICS
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}
 VERDICT_SYMBOL = {"regressed": "🔴", "improved": "🟢", "unchanged": "⚪", "inconclusive": "🟡",
                   "unstable": "🟠"}
-METRIC_ORDER = ("step_time_ms", "throughput", "peak_memory_mb")
 
 
 def metric_label(lang: str, key: str, unit: str | None = None) -> str:
@@ -32,20 +32,6 @@ def metric_label(lang: str, key: str, unit: str | None = None) -> str:
 def metric_word(lang: str, key: str) -> str:
     """The label without its unit, for running text."""
     return metric_label(lang, key).split(" (")[0]
-
-
-def ordered_metrics(metrics: dict) -> list[str]:
-    return [k for k in METRIC_ORDER if k in metrics] + sorted(k for k in metrics if k not in METRIC_ORDER)
-
-
-def main_metric(bench: dict) -> str | None:
-    """The metric the benchmark's goal names, else the first of its metrics in report order."""
-    metrics = bench.get("metrics") or {}
-    goal = (bench.get("goal") or {}).get("metric")
-    key = GOAL_METRICS.get(str(goal), goal)  # compare writes the metric key; a spec's own name maps too
-    if key in metrics:
-        return key
-    return next(iter(ordered_metrics(metrics)), None)
 
 
 def headline(comparison: dict, lang: str = "en") -> str:
@@ -88,21 +74,13 @@ def _sentence(c: dict, decision: str, lang: str) -> str:
     if not pick:
         return clip(c.get("summary") or t(lang, "hl.none"), 200)
     if decision == "keep":
-        pick.sort(key=_gain, reverse=True)
+        pick.sort(key=gain, reverse=True)
     phrase = {"failed": _failed, "reject": _reject, "keep": _keep, "trade-off": _tradeoff,
               "inconclusive": _inconclusive}.get(decision, _inconclusive)(pick[0], lang, conf)
     if len(pick) > 1:
         more = len(pick) - 1
         phrase += t(lang, "sep2") + (t(lang, "hl.more1") if more == 1 else t(lang, "hl.more", n=more))
     return phrase
-
-
-def _gain(bench: dict) -> float:
-    """How much the main metric moved the good way, to headline the biggest win."""
-    key = main_metric(bench)
-    m = (bench.get("metrics") or {}).get(key) or {}
-    delta = m.get("delta_pct") or 0.0
-    return delta if m.get("better") == "higher" else -delta
 
 
 def _name(bench: dict) -> str:
