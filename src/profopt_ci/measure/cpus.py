@@ -117,6 +117,10 @@ class Placement:
                             "its users see")
         return self.cpus
 
+    def spare(self) -> list[int]:
+        """The pool's CPUs the rounds leave free, where a zygote may import (none before it settles)."""
+        return [c for c in self.pool if c not in (self.cpus or self.pool)]
+
     def record(self) -> dict:
         """The comparison entry's `threads`: the set, what each side needs and why."""
         return {"cpuset": format_cpuset(self.cpus) if self.cpus else None, "need": self.need,

@@ -134,9 +134,8 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
                     probes[side.name] = probe
         if placement.cpus is None and bench.command is not None:
             placement.settle(probes, bench.name)
-        spare = [c for c in placement.pool if c not in (placement.cpus or placement.pool)]
         zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
-                                          spare=spare)
+                                          spare=placement.spare())
         samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
                                      zygotes=zygotes)
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
@@ -150,8 +149,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
     reported = [samples[side.name].pop("preload", None) for side in sides]
     if bench.name not in state.preload and all(isinstance(r, list) for r in reported):
         state.preload[bench.name] = sorted({p for r in reported for p in r}, key=lambda m: (m.count("."), m))
-        spare = [c for c in placement.pool if c not in (placement.cpus or placement.pool)]
-        state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, spare)
+        state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, placement.spare())
     for side in sides:
         state.track(bench.name, side.name).samples.append(samples[side.name])
     if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):

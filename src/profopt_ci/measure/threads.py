@@ -142,13 +142,14 @@ def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, bud
     return {"declared": said, **seen, "need": need}
 
 
-def pin_all(cpus: list[int]) -> int:
-    """Every thread of this process onto `cpus` (new threads inherit it); how many were moved."""
+def pin_all(cpus: list[int], pid: int | None = None) -> int:
+    """Every thread of this process (or of process `pid`) onto `cpus` (new threads inherit it); how
+    many were moved."""
     moved = 0
     try:
-        tids = [int(t) for t in os.listdir("/proc/self/task")]
+        tids = [int(t) for t in os.listdir(f"/proc/{pid or 'self'}/task")]
     except OSError:
-        tids = [0]
+        tids = [0] if pid is None else []  # another process that has exited: nothing to move
     for tid in tids:
         try:
             os.sched_setaffinity(tid, cpus)

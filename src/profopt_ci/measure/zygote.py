@@ -77,16 +77,9 @@ class Zygote:
         for it now, so nothing is measured beside it (a spare CPU that another job keeps busy made
         a pinned torch import several times slower than a free one)."""
         from profopt_ci.measure.cpus import available
+        from profopt_ci.measure.threads import pin_all
 
-        try:
-            tids = [int(t) for t in os.listdir(f"/proc/{self.proc.pid}/task")]
-        except OSError:
-            return  # exited, or no /proc: `ready` says what happened
-        for tid in tids:
-            try:
-                os.sched_setaffinity(tid, available())
-            except OSError:
-                pass  # the thread ended meanwhile
+        pin_all(available(), self.proc.pid)  # one that exited meanwhile: `ready` says what happened
 
     def ready(self, timeout_s: float) -> None:
         """Wait for `ready`; ZygoteFailed with the zygote's own words when it did not get there."""
@@ -264,9 +257,8 @@ class ZygotePool:
             if started is None:
                 started = self._start(bench, sides, envs, preload, workdir, share, None)
             for z in set(started.values()):
-                if z.pid is None:
-                    z.widen()
-                    z.ready(READY_TIMEOUT_S)
+                z.widen()
+                z.ready(READY_TIMEOUT_S)
         except ZygoteFailed as exc:
             self._broken(bench, started or {}, exc, log)
             return None
