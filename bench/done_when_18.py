@@ -23,35 +23,17 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+from conftest import make_repo  # noqa: E402  (tests/ holds the repo helpers and these steps)
+from test_quality import TRAIN  # noqa: E402
+from test_threads import TORCH_TWO, TWO_THREADS  # noqa: E402
 from verdict_time import CASES as TIMED  # noqa: E402  (the A/A steps, shared)
-from verdict_time import git
 
-TRAIN = """\
-import torch
-from torch import nn
-import profopt_ci
-
-def make_step(lr=0.05, redundant=0):
-    x = torch.randn(64, 32)
-    y = torch.randint(0, 10, (64,))
-    model = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    def step():
-        for _ in range(redundant):          # the same math: a forward pass whose result is dropped
-            with torch.no_grad():
-                model(x)
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        profopt_ci.record(loss=loss.item())
-    return step
-"""
+from profopt_ci.measure.cpus import parse_cpuset  # noqa: E402
 
 TRAIN_SPEC = """\
 version: 1
@@ -61,31 +43,6 @@ benchmarks:
     callable: "train:make_step"
     params: {{lr: {lr}, redundant: {redundant}}}
     constraints: [{{metric: loss, rel_tol: 0.01}}]
-"""
-
-TWO_THREADS = """\
-import hashlib, os, threading
-
-def make_step(mb=4):
-    data = os.urandom(mb << 20)
-    def step():
-        ts = [threading.Thread(target=hashlib.sha256, args=(data,)) for _ in range(2)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-    return step
-"""
-
-TORCH_TWO = """\
-import torch
-
-def make_step():
-    torch.set_num_threads(2)
-    a = torch.randn(384, 384)
-    def step():
-        return (a @ a).sum()
-    return step
 """
 
 ONE = "version: 1\nhardware_label: bench-cpu\nbenchmarks:\n  - {{name: par, callable: \"{c}\"}}\n"
@@ -113,25 +70,6 @@ CASES = {
 }
 
 
-def make_repo(root: Path, commits: list[dict[str, str]]) -> None:
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    for i, files in enumerate(commits):
-        for name, text in files.items():
-            (root / name).write_text(textwrap.dedent(text))
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", f"c{i}")
-
-
-def ncpus(cpuset: str | None) -> int:
-    n = 0
-    for part in (cpuset or "").split(","):
-        if part:
-            lo, _, hi = part.partition("-")
-            n += int(hi or lo) - int(lo) + 1
-    return n
-
-
 def run_case(root: Path, base: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROFOPT_")}
     start = time.perf_counter()
@@ -147,7 +85,7 @@ def run_case(root: Path, base: str) -> dict:
     return {"wall": wall, "exit": proc.returncode, "decision": b["decision"], "rounds": b.get("rounds"),
             "constraint_ok": con.get("ok"), "steps": con.get("steps"), "max_delta": con.get("max_delta"),
             "first_broken_step": con.get("first_broken_step"), "cpuset": b.get("cpuset"),
-            "cpus": ncpus(b.get("cpuset")),
+            "cpus": len(parse_cpuset(b["cpuset"])) if b.get("cpuset") else 0,
             "need": {s: v.get("need") for s, v in sides.items()},
             "step_delta_pct": (b.get("metrics", {}).get("step_time_ms") or {}).get("delta_pct")}
 
