@@ -159,6 +159,17 @@ def test_a_probe_still_inconclusive_after_its_extensions_is_never_a_boundary(tmp
     # c6 is the first commit known bad; c5 could not be told apart from noise, so it may be the one
     assert doc["first_bad"]["commit"] == shas[6]
     assert [c["commit"] for c in doc["first_bad"]["candidates"]] == [shas[5], shas[6]]
+    assert [n["id"] for n in doc["notes"]] == ["note.bisect_untestable"]
+    assert doc["notes"][0]["args"] == {"bench": "busy", "n": 1, "commit": shas[6][:12]}
+    en, zh = render_bisect(doc), render_bisect(doc, "zh")
+    assert doc["notes"][0]["text"] in en.replace("\\", "")
+    assert "could not be tested" not in zh and f"{shas[6][:12]} 之前有 1 个提交无法测试" in zh
+
+
+def test_a_bisect_file_whose_notes_are_plain_strings_still_renders(tmp_path):
+    doc, _, _ = _run(tmp_path, [0, 1, 0, 1])
+    doc["notes"] = ["a note worded by an older profopt"]
+    assert "- a note worded by an older profopt" in render_bisect(doc, "zh")
 
 
 def test_ends_that_do_not_differ_search_nothing(tmp_path):
@@ -166,6 +177,8 @@ def test_ends_that_do_not_differ_search_nothing(tmp_path):
     assert doc["first_bad"] is None and doc["steps"] == [] and doc["probes"] == []
     assert len(calls) == 1 and not doc["ends"][0]["searched"]
     assert "nothing to search" in render_bisect(doc)
+    assert [(n["id"], n["args"]) for n in doc["notes"]] == [("note.bisect_quiet", {"names": ["busy"]})]
+    assert "两端之间的变化未超过 τ，未查找：busy" in render_bisect(doc, "zh")
 
 
 def test_eight_commits_take_three_probes_and_512_take_nine():

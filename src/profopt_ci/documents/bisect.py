@@ -22,7 +22,7 @@ def now() -> str:
 
 def build(*, created: str, first_bad: dict | None, good: tuple[str | None, str], bad: tuple[str | None, str], metric: str,
           threshold_pct: float, hardware_label: str, commits: int, ends: list[dict], steps: list[dict],
-          probes: list[dict], notes: list[str], seconds: float) -> dict[str, Any]:
+          probes: list[dict], notes: list[dict | str], seconds: float) -> dict[str, Any]:
     """The document; `first_bad` is the step earliest in the history (None: the ends did not differ)."""
     return {
         "schema": BISECT_SCHEMA,

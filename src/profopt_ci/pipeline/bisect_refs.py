@@ -29,6 +29,7 @@ from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import describe_commit, first_parent_range, is_ancestor, toplevel
 from profopt_ci.measure.checkouts import resolve_commit
 from profopt_ci.measure.rounds import stderr_log
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Spec
 from profopt_ci.specfile.plan import Overrides, make_plan
 
@@ -75,7 +76,7 @@ class Bisection:
     extensions: int = EXTENSIONS
     log: Callable[[str], None] = stderr_log
     probes: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)
     _info: dict[str, dict] = field(default_factory=dict)
 
     def info(self, sha: str) -> dict:
@@ -123,8 +124,8 @@ class Bisection:
             seen[i] = obs
         first, candidates = s.result()
         if len(candidates) > 1:
-            self.notes.append(f"{bench}: {len(candidates) - 1} commit(s) before {commits[first][:12]} could not be "
-                              "tested (skipped or inconclusive): any of them may be the first bad one")
+            self.notes.append(message("note.bisect_untestable", bench=bench, n=len(candidates) - 1,
+                                      commit=commits[first][:12]))
         info = self.info(commits[first])
         return {"benchmark": bench, **info, "good_end": good, "effect": seen[first],
                 "candidates": [self.info(commits[c]) for c in candidates]}
@@ -229,11 +230,11 @@ def _metric(metric: str, bench) -> tuple[str, bool]:
         raise UsageError(f"--metric {exc} (benchmark {bench.name})") from None
 
 
-def _notes(ends: list[dict], failed: list[str], found: list[str]) -> list[str]:
+def _notes(ends: list[dict], failed: list[str], found: list[dict]) -> list[dict]:
     quiet = [e["benchmark"] for e in ends if not e["searched"] and e["benchmark"] not in failed]
     notes = list(found)
     if quiet:
-        notes.insert(0, f"not changed beyond τ between the ends, not searched: {', '.join(quiet)}")
+        notes.insert(0, message("note.bisect_quiet", names=quiet))
     if failed:
-        notes.insert(0, f"failed at the ends, not searched: {', '.join(failed)}")
+        notes.insert(0, message("note.bisect_failed", names=failed))
     return notes

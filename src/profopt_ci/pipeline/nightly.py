@@ -26,6 +26,7 @@ from profopt_ci.gitutil import describe_commit, first_parent_range, git, topleve
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.bisect_refs import run_bisect
 from profopt_ci.report.bisect_md import render_bisect
+from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Spec
 from profopt_ci.specfile.plan import Overrides
 from profopt_ci.store.stores import at_or_before, open_store
@@ -72,8 +73,7 @@ def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: floa
             "candidates": [describe_commit(repo, bad)]}
     return bisect_doc.build(created=bisect_doc.now(), first_bad=step, good=(None, good), bad=(None, bad),
                             metric=changepoints.METRIC, threshold_pct=tau, hardware_label=label, commits=1, ends=[],
-                            steps=[step], probes=[], notes=["one commit between the nightlies: named without bisecting "
-                                                            "(the effect is the nightly medians')"], seconds=0.0)
+                            steps=[step], probes=[], notes=[message("note.bisect_one_commit")], seconds=0.0)
 
 
 def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, label: str, tau: float,

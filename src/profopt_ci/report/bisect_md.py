@@ -1,12 +1,14 @@
 """A bisect@1 document as Markdown, in English or Chinese (`profopt bisect --report`, the nightly summary).
 
 In: the bisect@1 dict and a language. Out: the text: the culprit (or that the ends did not differ),
-each step with its effect and CI, the ends, and every probe. Commit subjects are the repository's
+each step with its effect and CI, the ends, every probe, and the notes (messages, said through the
+catalogs; a plain string from an older file as it is). Commit subjects are the repository's
 text: escaped like any cell (no mentions, no raw HTML, no markers).
 """
 from __future__ import annotations
 
 from profopt_ci.report.format import DASH, NAME_MAX, clip, md_inline
+from profopt_ci.report.i18n import say
 
 WORDS = {
     "en": {
@@ -70,7 +72,7 @@ def render_bisect(doc: dict, lang: str = "en") -> str:
                                      ci=_ci(first["effect"]), good=first["good_end"][:12]), ""]
     lines += _steps(doc, w) + _ends(doc, w) + _probes(doc, w)
     if doc["notes"]:
-        lines += [f"### {w['notes']}", "", *[f"- {cell(n)}" for n in doc["notes"]], ""]
+        lines += [f"### {w['notes']}", "", *[f"- {md_inline(say(lang, n))}" for n in doc["notes"]], ""]
     return "\n".join(lines)
 
 

@@ -341,4 +341,9 @@ EN: dict[str, str] = {
                   "median of {median_ms:.4g} ms over the last {runs} runs ({delta_pct:.1f}% {direction:term}, "
                   "z {z:+.1f}) — the machine or its environment moved since the nightly runs; the paired comparison "
                   "still holds",
+    "note.bisect_untestable": "{bench}: {n} commit(s) before {commit} could not be tested (skipped or inconclusive): "
+                              "any of them may be the first bad one",
+    "note.bisect_quiet": "not changed beyond τ between the ends, not searched: {names:names}",
+    "note.bisect_failed": "failed at the ends, not searched: {names:names}",
+    "note.bisect_one_commit": "one commit between the nightlies: named without bisecting (the effect is the nightly medians')",
 }

@@ -323,6 +323,10 @@ ZH: dict[str, str] = {
     "note.drift": "{name} 本次测得的基线偏离了每日历史：{fresh_ms:.4g} ms，而最近 {runs} 次每日运行的中位数为 "
                   "{median_ms:.4g} ms（{direction:term} {delta_pct:.1f}%，z {z:+.1f}）——机器或其环境自每日运行以来发生了变化；"
                   "配对比较仍然成立",
+    "note.bisect_untestable": "{bench}：{commit} 之前有 {n} 个提交无法测试（被跳过或无定论）：其中任何一个都可能是第一个变坏的提交",
+    "note.bisect_quiet": "两端之间的变化未超过 τ，未查找：{names:names}",
+    "note.bisect_failed": "在两端运行失败，未查找：{names:names}",
+    "note.bisect_one_commit": "两次每日运行之间只有一个提交：未经二分即指认（影响取自每日运行的中位数）",
 }
 
 # Terms inside messages (report/i18n.py SPECS "term", "shares"): sides, scopes, op categories, metric keys.
