@@ -83,8 +83,9 @@ def test_a_commit_that_does_not_run_is_skipped_and_named_as_a_candidate(tmp_path
     # c2 could not be tested, so the culprit is c2 or c3, as git bisect would say
     assert doc["first_bad"]["commit"] == shas[3]
     assert [c["commit"] for c in doc["first_bad"]["candidates"]] == [shas[2], shas[3]]
-    assert any("could not be tested" in n for n in doc["notes"])
-    assert "跳过" in (root / ".profopt" / "bisect.md").read_text()
+    assert any(n["id"] == "note.bisect_untestable" and "could not be tested" in n["text"] for n in doc["notes"])
+    md = (root / ".profopt" / "bisect.md").read_text()
+    assert "跳过" in md and "无法测试" in md and "could not be tested" not in md
 
 
 # ---- the search, on literal estimates for real commits -------------------------------------------------

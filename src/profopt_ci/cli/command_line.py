@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from profopt_ci.cli import (
     compare_cmd,
     demo_cmd,
     diff_cmd,
+    interrupts,
     merge_cmd,
     output_files,
     publish_cmd,
@@ -58,21 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _terminate(signum: int, _frame: object) -> None:
-    # A cancelled CI job gets SIGTERM: unwind like Ctrl-C so worktrees are removed and partial
-    # results written by the verbs' own finally blocks. From the first signal on, further SIGINT and
-    # SIGTERM are ignored: a double Ctrl-C must not cut that cleanup short (kill -9 still works,
-    # and workers die with us through PR_SET_PDEATHSIG).
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    signal.signal(signal.SIGTERM, _terminate)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _terminate)
+    interrupts.install()  # SIGTERM (a cancelled CI job) unwinds like Ctrl-C: cleanup, partial results
     try:
         args = parser.parse_args(argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
@@ -92,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"profopt: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
+        interrupts.acknowledge()
         print("profopt: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the last resort: a bug of ours still exits 3 with one readable line
