@@ -144,3 +144,42 @@ def test_an_already_parsed_document_is_checked_by_the_same_types():
     doc["benchmarks"]["b0"]["status"] = "fine"
     with pytest.raises(UsageError, match=r'stored: \$\.benchmarks\["b0"\]\.status: '):
         check_document(doc, "stored", R)
+
+
+@pytest.mark.parametrize("make", [fixtures.keep, fixtures.unpaired, fixtures.hostile, lambda: scale_results(4, seed=2, scale=1.0)])
+def test_a_big_file_read_in_parts_is_the_file_read_at_once(make, tmp_path, monkeypatch):
+    """documents/parts.py (past PARTS_MIN_BYTES): the same data, and a bad entry named by its path."""
+    import profopt_ci.documents.read as reader
+
+    doc = make()
+    kind = R if doc["schema"] == R[0] else C
+    (tmp_path / "d.json").write_text(json.dumps(doc))
+    at_once = load_json(tmp_path / "d.json", kind)
+    monkeypatch.setattr(reader, "PARTS_MIN_BYTES", 0)
+    monkeypatch.setattr("profopt_ci.documents.parts.PART_BYTES", 256)  # several reads back from the file
+    in_parts = load_json(tmp_path / "d.json", kind)
+    assert plain(in_parts) == plain(at_once) == json.loads(json.dumps(doc))
+    if kind == C:
+        doc["benchmarks"][-1]["rounds"] = -1
+        (tmp_path / "d.json").write_text(json.dumps(doc))
+        with pytest.raises(UsageError, match=rf"d\.json: \$\.benchmarks\[{len(doc['benchmarks']) - 1}\]\.rounds: "):
+            load_json(tmp_path / "d.json", kind)
+
+
+def test_the_schema_named_first_picks_the_type_and_one_named_later_still_reads(tmp_path, monkeypatch):
+    import profopt_ci.documents.read as reader
+
+    either = ("profopt/results@1", "profopt/baseline@1")
+    doc = scale_results(2, seed=3, scale=1.0)
+    later = {**{k: v for k, v in doc.items() if k != "schema"}, "schema": doc["schema"]}
+    for name, data in (("first.json", doc), ("later.json", later)):
+        (tmp_path / name).write_text(json.dumps(data))
+    peeked = []
+    monkeypatch.setattr(reader, "_schema_of", lambda *a, **k: peeked.append(a[1]) or "profopt/results@1")
+    assert plain(load_json(tmp_path / "first.json", either)) == doc  # named first: no pass to find it
+    assert plain(load_json(tmp_path / "later.json", either)) == later
+    assert [Path(p).name for p in peeked] == ["later.json"]
+    (tmp_path / "lies.json").write_text('{"schema": "profopt/results@1", "benchmarks": {}, "schema": "profopt/baseline@1"}')
+    monkeypatch.undo()
+    with pytest.raises(UsageError, match=r"lies\.json"):
+        load_json(tmp_path / "lies.json", either)
