@@ -138,7 +138,7 @@ SPEC = """\
 version: 1
 hardware_label: test-cpu
 env: {{OMP_NUM_THREADS: "1"}}
-defaults: {{profile: "off", seed: 3}}
+defaults: {{profile: "off", seed: 3, round_ms: 100}}
 benchmarks:
   - name: train
     callable: train:make_step
