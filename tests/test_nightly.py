@@ -22,7 +22,7 @@ from profopt_ci.store import stores as store
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {round_ms: 150, rounds: 8, max_rounds: 24, seed: 3}
+defaults: {round_ms: 100, rounds: 10, max_rounds: 20, threshold: 10, seed: 3}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
