@@ -124,8 +124,8 @@ def _shape_group(items: Sequence[Item], idx: np.ndarray, thinned: list) -> list[
     """The metrics of the items `idx`, which all have as many base (and head) samples: those whose
     every sample is usable as groups; the others' usable values appended to `thinned`."""
     chosen = list(map(items.__getitem__, idx.tolist()))
-    base_rows = list(chain.from_iterable(map(_picked, map(_BASE, chosen))))
-    head_rows = list(chain.from_iterable(map(_picked, map(_HEAD, chosen))))
+    base_rows = _picked(list(chain.from_iterable(map(_BASE, chosen))))  # one pass over the group's rows
+    head_rows = _picked(list(chain.from_iterable(map(_HEAD, chosen))))
     groups = []
     for metric, col_b, col_h in zip(_ORDER, zip(*base_rows, strict=True), zip(*head_rows, strict=True), strict=True):
         if _nowhere(col_b) or _nowhere(col_h):
@@ -150,8 +150,11 @@ def _regrouped(thinned: list[tuple[str, int, np.ndarray, np.ndarray]]) -> list[G
 def _picked(rows: Sequence[Mapping]) -> list[tuple]:
     """Each row's values of `_ORDER`, None where absent: one visit per row (each is a cache miss at
     10^6). Rows of a read file (documents.types.Sample) are read field by field in C."""
-    if rows and isinstance(rows[0], Sample):
-        return picked(rows, _ORDER)
+    if rows and type(rows[0]) is Sample:
+        try:
+            return picked(rows, _ORDER)
+        except TypeError:  # read rows beside built ones (a dict has no astuple)
+            pass
     try:
         return list(map(_GET, rows))
     except (KeyError, TypeError):  # rows rebuilt from a stored summary hold only the metrics it has

@@ -46,24 +46,36 @@ def compact_row(b: dict, lang: str) -> dict:
     """One benchmark as one row (name, decision, step time change and CI): how the HTML page shows
     the benchmarks past its cap of full sections."""
     decision = str(b.get("decision") or "inconclusive")
-    m = (b.get("metrics") or {}).get("step_time_ms")
+    change, interval = _compact_cells(lang, (b.get("metrics") or {}).get("step_time_ms"))
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "decision": decision,
             "emoji": DECISION_EMOJI.get(decision, "❔"), "word": word(lang, "decision", decision),
-            "change": _change_text(m) if m else DASH,
-            "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
+            "change": change, "ci": interval}
 
 
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:
     """The compact rows as the packaged HTML template's loop over `compact` printed them, `chunk`
     rows to a piece: at 10⁵ benchmarks jinja's per-row overhead was most of the page's time, and
-    one piece of all rows ~40 MB. tests/test_report_cut.py checks it against a template loop."""
+    one piece of all rows ~40 MB. The decision cell is made once per decision, not per row.
+    tests/test_report_cut.py checks it against a template loop."""
+    decided: dict[str, str] = {}
     for start in range(0, len(benches), chunk):
         out = []
         for b in benches[start:start + chunk]:
-            r = compact_row(b, lang)
-            out.append(f'<tr><td>{escape(r["name"])}</td><td>{escape(r["emoji"])} {escape(r["word"])}</td>'
-                       f'<td class="n">{escape(r["change"])}</td><td class="n">{escape(r["ci"])}</td></tr>\n')
+            decision = str(b.get("decision") or "inconclusive")
+            cell = decided.get(decision)
+            if cell is None:
+                cell = decided[decision] = f"{escape(DECISION_EMOJI.get(decision, '❔'))} {escape(word(lang, 'decision', decision))}"
+            change, interval = _compact_cells(lang, (b.get("metrics") or {}).get("step_time_ms"))
+            out.append(f'<tr><td>{escape(clip(str(b.get("name", "?")), NAME_MAX))}</td><td>{cell}</td>'
+                       f'<td class="n">{escape(change)}</td><td class="n">{escape(interval)}</td></tr>\n')
         yield Markup("".join(out))
+
+
+def _compact_cells(lang: str, m: Mapping | None) -> tuple[str, str]:
+    """A compact row's change and interval cells."""
+    if not m:
+        return DASH, DASH
+    return _change_text(m), _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m)
 
 
 def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import statistics
+from operator import attrgetter
 
 from profopt_ci.analyze.decide import ordered_metrics
 from profopt_ci.documents.types import Sample
@@ -15,6 +16,8 @@ from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, val
 from profopt_ci.report.headline import metric_word
 from profopt_ci.report.i18n import t
 from profopt_ci.report.instruction_words import block_note
+
+_PHASES = attrgetter("phases_ms")
 
 FINGERPRINT_ORDER = ("cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda",
                      "gpu_name", "gpu_driver")
@@ -115,13 +118,20 @@ def may_have_phases(b: dict) -> bool:
     samples = b.get("samples") or {}
     for side in ("base", "head"):
         rows = samples.get(side) or ()
-        if isinstance(rows, list) and rows and isinstance(rows[0], Sample) and not any([r.phases_ms for r in rows]):
-            continue  # read rows (documents.types.Sample): their field, not a call per row (10⁶ at 10⁵)
+        if isinstance(rows, list) and rows and type(rows[0]) is Sample and not _any_phases(rows):
+            continue  # read rows (documents.types.Sample): their field read in C, not a call per row (10⁶ at 10⁵)
         for s in rows:
             phases_ms = s.get("phases_ms")
             if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):
                 return True
     return False
+
+
+def _any_phases(rows: list) -> bool:
+    try:
+        return any(map(_PHASES, rows))
+    except AttributeError:  # read rows beside built ones: asked one by one
+        return True
 
 
 def _sample_phases(samples: list[dict] | None) -> dict:
