@@ -27,16 +27,17 @@ def make_cube(n=200):
 """
 SPEC = ("version: 1\nhardware_label: test-cpu\n" + SETTINGS + "FROM_LINE" + "benchmarks:\n"
         "  - {name: work, callable: 'bench.callables:make_work'}\n"
-        "  - {name: cube, callable: 'bench.callables:make_cube'}\n")
+        "  - {name: cube, callable: 'bench.callables:make_cube', rounds: 2}\n")  # new in the PR: head only
 HEAD_LIB = SLOW_LIB + "\n\ndef cube_sum(n):\n    return sum(i ** 3 for i in range(n))\n"
 
 
-def _repo(tmp_path, from_line: str):
+def _repo(tmp_path, from_line: str, *extra: str):
     root = tmp_path / "repo"
     make_repo(root, [{"mylib.py": LIB},
                      {"mylib.py": HEAD_LIB, "bench/__init__.py": "", "bench/callables.py": BENCH,
                       "profopt.yml": SPEC.replace("FROM_LINE", from_line)}])
-    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--report", "report.md"], root, timeout=900)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--report", "report.md", *extra], root,
+                   timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return root, json.loads((root / ".profopt" / "comparison.json").read_text())
 
@@ -59,6 +60,6 @@ def test_head_callables_run_on_the_base_and_what_it_cannot_run_is_new(tmp_path):
 
 
 def test_callables_default_to_each_so_a_base_without_the_spec_runs_none(tmp_path):
-    _, c = _repo(tmp_path, "")
+    _, c = _repo(tmp_path, "", "--rounds", "2")  # both are head-only rounds, one process each
     assert c["benchmarks"] == [] or all(not b["samples"].get("base") for b in c["benchmarks"])
     assert {n["name"] for n in c["new_in_pr"]} == {"work", "cube"}
