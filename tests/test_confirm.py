@@ -18,7 +18,7 @@ from profopt_ci.specfile.load import parse_spec
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {{round_ms: 150, rounds: 8, max_rounds: 24, seed: 11, profile: "off"{confirm}}}
+defaults: {{round_ms: 100, rounds: 10, max_rounds: 20, threshold: 10, seed: 11, profile: "off"{confirm}}}
 benchmarks:
   - name: slower
     callable: bench.work:make_step
