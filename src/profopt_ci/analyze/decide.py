@@ -21,14 +21,17 @@ failed > reject > trade-off > keep > inconclusive > no-change.
 """
 from __future__ import annotations
 
-import copy
 import math
 import statistics
 from typing import Any
 
+from msgspec import Struct
+from msgspec.structs import replace
+
 from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
+from profopt_ci.documents.types_comparison import Metric
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
@@ -228,11 +231,11 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
 
 
 def _changed(metric: Any, **values: Any) -> Any:
-    """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set."""
-    new = copy.copy(metric)
-    for key, value in values.items():
-        new[key] = value
-    return new
+    """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
+    a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
+    if isinstance(metric, Struct):
+        return replace(metric, **values)
+    return {**metric, **values}
 
 
 def policy_failures(entries: list[dict], fail_on: str, alpha: float = 0.01) -> list[str]:
@@ -267,7 +270,8 @@ def counts(entries: list[dict]) -> dict[str, int]:
     out = {"benchmarks": len(entries), "regressed": 0, "improved": 0, "constraint_failures": 0, "failed": 0,
            "inconclusive": 0}
     for e in entries:  # one pass: 10^5 entries of a diff
-        verdicts = {m.get("verdict") for k, m in e.get("metrics", {}).items() if k != "throughput"}
+        verdicts = {m.verdict if type(m) is Metric else m.get("verdict")  # a read Metric's field, in C
+                    for k, m in e.get("metrics", {}).items() if k != "throughput"}
         out["regressed"] += "regressed" in verdicts
         out["improved"] += "improved" in verdicts
         out["constraint_failures"] += any(not c["ok"] for c in e.get("constraints", []))
