@@ -100,7 +100,8 @@ def test_samples_and_metrics_read_like_the_dicts_the_stages_build():
         m["no_such_key"] = 1
     assert json.loads(json.dumps({"m": m}, default=types.json_default)) == {"m": {**m}}
     rows = [types.Sample(step_time_ms=1.5, throughput=2.0), types.Sample(step_time_ms=2, peak_memory_mb=3.0)]
-    assert types.picked(rows, ("step_time_ms", "throughput", "peak_memory_mb")) == [(1.5, 2.0, None), (2, None, 3.0)]
+    unset = types.UNSET
+    assert types.picked(rows, ("step_time_ms", "throughput", "peak_memory_mb")) == [(1.5, 2.0, unset), (2, unset, 3.0)]
 
 
 @pytest.mark.parametrize("mutate, where", [

@@ -195,3 +195,27 @@ def test_chunks_of_one_shape_give_the_same(monkeypatch: pytest.MonkeyPatch) -> N
     want = compare_unpaired(items)
     monkeypatch.setattr(unpaired, "CELLS", 7 * 25)  # many chunk boundaries inside each group of equal counts
     _same(compare_unpaired(items), want)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_read_rows_give_what_the_dicts_give(seed: int) -> None:
+    """Rows of a read file (documents.types.Sample: an absent key is UNSET, not None) are compared
+    as the dicts they were read from, whether a metric is absent from a whole group or from some rows."""
+    import msgspec
+
+    from profopt_ci.documents.types import Sample
+
+    items = [it for it in _items(200 + seed, 300, odd_share=0.0)  # a read row always has a step time
+             if all(r.get("step_time_ms") is not None for r in it[1] + it[2])]
+    rng = random.Random(seed)
+    for _, base, head in items:  # absent rather than null: a command's rows, a CPU run's CUDA memory
+        for row in base + head:
+            for m in METRICS:
+                if m != "step_time_ms" and row.get(m) is None and rng.random() < 0.7:  # a required field
+                    row.pop(m, None)
+    read = [(bench, [msgspec.convert(r, Sample) for r in base], [msgspec.convert(r, Sample) for r in head])
+            for bench, base, head in items]
+    assert any(r.cuda_max_reserved_mb is msgspec.UNSET for _, b, _ in read for r in b)
+    _same(compare_unpaired(read), compare_unpaired(items))
+    mixed = [(bench, base, read_head) for (bench, base, _), (_, _, read_head) in zip(items, read, strict=True)]
+    _same(compare_unpaired(mixed), compare_unpaired(items))  # read rows beside built ones

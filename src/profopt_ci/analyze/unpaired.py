@@ -21,6 +21,7 @@ from operator import itemgetter
 from types import NoneType
 
 import numpy as np
+from msgspec import UNSET
 
 from profopt_ci.analyze import stats
 from profopt_ci.analyze.ranks import (
@@ -148,7 +149,7 @@ def _regrouped(thinned: list[tuple[str, int, np.ndarray, np.ndarray]]) -> list[G
 
 
 def _picked(rows: Sequence[Mapping]) -> list[tuple]:
-    """Each row's values of `_ORDER`, None where absent: one visit per row (each is a cache miss at
+    """Each row's values of `_ORDER`, None or UNSET where absent: one visit per row (each is a cache miss at
     10^6). Rows of a read file (documents.types.Sample) are read field by field in C."""
     if rows and type(rows[0]) is Sample:
         try:
@@ -162,13 +163,14 @@ def _picked(rows: Sequence[Mapping]) -> list[tuple]:
 
 
 def _nowhere(col: tuple) -> bool:
-    return col[0] is None and col.count(None) == len(col)
+    """No row has the metric: None (a dict row without it) or UNSET (a read row's absent field)."""
+    return (col[0] is None or col[0] is UNSET) and col.count(None) + col.count(UNSET) == len(col)
 
 
 def _values(col: tuple, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A column as a (count × samples) float array, NaN where a value is not usable; which rows are
     all usable, and which have no usable value."""
-    if not set(map(type, col)) <= {float, NoneType}:  # an int, a bool, a string: each value asked
+    if not set(map(type, col)) <= {float, NoneType}:  # an int, a bool, a string, UNSET: each value asked
         col = tuple(float(v) if is_measurement(v) else None for v in col)
     values = np.asarray(col, dtype=float).reshape(count, -1)  # None → NaN
     usable = np.isfinite(values) & (values > 0)
