@@ -45,7 +45,7 @@ def test_a_log_gets_no_round_lines_unless_asked(monkeypatch):
 
 
 def test_a_three_benchmark_compare_in_ci_prints_a_line_per_look_not_per_round(tmp_path):
-    spec = ("version: 1\nhardware_label: test-cpu\ndefaults: {profile: 'off', seed: 4, round_ms: 150}\nbenchmarks:\n"
+    spec = ("version: 1\nhardware_label: test-cpu\ndefaults: {profile: 'off', seed: 4, round_ms: 100}\nbenchmarks:\n"
             + "".join(f"  - {{name: b{i}, callable: 'bench.work:make_step', params: {{us: {300 * (i + 1)}}}}}\n"
                       for i in range(3)))
     root = tmp_path / "repo"
