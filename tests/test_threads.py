@@ -155,7 +155,7 @@ def make_step():
 
 
 def _spec(callable_: str, env: str = "") -> str:
-    return (f"version: 1\nhardware_label: test-cpu\n{env}defaults: {{profile: 'off', seed: 1}}\n"
+    return (f"version: 1\nhardware_label: test-cpu\n{env}defaults: {{profile: 'off', seed: 1, round_ms: 100}}\n"
             f"benchmarks:\n  - {{name: par, callable: '{callable_}'}}\n")
 
 
