@@ -60,3 +60,56 @@ def test_cut_is_the_largest_tail_within_alpha() -> None:
     cum, total = _mwu_cumulative(5, 5), math.comb(10, 5)
     cut = mann_whitney_cut(5, 5, 0.01)
     assert cum[cut - 1] / total <= 0.005 < cum[cut] / total
+
+
+# ---- the Wilcoxon signed-rank p, each of scipy's "auto" branches -------------------------------------
+
+def _signed(rng: random.Random, n: int, kind: str) -> np.ndarray:
+    if kind == "ties":  # |d| repeats; now and then a zero
+        return np.asarray([rng.choice([-2, -1, 0, 1, 1, 2, 3]) * 0.01 for _ in range(n)])
+    if kind == "zeros":
+        return np.asarray([0.0 if rng.random() < 0.2 else rng.gauss(0.01, 0.02) for _ in range(n)])
+    return np.asarray([rng.gauss(rng.choice([0.0, 0.005, 0.02]), 0.02) for _ in range(n)])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "zeros"])
+def test_wilcoxon_p_equals_scipy_on_every_branch(kind: str) -> None:
+    """n ≤ 50 without ties or zeros: exact; ≤ 13 with them: every sign flip; else the normal
+    approximation with tie correction; sizes 1 to 80."""
+    from profopt_ci.analyze.ranks import wilcoxon_p
+
+    rng = random.Random({"continuous": 1, "ties": 2, "zeros": 3}[kind])
+    checked, tries = 0, 400 if kind == "continuous" else 90  # scipy's own permutation test is slow
+    for _ in range(tries):
+        d = _signed(rng, rng.choice([rng.randint(1, 13), rng.randint(14, 50), rng.randint(51, 80)]), kind)
+        if not np.any(d != 0):
+            assert wilcoxon_p(d) == 1.0
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = float(sps.wilcoxon(d, alternative="two-sided").pvalue)
+        assert wilcoxon_p(d) == pytest.approx(want, rel=1e-9, abs=1e-15), d.tolist()
+        checked += 1
+    assert checked > 0.85 * tries
+
+
+def test_the_look_schedule_and_the_normal_cut_need_no_scipy():
+    """A compare imports no scipy.stats: its normal quantiles come from the standard library."""
+    import subprocess
+    import sys
+
+    code = ("import sys, profopt_ci.pipeline.compare_refs, profopt_ci.analyze.ranks as r\n"
+            "from profopt_ci.analyze.look_schedule import spent_alpha\n"
+            "spent_alpha(1, 5, spending='obf'); r.signed_rank_cut(120, 0.01); r.mann_whitney_cut(200, 200, 0.01)\n"
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("p", [0.5, 0.05, 1e-3, 1e-9, 1e-15])
+def test_normal_quantiles_equal_scipys(p: float) -> None:
+    from profopt_ci.analyze.ranks import normal_isf, normal_sf
+
+    assert normal_isf(p) == pytest.approx(float(sps.norm.isf(p)), rel=1e-12)
+    z = float(sps.norm.isf(p))
+    assert normal_sf(z) == pytest.approx(float(sps.norm.sf(z)), rel=1e-12)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats as sps
+from profopt_ci.analyze.ranks import normal_isf, normal_sf
 
 # A default plan never looks more often than this: every extra look thins the alpha of all looks.
 MAX_DEFAULT_LOOKS = 6
@@ -23,7 +23,7 @@ def _spending(t: float, alpha: float, kind: str) -> float:
     if kind == "pocock":
         return alpha * math.log1p((math.e - 1.0) * t)
     if kind == "obf":
-        return float(2.0 * sps.norm.sf(sps.norm.isf(alpha / 2) / math.sqrt(t)))
+        return 2.0 * normal_sf(normal_isf(alpha / 2) / math.sqrt(t))
     return alpha * t
 
 
