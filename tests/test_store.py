@@ -22,7 +22,7 @@ BUSY = CPU_STEP
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {warmup: 1, min_time_ms: 5, values: 3, rounds: 6, max_rounds: 6, seed: 7, profile: "off"}
+defaults: {warmup: 1, min_time_ms: 5, values: 3, round_ms: 100, rounds: 6, max_rounds: 6, seed: 7, profile: "off"}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
