@@ -26,8 +26,8 @@ def make_step(flag="", pidfile=""):
 """
 
 
-def spec(flag: Path | str = "", pidfile: Path | str = "", rounds: int = 3) -> str:
-    return (f"version: 1\ndefaults: {{warmup: 0, min_time_ms: 2, values: 2, rounds: {rounds}, max_rounds: {rounds}, "
+def spec(flag: Path | str = "", pidfile: Path | str = "", rounds: int = 3, round_ms: int = 100) -> str:
+    return (f"version: 1\ndefaults: {{warmup: 0, min_time_ms: 2, values: 2, round_ms: {round_ms}, rounds: {rounds}, max_rounds: {rounds}, "
             f"profile: 'off', timeout_s: 600}}\nbenchmarks:\n  - name: s\n    callable: bench.w:make_step\n"
             f"    params: {{flag: '{flag}', pidfile: '{pidfile}'}}\n")
 
@@ -71,7 +71,8 @@ def test_kill_9_of_compare_kills_its_worker_and_the_next_compare_prunes_the_work
 
 def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     root = tmp_path / "repo"
-    make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(rounds=400)}, {"x": "1"}])
+    make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(rounds=400, round_ms=400)}, {"x": "1"}])
+    # the default round length: the two signals land where they did when the lost-Ctrl-C hang was found
     proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1"], cwd=root,
                             env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
