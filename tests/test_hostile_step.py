@@ -30,7 +30,7 @@ def make_step(out=""):
 
 def spec_for(body: str) -> str:
     return "version: 1\nenv: {OMP_NUM_THREADS: \"1\", MY_SETTING: chosen}\n" \
-           "defaults: {warmup: 0, min_time_ms: 1, values: 1, rounds: 2, max_rounds: 2, timeout_s: 30, profile: 'off'}\n" \
+           "defaults: {warmup: 0, min_time_ms: 1, values: 1, round_ms: 100, rounds: 2, max_rounds: 2, timeout_s: 30, profile: 'off'}\n" \
            f"benchmarks:\n{body}"
 
 
