@@ -145,7 +145,7 @@ def test_a_torch_compare_forks_its_workers_after_the_first_round(tmp_path):
             "    def step():\n        opt.zero_grad()\n        m(x).sum().backward()\n        opt.step()\n"
             "    return step\n")
     spec = ("version: 1\nhardware_label: test-cpu\nenv: {OMP_NUM_THREADS: '1'}\n"
-            "defaults: {profile: auto, seed: 2, round_ms: 200}\nbenchmarks:\n  - {name: lin, callable: 'lin:make_step'}\n")
+            "defaults: {profile: auto, seed: 2, round_ms: 100}\nbenchmarks:\n  - {name: lin, callable: 'lin:make_step'}\n")
     make_repo(root, [{"lin.py": step, "profopt.yml": spec}])
     proc = run_cli(["compare", "--base", "HEAD", "--head", "HEAD", "--rounds", "6", "--fail-on", "none"], root)
     assert proc.returncode == 0, proc.stderr[-3000:]
