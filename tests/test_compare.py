@@ -24,7 +24,7 @@ BUSY = CPU_STEP
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {{warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 150, rounds: {rounds}, max_rounds: {max_rounds}, seed: 7, profile: "off"}}
+defaults: {{warmup: 1, min_time_ms: 20, values: 3, value_ms: 1, round_ms: 100, rounds: {rounds}, max_rounds: {max_rounds}, seed: 7, profile: "off"}}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
