@@ -255,7 +255,7 @@ def test_base_is_the_prs_base_branch_merge_base_or_the_default_branchs(tmp_path)
 @pytest.mark.slow
 def test_local_runner_end_to_end_posts_one_comment_without_the_token(tmp_path, gh):
     ws = tmp_path / "ws"
-    base, head = make_pr_repo(ws, bench_files(2, rounds=8), bench_files(1, rounds=8))
+    base, head = make_pr_repo(ws, bench_files(2, rounds=3), bench_files(1, rounds=3))
     token = "ghs_" + secrets.token_hex(16)
     gh.add_token(token)
     env = action_env(tmp_path, ws, token=token, api_url=gh.url, event=pr_event(tmp_path / "event.json", base, head),
