@@ -69,12 +69,18 @@ def test_kill_9_of_compare_kills_its_worker_and_the_next_compare_prunes_the_work
     assert git(root, "worktree", "list").count("\n") == 0  # only the main checkout
 
 
+def _ctrl_c_default() -> None:
+    """Ctrl-C as a terminal delivers it: a run started as `cmd &` without job control inherits it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(rounds=400, round_ms=400)}, {"x": "1"}])
     # the default round length: the two signals land where they did when the lost-Ctrl-C hang was found
     proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1"], cwd=root,
-                            env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_default)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()

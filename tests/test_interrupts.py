@@ -11,6 +11,7 @@ from conftest import cli_env
 PRELUDE = """\
 import os, signal, time
 from profopt_ci.cli import interrupts
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as an interactive shell starts it (not `cmd &`)
 interrupts.install()
 start = time.monotonic()
 

@@ -90,7 +90,14 @@ def run_local(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str]
     cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", *argv]
     log(f"profopt: [local] {shlex.join(cmd)}")
     cpus = _cpus(s.cpuset) if s.cpuset else None
-    preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None  # noqa: E731
+
+    def preexec() -> None:
+        # The limit's SIGINT must reach compare, also when the runner started us with SIGINT ignored
+        # (a background job without job control): an ignored signal is inherited across exec.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+
     with commands_stopped(environ):
         proc = subprocess.Popen(cmd, cwd=s.workspace, env=local_env(environ, s), preexec_fn=preexec,
                                 start_new_session=True)
