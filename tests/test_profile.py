@@ -174,10 +174,10 @@ def test_auto_is_cprofile_without_torch(monkeypatch):
 
 def test_capture_command_python_script_and_non_python(tmp_path, machine_balance):
     cli = EXAMPLES / "cli"
-    summary = capture.capture_command("python3 wordfreq.py 20000", cwd=cli, env={}, trace_dir=tmp_path,
+    summary = capture.capture_command("python3 wordfreq.py 100000", cwd=cli, env={}, trace_dir=tmp_path,
                                       name="wordfreq", timeout_s=60, machine=machine_balance)
     assert summary["kind"] == "cprofile" and Path(summary["trace_path"]).is_file()
-    assert summary["ops"][0]["name"].endswith("(count_words)")
+    assert summary["ops"][0]["name"].endswith("(count_words)")  # 100000 words: ~0.1 s, well above a slow read of the imports
     b = analyze.bottleneck(summary)
     assert (b["class"], b["rule"]) == ("interpreter overhead", "interpreter overhead"), b
     code = capture.capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
