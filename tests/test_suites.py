@@ -88,7 +88,7 @@ PYTEST_SUITE = {
             benchmark(mylib.join, 3)
         """,
 }
-SETTINGS = "defaults: {rounds: 6, max_rounds: 12, round_ms: 100, threshold: 10, profile: \"off\", quality_steps: 5}\n"
+SETTINGS = "defaults: {rounds: 10, max_rounds: 10, round_ms: 100, threshold: 10, profile: \"off\", quality_steps: 5}\n"
 SPEC = "version: 1\nhardware_label: test-cpu\n" + SETTINGS + "suites:\n  - {pytest: tests/bench/}\n"
 
 
