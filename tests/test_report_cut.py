@@ -257,9 +257,20 @@ def test_html_cap_inside_the_unchanged_group(monkeypatch):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_compact_rows_are_what_a_template_loop_prints(lang):
-    """bench_view.compact_rows_html prints the rows a jinja loop over bench_view.compact_row would:
+    """bench_view.compact_rows_html prints the rows a jinja loop over each benchmark's cells would:
     the same bytes, escaping included (names with markup, a failed benchmark without metrics)."""
-    from profopt_ci.report.bench_view import compact_row
+    from profopt_ci.report.bench_view import _change_text, _ci_or_tolerance
+    from profopt_ci.report.format import DASH, NAME_MAX, clip
+    from profopt_ci.report.headline import DECISION_EMOJI
+    from profopt_ci.report.i18n import word
+    from profopt_ci.report.instruction_words import cell_suffix
+
+    def compact_row(b: dict, lang: str) -> dict:  # what the page's template loop printed per row
+        decision = str(b.get("decision") or "inconclusive")
+        m = (b.get("metrics") or {}).get("step_time_ms")
+        return {"name": clip(str(b.get("name", "?")), NAME_MAX), "emoji": DECISION_EMOJI.get(decision, "❔"),
+                "word": word(lang, "decision", decision), "change": _change_text(m) if m else DASH,
+                "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
     c = mixed(7, 9)
     c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""

@@ -238,7 +238,7 @@ def wilcoxon_p(d: np.ndarray) -> float | None:
     (zeros dropped, no continuity correction, method "auto"): the exact null distribution up to 50
     values without ties or zeros, every sign flip enumerated up to 13 values with them, the normal
     approximation with tie correction beyond. Done here so that a compare need not import
-    scipy.stats, ~1 s of every verdict. tests/test_mwu_p.py holds it to scipy's."""
+    scipy.stats, a large part of a short verdict's time. tests/test_mwu_p.py holds it to scipy's."""
     if d.size == 0:
         return None
     nonzero = d[d != 0]

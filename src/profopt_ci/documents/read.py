@@ -31,8 +31,8 @@ from profopt_ci.errors import UsageError
 # ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
 MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
 MAX_STREAM_BYTES = 1024 ** 3
-# Past this a file's entries are decoded in parts (documents/parts.py): a comparison of 10⁵ (~450 MB).
-# Results of 10⁵ (~160 MB, what `diff` reads twice) are decoded at once: 25% faster, for ~170 MB more.
+# Past this a file's entries are decoded in parts (documents/parts.py), which holds less at once but
+# is slower: a comparison of 10⁵ is past it; the results of 10⁵ that `diff` reads twice are not.
 PARTS_MIN_BYTES = 256 * 1024 ** 2
 
 
@@ -92,8 +92,8 @@ def load_json(path: str | Path, expect: str | tuple[str, ...]) -> dict[str, Any]
 
 
 def _narrowed(raw: bytes, wanted: tuple[str, ...]) -> tuple[str, ...]:
-    """The one accepted document the text names first, else `wanted`: at 10⁵ benchmarks finding
-    `schema` by decoding (`_schema_of`) is a pass over all 160 MB, a sixth of a `diff`. A file whose
+    """The one accepted document the text names first, else `wanted`: finding `schema` by decoding
+    (`_schema_of`) is a pass over the whole file before the decode itself. A file whose
     `schema` comes later, or that names it again, is still decoded strictly as that type, and a
     wrong guess ends in the same errors."""
     if len(wanted) < 2:

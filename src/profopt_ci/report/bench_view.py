@@ -42,19 +42,9 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
     }
 
 
-def compact_row(b: dict, lang: str) -> dict:
-    """One benchmark as one row (name, decision, step time change and CI): how the HTML page shows
-    the benchmarks past its cap of full sections."""
-    decision = str(b.get("decision") or "inconclusive")
-    change, interval = _compact_cells(lang, (b.get("metrics") or {}).get("step_time_ms"))
-    return {"name": clip(str(b.get("name", "?")), NAME_MAX), "decision": decision,
-            "emoji": DECISION_EMOJI.get(decision, "❔"), "word": word(lang, "decision", decision),
-            "change": change, "ci": interval}
-
-
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:
-    """The compact rows as the packaged HTML template's loop over `compact` printed them, `chunk`
-    rows to a piece: at 10⁵ benchmarks jinja's per-row overhead was most of the page's time, and
+    """The benchmarks past the page's cap of full sections, one row each (name, decision, step time
+    change and CI), as a jinja loop over them would print them, `chunk` rows to a piece: at 10⁵ benchmarks jinja's per-row overhead was most of the page's time, and
     one piece of all rows ~40 MB. The decision cell is made once per decision, not per row.
     tests/test_report_cut.py checks it against a template loop."""
     decided: dict[str, str] = {}
