@@ -76,8 +76,11 @@ def _workflow(runner: str, times: int, extra: str = "") -> str:
     return WORKFLOW.format(files=" ".join(ACTION_FILES), uses=uses.rstrip("\n"))
 
 
-def _act(tmp_path: Path, gh, token: str, workflow: str, *, fork: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
-    """One `act pull_request` run of `workflow` on a fresh PR repository; (the run, its kept files)."""
+def _act(tmp_path: Path, gh, token: str, workflow: str, act_home: Path, *,
+         fork: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
+    """One `act pull_request` run of `workflow` on a fresh PR repository; (the run, its kept files).
+    `act_home`: the runner's own folder (workspaces, and the tool cache a self-hosted runner keeps
+    from job to job: act_home/tool_cache)."""
     repo = tmp_path / "pr-repo"
     base, head = make_pr_repo(repo, bench_files(2), bench_files(1))
     event = pr_event(tmp_path / "event.json", base, head)
@@ -93,10 +96,17 @@ def _act(tmp_path: Path, gh, token: str, workflow: str, *, fork: bool = False) -
     cmd = [ACT, "pull_request", "-P", "self-hosted=-self-hosted", "-e", str(event), "-W", ".github/workflows",
            "-s", f"GITHUB_TOKEN={token}", "--env", f"GITHUB_API_URL={gh.url}", "--env", f"GITHUB_REPOSITORY={REPO}",
            "--env", f"TEST_REPO={repo}", "--env", f"TEST_HEAD={head}", "--env", f"ACTION_SRC={ROOT}",
-           "--env", f"TEST_OUT={kept}", "--action-offline-mode"]
+           "--env", f"TEST_OUT={kept}", "--action-cache-path", str(act_home),
+           "--action-offline-mode"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
     proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
     return proc, kept
+
+
+@pytest.fixture(scope="module")
+def act_home(tmp_path_factory) -> Path:
+    """One runner for this module's jobs: the first installs profopt in its tool cache, the rest reuse it."""
+    return tmp_path_factory.mktemp("act-home")
 
 
 @pytest.fixture
@@ -127,17 +137,23 @@ def _check_posted_once_then_updated(gh, token, proc, kept) -> None:
     assert token not in log
 
 
-def test_the_action_under_act_comments_once_then_updates_with_runner_local(act_bin, gh, tmp_path):
+def test_the_action_under_act_comments_once_then_updates_with_runner_local(act_bin, gh, tmp_path, act_home):
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token)
-    proc, kept = _act(tmp_path, gh, token, _workflow("local", 2))
+    fresh = not (act_home / "tool_cache").exists()
+    proc, kept = _act(tmp_path, gh, token, _workflow("local", 2), act_home)
     _check_posted_once_then_updated(gh, token, proc, kept)
+    log = proc.stdout + proc.stderr  # the runner's venv: installed once, then reused by the second run
+    assert log.count("profopt: installing profopt into") == (1 if fresh else 0), log[-6000:]
+    assert log.count("profopt: reusing the runner's profopt venv") == (1 if fresh else 2)
+    [venv] = [p for p in (act_home / "tool_cache" / "profopt-host").iterdir() if p.is_dir()]
+    assert (venv / ".profopt-ready").is_file() and f"python={venv}/bin/python3" in log
 
 
-def test_a_fork_pr_under_act_leaves_the_comment_as_an_artifact(act_bin, gh, tmp_path):
+def test_a_fork_pr_under_act_leaves_the_comment_as_an_artifact(act_bin, gh, tmp_path, act_home):
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token, can_write=False)
-    proc, kept = _act(tmp_path, gh, token, _workflow("local", 1), fork=True)
+    proc, kept = _act(tmp_path, gh, token, _workflow("local", 1), act_home, fork=True)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-6000:]
     assert gh.comments(REPO, PR) == []  # the read-only token could not comment
@@ -148,12 +164,12 @@ def test_a_fork_pr_under_act_leaves_the_comment_as_an_artifact(act_bin, gh, tmp_
 
 
 @pytest.mark.docker
-def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_bin, gh, tmp_path):
+def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_bin, gh, tmp_path, act_home):
     if not BASE_IMAGE:
         pytest.skip("PROFOPT_TEST_BASE_IMAGE is not set (.ci/run sets it from ../shared/tools/docker-up)")
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token)
     extra = f"          base-image: {BASE_IMAGE}\n"
-    proc, kept = _act(tmp_path, gh, token, _workflow("docker", 2, extra))
+    proc, kept = _act(tmp_path, gh, token, _workflow("docker", 2, extra), act_home)
     _check_posted_once_then_updated(gh, token, proc, kept)
     assert "[measure]" in proc.stdout + proc.stderr  # the container's lines, prefixed

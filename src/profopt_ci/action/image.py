@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from profopt_ci.action.host_venv import source_files
 from profopt_ci.action.inputs import DEFAULT_BASE_IMAGE, DEFAULT_IMAGE_REPO, ActionSettings
 from profopt_ci.action.outcome import CauseError, say
 
@@ -25,21 +26,12 @@ def short(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _source_files(context: Path, dockerfile: str) -> list[Path]:
-    files = [context / dockerfile, context / "pyproject.toml", context / ".dockerignore"]
-    src = context / "src"
-    if src.is_dir():
-        files += sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                        and not p.name.endswith(".pyc") and ".egg-info" not in str(p.relative_to(context)))
-    return [p for p in files if p.is_file()]
-
-
 def image_tag(context: Path, dockerfile: str = "Dockerfile", base_image: str = DEFAULT_BASE_IMAGE,
               repo: str = DEFAULT_IMAGE_REPO) -> tuple[str, str]:
     """(tag, full hash): what the image is built from — the Dockerfile, the base image and the
     package sources — so an unchanged image is found by its tag and reused."""
     h = hashlib.sha256(b"profopt-image-v1\0" + base_image.encode() + b"\0")
-    for path in _source_files(context, dockerfile):
+    for path in source_files(context, (dockerfile, ".dockerignore")):
         h.update(str(path.relative_to(context)).encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     digest = h.hexdigest()
