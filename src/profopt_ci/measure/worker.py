@@ -70,13 +70,18 @@ def with_step(job: dict, use, seed: int | None = None):
 # suite's worker runs a pytest session each round, and its imports were most of a round's start.
 PRELOAD = ("torch", "numpy", "scipy", "pandas", "sklearn", "torchvision", "torchaudio", "transformers",
            "pytest", "_pytest", "pluggy", "iniconfig")
+FORK_UNSAFE = ("jax", "jaxlib", "tensorflow")  # never preloaded, whatever plugin belongs to them
 
 
 def preloadable() -> list[str]:
     """The modules of the PRELOAD packages this worker's step imported, submodules included (the
-    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo, ~1.5 s);
-    measure/zygote.py imports them once. Packages first, then their submodules by depth."""
-    names = [m for m in list(sys.modules) if m.partition(".")[0] in PRELOAD]
+    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo, ~1.5 s),
+    and of the packages of a suite runner's installed plugins (suites.inworker.RUNNER_MODULES: for
+    a pytest session, most of a round's start); measure/zygote.py imports them once. Packages
+    first, then their submodules by depth."""
+    suite = sys.modules.get("profopt_ci.suites.inworker")
+    plugins = {m.partition(".")[0] for m in getattr(suite, "RUNNER_MODULES", ())} - set(FORK_UNSAFE)
+    names = [m for m in list(sys.modules) if m.partition(".")[0] in PRELOAD or m.partition(".")[0] in plugins]
     return sorted(names, key=lambda m: (m.count("."), m))[:20000]
 
 

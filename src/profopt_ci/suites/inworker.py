@@ -12,6 +12,11 @@ from typing import Any
 
 from profopt_ci.suites import parse_target
 
+# The plugin modules the suite's runner loaded from installed packages before any of the checkout's
+# code (pytest's entry-point plugins), filled by the adapter: a zygote may import them once
+# (worker.preloadable), as the runner itself imports them at every start.
+RUNNER_MODULES: list[str] = []
+
 
 def run(target: str, use: Callable[[Callable[[], object]], Any], seed: int | None = None) -> Any:
     parsed = parse_target(target)

@@ -23,7 +23,8 @@ from typing import Any
 
 # The peers' plugins, xdist's workers, random order and the cache never take part; the project's
 # addopts (which may name those plugins' flags) are dropped. -s: the step's output is not captured.
-PYTEST_ARGS = ["-p", "no:benchmark", "-p", "no:codspeed", "-p", "no:xdist", "-p", "no:randomly",
+PYTEST_ARGS = ["-p", "no:benchmark", "-p", "no:codspeed", "-p", "no:xdist", "-p", "no:xdist.looponfail",
+               "-p", "no:randomly",
                "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts=", "-s", "-q", "--no-header"]
 _SHADOWED = ("pluggy", "iniconfig", "packaging", "_pytest", "pytest")
 
@@ -209,6 +210,10 @@ class _Hooks:
 
     def pytest_configure(self, config) -> None:
         config.addinivalue_line("markers", "benchmark: a benchmark (pytest-codspeed); profopt measures the test body")
+        from profopt_ci.suites import inworker
+
+        inworker.RUNNER_MODULES[:] = sorted({getattr(plugin, "__name__", "") for plugin, _ in
+                                             config.pluginmanager.list_plugin_distinfo()} - {""})
 
     def pytest_pyfunc_call(self, pyfuncitem):
         """The marker without the fixture: the whole test body, with its fixtures' values, is the step."""
