@@ -10,7 +10,17 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from profopt_ci.measure.harness import phase, record
-from profopt_ci.tutorial import benchmark_fn, format_optimization_report, summarize_optimization_result
+
+_TUTORIAL = ("benchmark_fn", "format_optimization_report", "summarize_optimization_result")
+
+
+def __getattr__(name: str):
+    # the tutorial's names on first use: a worker process imports this package, and pays for no more
+    if name in _TUTORIAL:
+        from profopt_ci import tutorial
+
+        return getattr(tutorial, name)
+    raise AttributeError(f"module 'profopt_ci' has no attribute {name!r}")
 
 __all__ = [
     "__version__",

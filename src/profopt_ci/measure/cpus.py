@@ -8,11 +8,9 @@ killed `profopt`. Linux only for both; elsewhere they are no-ops, said once by `
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 PR_SET_PDEATHSIG = 1
@@ -82,7 +80,6 @@ def choose(requested: str | None, threads: int, pool: list[int] | None = None) -
     return pool[-n:]
 
 
-@dataclass
 class Placement:
     """Where one benchmark's two lockstep workers run, settled once from the step's own parallelism.
 
@@ -90,15 +87,17 @@ class Placement:
     step (measure/threads.py), and `settle` sizes the set: the most CPUs either side needs — its busy
     threads, or what torch or the thread variables declare — at least `floor`, at most the pool. A
     `requested` set (spec `cpuset`, `--cpuset`, the action's input) wins; both say in `warning` when
-    the set is narrower than the step."""
+    the set is narrower than the step.
 
-    pool: list[int]
-    floor: int = 1
-    requested: list[int] | None = None
-    cpus: list[int] | None = None
-    need: int | None = None
-    probes: dict[str, dict] = field(default_factory=dict)
-    warning: str | None = None
+    A plain class, like everything a worker or a zygote imports: no `dataclasses` (with `inspect`)
+    in their start-up."""
+
+    def __init__(self, pool: list[int], floor: int = 1, requested: list[int] | None = None) -> None:
+        self.pool, self.floor, self.requested = pool, floor, requested
+        self.cpus: list[int] | None = None
+        self.need: int | None = None
+        self.probes: dict[str, dict] = {}
+        self.warning: str | None = None
 
     def settle(self, probes: dict[str, dict], name: str = "") -> list[int]:
         self.probes = dict(probes)
@@ -140,8 +139,8 @@ def describe(probe: dict) -> str:
 def _prctl() -> Callable[..., int] | None:
     """libc's prctl, looked up once in the parent: a preexec_fn must not load libraries after fork."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl
+        # the process's own symbols, libc's among them: no ctypes.util (subprocess, ldconfig) at start-up
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
 

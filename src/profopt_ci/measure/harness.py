@@ -18,17 +18,20 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 _MAX_LOOPS = 1 << 24
 
 
-@dataclass
 class _State:
-    phases_ns: dict[str, int] = field(default_factory=dict)
-    quality: dict[str, object] = field(default_factory=dict)
-    recording: bool = False
-    sync: Callable[[], None] | None = None
+    # plain classes, not dataclasses: `dataclasses` (with `inspect`) is a third of a worker's
+    # imports, paid by every fresh worker, every zygote and, ~50x slower, every valgrind run
+    __slots__ = ("phases_ns", "quality", "recording", "sync")
+
+    def __init__(self) -> None:
+        self.phases_ns: dict[str, int] = {}
+        self.quality: dict[str, object] = {}
+        self.recording = False
+        self.sync: Callable[[], None] | None = None
 
 
 _state = _State()
@@ -146,13 +149,13 @@ def detect_device() -> CudaDevice | None:
     return None
 
 
-@dataclass
 class Measurement:
-    values_ms: list[float]
-    loops: int
-    phases_ms: dict[str, float]
-    quality: dict[str, object]
-    device_peaks: dict[str, float]
+    __slots__ = ("values_ms", "loops", "phases_ms", "quality", "device_peaks")
+
+    def __init__(self, values_ms: list[float], loops: int, phases_ms: dict[str, float], quality: dict[str, object],
+                 device_peaks: dict[str, float]) -> None:
+        self.values_ms, self.loops, self.phases_ms = values_ms, loops, phases_ms
+        self.quality, self.device_peaks = quality, device_peaks
 
 
 def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:

@@ -27,7 +27,6 @@ import importlib
 import json
 import os
 import sys
-from pathlib import Path
 
 
 def load_factory(target: str):
@@ -136,6 +135,8 @@ def _profile_step(job: dict, step, steps: int) -> dict:
     if mode == "off":
         summary: dict = {"kind": "none", "reason": "profile: off"}
     else:
+        from pathlib import Path
+
         trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
         try:
             summary = capture.capture(step, mode, steps=int(job.get("steps", 5)), trace_dir=trace_dir,
@@ -164,6 +165,8 @@ def _serve(job: dict, step, rd, wr) -> int:
     wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
+    # the thread probe (first round only) lasts at most one round's measuring, at least 50 ms
+    probe_ms = max(50.0, min(threads.PROBE_MS, float(job.get("round_ms", 400.0))))
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
                               warmup_ms=warm_ms, device=harness.detect_device())
     warmed = False
@@ -172,7 +175,7 @@ def _serve(job: dict, step, rd, wr) -> int:
         if op == "c":
             wr.write(f"loops {stepper.calibrate()}\n")
         elif op == "p" and not warmed:
-            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"))) + "\n")
+            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"), probe_ms)) + "\n")
         elif op == "a" and arg:
             wr.write(f"pinned {threads.pin_all(sorted({int(c) for c in arg.split(',')}))}\n")
         elif op == "w" and arg.isdigit():
@@ -197,21 +200,27 @@ def run_job(job: dict, out: str) -> int:
         result = with_step(job, lambda step: instructions_job(job, lambda *_: step))
     else:
         result = profile_job(job) if job.get("mode") == "profile" else measure_job(job)
-    tmp = Path(out + ".tmp")
-    tmp.write_text(json.dumps(result))
-    tmp.replace(out)
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(result))
+    os.replace(tmp, out)
     return 0
+
+
+def _read_job(path: str) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "--serve":
         sys.path.insert(0, os.getcwd())
-        return serve_job(json.loads(Path(args[1]).read_text()))
+        return serve_job(_read_job(args[1]))
     if len(args) != 2:
         print("usage: python -m profopt_ci.measure.worker JOB.json OUT.json", file=sys.stderr)
         return 2
-    job = json.loads(Path(args[0]).read_text())
+    job = _read_job(args[0])
     sys.path.insert(0, os.getcwd())
     return run_job(job, args[1])
 
