@@ -24,17 +24,19 @@ RUN if ! command -v git >/dev/null || ! command -v valgrind >/dev/null; then \
     && git config --system --add safe.directory '*' \
     && python3 -m venv /opt/profopt
 
-# Dependencies first, from pyproject.toml alone, so a change under src/ reuses this layer.
+# Dependencies and the build backend (with wheel: an older setuptools needs it) first, from
+# pyproject.toml alone, so a change under src/ reuses this layer and builds profopt without
+# fetching the backend again.
 WORKDIR /opt/profopt/src
 COPY pyproject.toml ./
-RUN python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > /tmp/requirements.txt \
+RUN python3 -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); print("\n".join(p["project"]["dependencies"] + p["build-system"]["requires"] + ["wheel"]))' > /tmp/requirements.txt \
     && pip install --no-compile -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
 # pyproject names README.md as the long description; the image does not need the real one.
 COPY src ./src
 RUN touch README.md \
-    && pip install --no-deps --no-compile . \
+    && pip install --no-deps --no-build-isolation --no-compile . \
     && rm -rf build ./*.egg-info src/*.egg-info \
     && python3 -c 'import profopt_ci, sys; print("profopt", profopt_ci.__version__, sys.version)'
 
