@@ -284,7 +284,7 @@ def test_local_runner_timeout_is_exit_3_and_keeps_what_was_measured(tmp_path):
     ws = tmp_path / "ws"
     make_pr_repo(ws, bench_files(2, rounds=200, sleep_s=0.05), bench_files(1, rounds=200, sleep_s=0.05))
     env = action_env(tmp_path, ws, inputs={"runner": "local", "mode": "compare", "base": "main",
-                                           "timeout-minutes": "0.3", "comment": "false"})
+                                           "timeout-minutes": "0.15", "comment": "false"})
     proc = run_entrypoint(env, timeout=120)
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "timed out" in proc.stderr

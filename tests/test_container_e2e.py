@@ -231,7 +231,7 @@ def test_a_container_past_its_time_limit_is_exit_3_and_keeps_partial_results(eng
     ws = tmp_path / "ws"
     make_pr_repo(ws, bench_files(2, rounds=300, sleep_s=0.05), bench_files(1, rounds=300, sleep_s=0.05))
     env = docker_env(tmp_path, ws, run_ids, inputs={"mode": "compare", "base": "main", "comment": "false",
-                                                     "timeout-minutes": "0.4"})
+                                                     "timeout-minutes": "0.2"})
     proc = run_entrypoint(env, timeout=300)
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "timed out" in proc.stderr and "measure container" in proc.stderr
