@@ -59,18 +59,19 @@ def _issues(root, gh, token, summary):
 def test_a_change_point_is_bisected_and_its_one_issue_opened_updated_and_closed_when_reverted(tmp_path, gh):
     root, shas = _repo(tmp_path)
     target = store.DirStore(tmp_path / "s")
-    # nightlies at c0..c3 (20 ms), then at c6, c7, c8 (26 ms): the step entered in c4..c6
-    for day, i in enumerate((0, 1, 2, 3, 6, 7, 8)):
-        _night(target, shas[i], 26.0 if i >= 6 else 20.0, day)
+    # nightlies at c0..c3 (20 ms), then at c5, c6, c7 (26 ms): the step entered in c4 or c5
+    for day, i in enumerate((0, 1, 2, 3, 5, 6, 7)):
+        _night(target, shas[i], 26.0 if i >= 5 else 20.0, day)
     spec = load_spec(root / "profopt.yml")
     written = bisect_new(spec, overrides(environ={}), store=f"dir:{tmp_path / 's'}", repo=root, label="test-cpu",
                          tau=3.0, out_dir=root / ".profopt" / "bisect", log=lambda _: None)
     [path] = written
     doc = json.loads(path.read_text())
     jsonschema.validate(doc, _schema())
-    assert doc["change_point"]["from_commit"] == shas[3][:12] and doc["change_point"]["to_commit"] == shas[6][:12]
+    assert doc["change_point"]["from_commit"] == shas[3][:12] and doc["change_point"]["to_commit"] == shas[5][:12]
     assert doc["first_bad"]["commit"] == shas[5]
-    assert len(doc["probes"]) <= 3
+    # the ends (c3 against c5) changed; c4, the one commit between, is probed and good; c5 is the bad end
+    assert [(p["commit"], p["class"]) for p in doc["probes"]] == [(shas[4], "good")]
 
     token = "ghs_nightlybot0123456789"
     gh.add_token(token)
@@ -125,7 +126,7 @@ def test_reverted_means_back_within_tau_of_the_level_before():
 
 def test_refresh_with_bisect_and_no_history_stores_and_says_so(tmp_path):
     root, shas = _repo(tmp_path)
-    proc = run_cli(["baseline", "refresh", "--bisect", "--store", f"dir:{tmp_path / 's'}", "--rounds", "3"], root)
+    proc = run_cli(["baseline", "refresh", "--bisect", "--store", f"dir:{tmp_path / 's'}", "--rounds", "1"], root)
     assert proc.returncode == 0, proc.stderr
     assert "no new change point" in proc.stderr
     assert not (root / ".profopt" / "bisect").exists()
