@@ -26,6 +26,9 @@ benchmarks:
   - name: same
     callable: bench.work:make_step
     params: {{us: 1000}}
+    # never flagged (no verdict on it is asserted): one look, short rounds
+    max_rounds: 10
+    round_ms: 50
 """
 SLOWER = CPU_STEP.replace("int(us * 20)", "int(us * (26 if us == 2000 else 20))")
 
