@@ -35,7 +35,7 @@ ASV = {
 
 
         def time_too_slow():
-            time.sleep(3)
+            time.sleep(2)  # twice its timeout
 
 
         time_too_slow.timeout = 1.0
@@ -49,10 +49,18 @@ def _run(root, *args: str, rc: int = 0) -> dict:
     return json.loads((root / "r.json").read_text())["benchmarks"]
 
 
-def test_asv_timeraw_mem_and_a_timeout_exceeded(tmp_path):
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def asv_shards(tmp_path_factory) -> tuple[object, list[dict]]:
+    """The asv suite run once, as its two shards (one round each): the shard test and the
+    timeraw_/mem_ test read the same two runs."""
+    root = tmp_path_factory.mktemp("asv") / "repo"
     make_repo(root, [{"mylib.py": LIB, **ASV}])
-    benches = _run(root, "--suite", "asv:benchmarks", "--rounds", "2")
+    return root, [_run(root, "--suite", "asv:benchmarks", "--rounds", "1", "--shard", s) for s in ("1/2", "2/2")]
+
+
+def test_asv_timeraw_mem_and_a_timeout_exceeded(asv_shards):
+    root, parts = asv_shards
+    benches = {**parts[0], **parts[1]}
     assert {n: b["status"] for n, b in benches.items()} == {"b.timeraw_fresh": "ok", "b.mem_list": "ok",
                                                              "b.time_work": "ok"}
     # timeraw_ pays a fresh interpreter per step (asv's separate-process timer): milliseconds, not µs
@@ -74,10 +82,8 @@ def test_pyperf_bench_command_is_one_run_of_the_command(tmp_path):
     assert b["status"] == "ok" and b["summary"]["step_time_ms"] > 1.0  # a whole interpreter started per step
 
 
-def test_suite_benchmarks_split_into_shards(tmp_path):
-    root = tmp_path / "repo"
-    make_repo(root, [{"mylib.py": LIB, **ASV}])
-    parts = [set(_run(root, "--suite", "asv:benchmarks", "--rounds", "1", "--shard", s)) for s in ("1/2", "2/2")]
+def test_suite_benchmarks_split_into_shards(asv_shards):
+    parts = [set(p) for p in asv_shards[1]]
     assert parts[0] and parts[1] and not parts[0] & parts[1]
     assert parts[0] | parts[1] == {"b.timeraw_fresh", "b.mem_list", "b.time_work"}
 
@@ -98,9 +104,10 @@ SUITE = {
             mylib.join(200)
         """,
 }
+# instructions only: the test asserts no wall-time verdict, so no wall-time rounds are run
 SPEC = ("version: 1\nhardware_label: test-cpu\n"
-        "defaults: {rounds: 4, max_rounds: 4, round_ms: 200, profile: \"off\", quality_steps: 5}\n"
-        "suites:\n  - {pytest: tests/bench/, instrument: [walltime, instructions]}\n")
+        "defaults: {profile: \"off\", quality_steps: 5}\n"
+        "suites:\n  - {pytest: tests/bench/, instrument: instructions}\n")
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
