@@ -135,7 +135,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
         if placement.cpus is None and bench.command is not None:
             placement.settle(probes, bench.name)
         zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
-                                          spare=placement.spare())
+                                          spare=placement.spare(), rounds_left=bench.settings.max_rounds - r)
         samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
                                      zygotes=zygotes)
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:

@@ -234,13 +234,15 @@ class ZygotePool:
         self.broken: set[str] = set()
 
     def for_round(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str] | None,
-                  workdir: Path, log, spare: list[int] | None = None) -> dict[str, Zygote] | None:
+                  workdir: Path, log, spare: list[int] | None = None,
+                  rounds_left: int | None = None) -> dict[str, Zygote] | None:
         """The zygotes this round forks from, or None (fresh processes). `preload` None: not known yet
         (the first round runs fresh processes and reports it); [] (nothing heavy): a zygote only
         when both sides can share one, and a new one every round — its start costs what a fresh
         worker's does, and each round then blocks both sides on one fresh layout. `spare`: CPUs the
         rounds leave free; the next generation's zygote imports there while a generation serves its
-        rounds, so its import costs no wall time."""
+        rounds, so its import costs no wall time. `rounds_left`: this round and those the benchmark may
+        still run (its max_rounds); no next generation is started that no round would fork from."""
         if preload is None or self.every < 2 or bench in self.broken:
             return None
         share = shareable(sides, envs, preload)
@@ -263,7 +265,7 @@ class ZygotePool:
             self._broken(bench, started or {}, exc, log)
             return None
         self.live[bench] = (started, 1)
-        if spare and preload and bench not in self.next:
+        if spare and preload and bench not in self.next and (rounds_left is None or rounds_left > every):
             # The next generation imports on the spare CPUs while this one serves its rounds: started
             # in a generation's last round only, a torch import outlasts that round and the next
             # round waits for it (docs/accuracy.md has the figures)
