@@ -66,7 +66,8 @@ def _literal(fail_at: dict[tuple[str, str], int] | None = None):
     return measure, calls
 
 
-def _run(tmp_path: Path, state: RoundState | None = None, fail_at=None, names=("slower", "noisy", "same")):
+def _run(tmp_path: Path, state: RoundState | None = None, fail_at=None, names=("slower", "noisy", "same"),
+         alone: bool = True):
     plan = _plan(tmp_path)
     benches = [b for b in plan.spec.benchmarks if b.name in names]
     sides = [Side("base", tmp_path), Side("head", tmp_path)]
@@ -74,7 +75,7 @@ def _run(tmp_path: Path, state: RoundState | None = None, fail_at=None, names=("
     measure, calls = _literal(fail_at)
     lines: list[str] = []
     alphas = sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
-                               measure=measure)
+                               measure=measure, alone=alone)
     return alphas, state, calls, lines
 
 
@@ -147,3 +148,13 @@ def test_a_side_that_failed_before_measuring_leaves_the_other_measured_alone(tmp
     assert calls == [(name, ("head",), 0, 6, 6) for name in FIGURES]  # all of head's rounds at once
     assert all(_rounds(state, n) == (0, 6) for n in FIGURES)
     assert alphas == dict.fromkeys(FIGURES, ALPHA)
+
+
+def test_a_bisection_probe_measures_nothing_alone(tmp_path):
+    # alone=False (pipeline/bisect_refs): a failed side makes the probe a skip, so the other is not measured
+    state = RoundState()
+    for name in FIGURES:
+        t = state.track(name, "base")
+        t.status, t.error = "failed", "setup failed"
+    _, state, calls, _ = _run(tmp_path, state=state, alone=False)
+    assert calls == [] and all(_rounds(state, n) == (0, 0) for n in FIGURES)  # alone=True: head's 6 each

@@ -77,6 +77,7 @@ class CompareRun:
     second: CompareRun | None = None  # confirm: the flagged benchmarks measured again, independently
     fail_on: str | None = None  # the policy (--fail-on); None: no policy section
     nightly: Nightly | None = None  # --baseline both: the base's nightly runs, for drift and history
+    alone: bool = True  # a side that failed first: the other still measured alone, its results kept
 
     @property
     def same_commit(self) -> bool:
@@ -164,7 +165,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         return state.measured(bench, side) if finished[bench].settings.timed else state.track(bench, side).status == "ok"
 
     try:
-        run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log)
+        run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
+                                       alone=run.alone)
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
         run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes)
@@ -247,10 +249,13 @@ def run_compare(
     store: str | None = None,
     fail_on: str | None = None,
     nightly: Nightly | None = None,
+    alone: bool = True,
 ) -> dict | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
     the label's nightly runs are, for the runner probe's history (default git:profopt-data);
-    `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history."""
+    `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
+    False: a benchmark one side cannot run is not measured on the other alone (a bisection's
+    probe, which only reads that it failed)."""
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
@@ -266,7 +271,7 @@ def run_compare(
         _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
                          notes=new_note(new, plan.new_causes) + _pairing_notes(plan, benches, log),
-                         fail_on=fail_on, nightly=nightly)
+                         fail_on=fail_on, nightly=nightly, alone=alone)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
         probed = runner.probe()

@@ -59,8 +59,10 @@ def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[i
 
 
 def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
-                      rng: random.Random, log, *, measure: MeasureRounds = run_rounds) -> dict[str, float]:
-    """Rounds look by look; returns the α spent at each benchmark's final look."""
+                      rng: random.Random, log, *, measure: MeasureRounds = run_rounds,
+                      alone: bool = True) -> dict[str, float]:
+    """Rounds look by look; returns the α spent at each benchmark's final look. `alone`: a
+    benchmark one side failed is measured on the other side alone, so its results are kept."""
     plans = {b.name: look_schedule.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
     final_alpha = {b.name: ALPHA for b in benches}
@@ -70,7 +72,8 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
     while True:
         active = [b for b in benches if b.name not in done and state.ok(b.name, live)]
         if not active or len(live) < 2:
-            _measure_alone(plan, benches, live, state, work, rng, log, measure)
+            if alone:
+                _measure_alone(plan, benches, live, state, work, rng, log, measure)
             return final_alpha
         for b in active:
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
