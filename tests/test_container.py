@@ -173,7 +173,7 @@ def test_image_tag_follows_the_dockerfile_base_and_sources_only(tmp_path):
 def test_the_real_context_hashes_the_repositorys_dockerfile():
     tag, _ = action_image.image_tag(ROOT)
     assert tag.startswith("profopt-runner:")
-    names = {p.relative_to(ROOT).as_posix() for p in action_image._source_files(ROOT, "Dockerfile")}
+    names = {p.relative_to(ROOT).as_posix() for p in action_image.source_files(ROOT, ("Dockerfile", ".dockerignore"))}
     assert {"Dockerfile", "pyproject.toml", "src/profopt_ci/action/entry.py"} <= names
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)
 
