@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import make_repo, run_cli
 from test_suites import LIB, SETTINGS, SLOW_LIB
 
@@ -42,6 +43,7 @@ def _repo(tmp_path, from_line: str, *extra: str):
     return root, json.loads((root / ".profopt" / "comparison.json").read_text())
 
 
+@pytest.mark.slow
 def test_head_callables_run_on_the_base_and_what_it_cannot_run_is_new(tmp_path):
     root, c = _repo(tmp_path, "benchmarks_from: head\n")
     by = {b["name"]: b for b in c["benchmarks"]}
@@ -59,6 +61,7 @@ def test_head_callables_run_on_the_base_and_what_it_cannot_run_is_new(tmp_path):
     assert "reject" in (root / "report.md").read_text().splitlines()[0]
 
 
+@pytest.mark.slow
 def test_callables_default_to_each_so_a_base_without_the_spec_runs_none(tmp_path):
     _, c = _repo(tmp_path, "", "--rounds", "2")  # both are head-only rounds, one process each
     assert c["benchmarks"] == [] or all(not b["samples"].get("base") for b in c["benchmarks"])

@@ -164,6 +164,7 @@ def test_setup_failure_on_one_side(tmp_path):
     assert len(b["samples"]["base"]) == 6
 
 
+@pytest.mark.slow
 def test_params_changed_in_head_spec_are_reported(tmp_path):
     root, _ = repo_with(tmp_path, head_spec=SPEC.format(rounds=12, max_rounds=36).replace("us: 2000", "us: 1000"),
                         max_rounds=36)
@@ -214,6 +215,7 @@ def test_not_a_git_repository(tmp_path):
     assert proc.returncode == 2 and "not inside a git repository" in proc.stderr
 
 
+@pytest.mark.slow
 def test_setup_installs_each_side_into_its_own_venv(tmp_path):
     """base never imports head's code: the package is only importable through `setup`'s install."""
     pkg = {
@@ -234,6 +236,7 @@ def test_setup_installs_each_side_into_its_own_venv(tmp_path):
     assert worktrees(root) == [f"worktree {root}"]
 
 
+@pytest.mark.slow
 def test_setup_then_measure_phases_share_a_workdir(tmp_path):
     root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 40)"))
     work = tmp_path / "work"
@@ -247,6 +250,7 @@ def test_setup_then_measure_phases_share_a_workdir(tmp_path):
     assert empty.returncode == 2 and "--phase setup" in empty.stderr
 
 
+@pytest.mark.slow
 def test_diff_of_two_results_is_unpaired_and_says_so(tmp_path):
     # twice the work: unpaired runs far apart in time need a large effect to stand out of the drift
     root, _ = repo_with(tmp_path, head_work=BUSY.replace("int(us * 20)", "int(us * 40)"))

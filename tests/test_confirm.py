@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.pipeline import confirm
@@ -33,6 +34,7 @@ benchmarks:
 SLOWER = CPU_STEP.replace("int(us * 20)", "int(us * (26 if us == 2000 else 20))")
 
 
+@pytest.mark.slow
 def test_compare_confirm_measures_only_the_flagged_benchmark_again_and_keeps_an_agreed_verdict(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/work.py": CPU_STEP, "profopt.yml": SPEC.format(confirm="")},

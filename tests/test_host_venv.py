@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 from profopt_ci.action import host_venv
@@ -36,6 +37,7 @@ def _run(action: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_an_install_that_died_half_way_is_redone_then_reused(tmp_path):
     action, cache = _action(tmp_path / "action"), tmp_path / "tool-cache"
     venv = cache / "profopt-host" / host_venv.source_key(action)

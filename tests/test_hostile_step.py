@@ -151,6 +151,7 @@ def test_a_grandchild_that_calls_setsid_dies_on_timeout(tmp_path):
     assert not _alive(pid), "the setsid grandchild survived the timeout"
 
 
+@pytest.mark.slow
 def test_a_lockstep_workers_setsid_grandchild_dies_on_timeout(tmp_path):
     # compare's default pairing drives live workers itself (not through run_child): same guarantee.
     # Every grandchild appends its pid: after the lockstep round fails, head is measured alone too.

@@ -62,6 +62,7 @@ def compare(root, *extra: str):
     return proc, c, c["benchmarks"][0]
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_one_percent_more_work_is_regressed_at_half_a_percent(tmp_path):
     root = repo(tmp_path, "{n: 5000}", "{n: 5050}")
@@ -77,6 +78,7 @@ def test_one_percent_more_work_is_regressed_at_half_a_percent(tmp_path):
     assert "instructions, not time" in report and "AVX2" in report
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_a_a_is_unchanged_and_the_counts_agree(tmp_path):
     root = repo(tmp_path, "{n: 5000}", None)
@@ -87,6 +89,7 @@ def test_a_a_is_unchanged_and_the_counts_agree(tmp_path):
     assert b["decision"] == "no-change"
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_function_diff_names_the_c_function_that_changed(tmp_path):
     # run + run + diff: results@1 carries the counts, and diff compares them
@@ -121,6 +124,7 @@ def test_missing_valgrind_is_exit_2_with_the_install_command(tmp_path):
     assert not (root / "r.json").exists()
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_valgrind_crash_is_exit_3_with_its_tail_and_the_walltime_kept(tmp_path):
     root = repo(tmp_path, "{n: 2000}", "{n: 2000, abort_under_valgrind: true}", instrument="[walltime, instructions]")

@@ -26,6 +26,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_cache_sim_gives_est_cycles_at_least_the_instructions(tmp_path):
     root = tmp_path / "repo"
@@ -52,6 +53,7 @@ def test_per_step_misses_never_go_negative():
     assert callgrind.est_cycles(fig["events"]) == fig["est_cycles"]
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_stored_baseline_compares_the_instruction_counts(tmp_path):
     root, store = tmp_path / "repo", f"dir:{tmp_path / 'store'}"
@@ -82,6 +84,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 @needs_valgrind
 def test_a_command_is_counted_whole_children_included(tmp_path):
     # the command is a string, so /bin/sh runs python: only --trace-children counts python's loop

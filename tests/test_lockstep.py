@@ -144,6 +144,7 @@ def test_bad_cpuset_is_a_usage_error(tmp_path):
 # ---- real compares ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_same_commit_warns_at_once_and_ends_unchanged(tmp_path):
     root, _ = repo(tmp_path, rounds=12)
     # τ 10%: the test VMs run several jobs on two vCPUs (per-round CV up to 4% then); the default
@@ -167,6 +168,7 @@ def test_same_commit_warns_at_once_and_ends_unchanged(tmp_path):
     assert "A/A: this measures noise only" in report and "pairing lockstep" in report
 
 
+@pytest.mark.slow
 def test_thirty_percent_more_work_regresses_unless_the_threshold_says_otherwise(tmp_path):
     # 12 rounds: at τ 50% the CI must also clear +50% on a vCPU whose speed swings within a round
     root, _ = repo(tmp_path, head_work=CPU_STEP.replace("int(us * 20)", "int(us * 26)"), rounds=12)

@@ -389,6 +389,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/work.py": BUSY, ".gitignore": "*.json\n",

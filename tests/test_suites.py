@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from conftest import make_repo, run_cli
 
 from profopt_ci.measure import harness
@@ -103,6 +104,7 @@ def _verdicts(comparison: dict) -> dict[str, str]:
     return {b["name"]: (b.get("metrics") or {}).get("step_time_ms", {}).get("verdict") for b in comparison["benchmarks"]}
 
 
+@pytest.mark.slow
 def test_pytest_suite_in_every_style_regresses_exactly_the_slowed_benchmark(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"mylib.py": LIB, "profopt.yml": SPEC, **PYTEST_SUITE}, {"mylib.py": SLOW_LIB}])
@@ -155,6 +157,7 @@ def test_suite_errors_are_clear_and_never_a_traceback(tmp_path):
     assert entry["status"] == "failed" and "calls the benchmark fixture 2 times — expected once" in entry["error"]
 
 
+@pytest.mark.slow
 def test_a_suite_only_in_head_is_measured_on_both_sides(tmp_path):
     root = tmp_path / "repo"
     new_fn = """\
@@ -228,6 +231,7 @@ ASV_SUITE = {
 }
 
 
+@pytest.mark.slow
 def test_asv_suite_one_benchmark_per_param_and_the_slowed_time_ones_regress(tmp_path):
     root = tmp_path / "repo"
     top = "version: 1\nhardware_label: test-cpu\n" + SETTINGS
@@ -285,6 +289,7 @@ runner.timeit("join", stmt="mylib.join(n)", setup="import mylib; n = 100")
 """
 
 
+@pytest.mark.slow
 def test_pyperf_script_benchmarks_run_under_profopt_pairing(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"mylib.py": LIB, "bench_perf.py": PYPERF_SCRIPT}])

@@ -58,6 +58,7 @@ def asv_shards(tmp_path_factory) -> tuple[object, list[dict]]:
     return root, [_run(root, "--suite", "asv:benchmarks", "--rounds", "1", "--shard", s) for s in ("1/2", "2/2")]
 
 
+@pytest.mark.slow
 def test_asv_timeraw_mem_and_a_timeout_exceeded(asv_shards):
     root, parts = asv_shards
     benches = {**parts[0], **parts[1]}
@@ -71,6 +72,7 @@ def test_asv_timeraw_mem_and_a_timeout_exceeded(asv_shards):
     assert slow["status"] == "timeout" and "timeout_s=1" in slow["error"] and "Traceback" not in slow["error"]
 
 
+@pytest.mark.slow
 def test_pyperf_bench_command_is_one_run_of_the_command(tmp_path):
     root = tmp_path / "repo"
     script = ("import sys\n\nimport pyperf\n\nrunner = pyperf.Runner()\n"
@@ -110,6 +112,7 @@ SPEC = ("version: 1\nhardware_label: test-cpu\n"
         "suites:\n  - {pytest: tests/bench/, instrument: instructions}\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_phase_setup_then_measure_with_instructions_regresses_the_slowed_one(tmp_path):
     root = tmp_path / "repo"
@@ -125,6 +128,7 @@ def test_phase_setup_then_measure_with_instructions_regresses_the_slowed_one(tmp
     assert instr == {"test_work": "regressed", "test_join": "unchanged"}, c["benchmarks"]
 
 
+@pytest.mark.slow
 def test_a_suite_items_env_holds_while_collecting_and_probing(tmp_path):
     """A src layout: the suite item's `env: {PYTHONPATH: src}` must reach pytest's collection (which
     imports the test module, hence the package), not only the measuring workers."""

@@ -119,6 +119,7 @@ def test_a_forked_worker_that_exits_fails_the_round_with_its_exit_code(tmp_path)
     assert "exited 3 mid-round" in failed.value.message
 
 
+@pytest.mark.slow
 def test_the_first_round_reports_what_the_zygote_should_preload(tmp_path):
     pytest.importorskip("torch")
     (tmp_path / "tstep.py").write_text("import torch\ndef make_step():\n    opt = torch.optim.SGD([torch.zeros(2, "
