@@ -1,6 +1,7 @@
 """Shared fixtures: real git repositories, real subprocesses of the real CLI."""
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -33,6 +34,11 @@ def pytest_configure(config):
     """Under pytest-xdist each test process gets a CPU of its own (children inherit it), so the timed
     compares of two processes never share a CPU: each sees what a serial run on one CPU would."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1, …
+    if not worker:
+        # Once, before any test: the suite starts hundreds of interpreters that import src/, and
+        # where PYTHONDONTWRITEBYTECODE is set (profopt sets it for its workers, some shells for
+        # everything) each would compile it again. Python still reads the bytecode it may not write.
+        compileall.compile_dir(str(SRC), quiet=1)
     if worker and hasattr(os, "sched_setaffinity"):
         cpus = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpus[int(worker[2:]) % len(cpus)]})
