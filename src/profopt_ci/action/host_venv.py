@@ -5,7 +5,7 @@ input), the cache folder (`RUNNER_TOOL_CACHE`, else `RUNNER_TEMP`). Out: the ven
 stdout; what it did (reused, installed) on stderr; exit 0, or 1 with pip's tail when the install
 failed.
 
-Why: `pip install` of profopt and its dependencies takes 15–20 s, on every run of the action. A
+Why: `pip install` of profopt and its dependencies was most of every action run (docs/action.md). A
 self-hosted runner keeps its tool cache from job to job, so a venv found there under the hash of
 what it was installed from is used as it is; a change to the sources or to the Python makes a new
 one. An flock per venv lets two runners that share the cache install it once; an install that died

@@ -69,7 +69,7 @@ def _cuda_version() -> str | None:
         dist = metadata.distribution("torch")
     except metadata.PackageNotFoundError:
         return None
-    # the file beside the metadata first: torch's RECORD lists ~20k files, 70 ms a side to parse
+    # the file beside the metadata first: torch's RECORD lists every file of torch, slow to parse
     path = dist.locate_file("torch/version.py")
     try:
         if not Path(str(path)).is_file():

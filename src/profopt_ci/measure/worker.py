@@ -74,7 +74,7 @@ FORK_UNSAFE = ("jax", "jaxlib", "tensorflow")  # never preloaded, whatever plugi
 
 def preloadable() -> list[str]:
     """The modules of the PRELOAD packages this worker's step imported, submodules included (the
-    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo, ~1.5 s),
+    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo),
     and of the packages of a suite runner's installed plugins (suites.inworker.RUNNER_MODULES: for
     a pytest session, most of a round's start); measure/zygote.py imports them once. Packages
     first, then their submodules by depth."""
