@@ -233,3 +233,77 @@ def test_sides_whose_environments_differ_get_a_zygote_each(tmp_path):
     from profopt_ci.measure.zygote import shareable
 
     assert not shareable(sides, {s.name: envs["base"] for s in sides}, ["json"])
+
+
+# ---- `profopt run` and pairing: rounds — a sample per process, forked after the first ----------------
+
+NUMPY_STEP = """\
+import numpy
+
+def make_step(exit_at_build=False):
+    import os
+    if exit_at_build:
+        os._exit(3)
+    a = numpy.arange(2000.0)
+    return lambda: float((a * a).sum())
+"""
+
+
+def test_profopt_run_forks_its_later_samples_from_a_zygote(tmp_path):
+    root = tmp_path / "repo"
+    make_repo(root, [{"npstep.py": NUMPY_STEP, "profopt.yml":
+                      "version: 1\ndefaults: {rounds: 5, max_rounds: 5, warmup: 1, values: 2, min_time_ms: 5, "
+                      "profile: \"off\"}\nbenchmarks:\n  - {name: np, callable: 'npstep:make_step'}\n"}])
+    proc = run_cli(["run", "--out", "r.json"], root, env={"PROFOPT_FORK_ROUNDS": "2"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    entry = json.loads((root / "r.json").read_text())["benchmarks"]["np"]
+    samples = entry["samples"]
+    # round 1 in a fresh process reports numpy; rounds 2–5 fork from two zygote generations
+    assert entry["status"] == "ok" and [s["forked"] for s in samples] == [False, True, True, True, True]
+    assert all("preload" not in s and s["step_time_ms"] > 0 and s["peak_memory_mb"] > 0 for s in samples)
+
+
+def _rounds_setup(tmp_path: Path, params: str):
+    from profopt_ci.measure.rounds import RoundState
+    from profopt_ci.specfile.plan import make_plan
+
+    (tmp_path / "npstep.py").write_text(NUMPY_STEP)
+    spec = parse_spec(f"version: 1\nbenchmarks:\n  - {{name: np, callable: 'npstep:make_step', params: {params}, "
+                      "warmup: 1, values: 2, min_time_ms: 5}\n", "x.yml")
+    state = RoundState()
+    state.preload["np"] = ["numpy"]
+    return make_plan(spec), spec.benchmarks[0], [Side("tree", tmp_path)], state
+
+
+def test_a_forked_sample_that_exits_fails_the_benchmark_with_its_exit_code(tmp_path):
+    from profopt_ci.measure.rounds import sampled_round
+
+    plan, b, sides, state = _rounds_setup(tmp_path, "{exit_at_build: true}")  # preload known: round 2 forks
+    logged = []
+    try:
+        sampled_round(plan, b, sides, state, tmp_path, 1, 3, random.Random(0), logged.append)
+    finally:
+        state.close()
+    track = state.track("np", "tree")
+    assert track.status == "failed" and "exited 3" in track.error and not track.samples, track.error
+    assert (tmp_path / "zygote-np-both.json").exists() and not any("not forked" in x for x in logged)  # forked
+    assert "np" not in state.zygotes.live  # the failed benchmark's zygote is closed
+
+
+def test_a_zygote_that_cannot_fork_falls_back_to_a_fresh_sample_said_once(tmp_path):
+    from profopt_ci.measure.rounds import sampled_round
+
+    plan, b, sides, state = _rounds_setup(tmp_path, "{}")
+    logged = []
+    try:
+        sampled_round(plan, b, sides, state, tmp_path, 1, 4, random.Random(0), logged.append)
+        assert state.track("np", "tree").samples[-1]["forked"] is True
+        state.zygotes.live["np"][0]["tree"].sock.close()  # the zygote is gone
+        sampled_round(plan, b, sides, state, tmp_path, 2, 4, random.Random(0), logged.append)
+        sampled_round(plan, b, sides, state, tmp_path, 3, 4, random.Random(0), logged.append)
+    finally:
+        state.close()
+    track = state.track("np", "tree")
+    assert track.status == "ok" and [s["forked"] for s in track.samples] == [True, False, False]
+    said = [line for line in logged if "not forked" in line]
+    assert len(said) == 1 and "np" in state.zygotes.broken, logged

@@ -1,4 +1,4 @@
-"""Processes: setup, one fresh worker per sample, commands measured from outside, timeouts.
+"""Processes: setup, one worker per sample (fresh, or forked from a zygote), commands measured from outside, timeouts.
 
 In: a resolved spec, a `Side` (a checkout and the interpreter that runs it). Out: sample dicts
 (docs/data-model.md) or a `BenchmarkFailed` carrying the status and the stderr tail. Nothing here
@@ -19,12 +19,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profopt_ci.errors import InfraError
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.proctree import kill_tagged, tag_env
 from profopt_ci.specfile.load import Benchmark, Spec
+
+if TYPE_CHECKING:
+    from profopt_ci.measure.zygote import Zygote
 
 TAIL_LINES = 25
 TAIL_CHARS = 3000
@@ -225,8 +228,11 @@ def _throughput(bench: Benchmark, step_ms: float) -> float | None:
     return bench.items_per_iteration / (step_ms / 1000.0)
 
 
-def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round_index: int = 0, order: int = 0) -> dict:
-    """One sample of one benchmark on one side, in a fresh process."""
+def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round_index: int = 0, order: int = 0,
+               zygote: Zygote | None = None) -> dict:
+    """One sample of one benchmark on one side: a fresh process, or for a callable one forked from
+    the side's `zygote` (ZygoteFailed when it cannot fork; the caller then starts a fresh one). A
+    callable's sample carries `preload`, what its zygote should import, for the caller to pop."""
     env = child_env(spec, bench, side)
     s = bench.settings
     if bench.callable:
@@ -234,19 +240,27 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
             "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure",
         }
-        res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
-        if data is None:
-            raise failure_of(res, s.timeout_s, f"the worker for {bench.name} on {side.name}")
-        values = _values_of(data, f"the worker for {bench.name} on {side.name}")
+        what = f"the worker for {bench.name} on {side.name}"
+        if zygote is not None:
+            data, maxrss_kb = _forked_answer(zygote, job, side, env, workdir, s.timeout_s, what)
+        else:
+            res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
+            if data is None:
+                raise failure_of(res, s.timeout_s, what)
+            maxrss_kb = res.maxrss_kb
+        values = _values_of(data, what)
         step = statistics.median(values)
         sample = {
             "round": round_index, "order": order, "step_time_ms": step, "values_ms": values,
             "loops": data["loops"], "throughput": _throughput(bench, step),
-            "peak_memory_mb": (data.get("vm_hwm_kb") or res.maxrss_kb) / 1024.0, "cpu_time_ms": None,
+            "peak_memory_mb": (data.get("vm_hwm_kb") or maxrss_kb) / 1024.0, "cpu_time_ms": None,
             "cuda_max_allocated_mb": data.get("cuda_max_allocated_mb"),
             "cuda_max_reserved_mb": data.get("cuda_max_reserved_mb"),
             "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},
+            "forked": zygote is not None,
         }
+        if isinstance(data.get("preload"), list):
+            sample["preload"] = [str(p) for p in data["preload"]][:20000]
         return sample
     res = run_command(command_argv(bench.command), cwd=side.root, env=env, timeout_s=s.timeout_s, workdir=workdir)
     if res.timed_out or res.returncode != 0:
@@ -258,6 +272,26 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         "cpu_time_ms": res.cpu_s * 1000.0, "cuda_max_allocated_mb": None, "cuda_max_reserved_mb": None,
         "phases_ms": {}, "quality": parse_metrics(res.stdout),
     }
+
+
+def _forked_answer(zygote: Zygote, job: dict, side: Side, env: dict[str, str], workdir: Path, timeout_s: float,
+                   what: str) -> tuple[dict, int]:
+    """The measure job forked from the zygote, each child on a heap layout of its own (`pad`): its
+    answer, or the BenchmarkFailed a fresh worker's failure would raise."""
+    from profopt_ci.measure.zygote import run_forked
+
+    out = workdir / f"out-{side.name}-forked.json"
+    out.unlink(missing_ok=True)
+    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=True)
+    if code is None:
+        raise BenchmarkFailed("timeout", f"{what} passed timeout_s={timeout_s:g} and was killed\n{err}")
+    data, why = read_answer(out) if code == 0 else (None, "")
+    if data is None:
+        if code < 0:
+            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+            raise BenchmarkFailed("failed", f"{what} was killed by signal {-code}{hint}\n{err}")
+        raise BenchmarkFailed("failed", f"{what} exited {code}{'' if code else ' but ' + why}\n{err}")
+    return data, 0
 
 
 def _values_of(data: dict, what: str) -> list[float]:

@@ -1,12 +1,13 @@
-"""Rounds: every benchmark on every side once per round, in fresh processes, in a seeded order.
+"""Rounds: every benchmark on every side once per round, in a seeded order.
 
 In: the plan, benchmarks, sides, a `RoundState` and the round range. Out: samples appended to the
 state's tracks (a failed side's track gets its status and error; earlier samples stay).
 
 With one side this is `profopt run`. With base and head it is compare's round, by the benchmark's
 `pairing`: `lockstep` (lockstep.py: both workers live at once, pinned to one CPU set, driven value
-by value) or `rounds`, the RMIT design — one fresh process per side, the order of the sides drawn
-anew each round, so neither side always runs first or in the same machine state. Every stage reads
+by value) or `rounds`, the RMIT design — one process per side, the order of the sides drawn anew
+each round, so neither side always runs first or in the same machine state. Either way a callable
+that imports heavy packages has its workers forked from a zygote after the first round (zygote.py). Every stage reads
 the `Plan` (plan.py) for each side's spec and benchmark.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ from profopt_ci.measure.processes import (
     warm_command,
 )
 from profopt_ci.measure.progress import Progress, progress_of
-from profopt_ci.measure.zygote import ZygotePool
+from profopt_ci.measure.zygote import ZygoteFailed, ZygotePool
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 
@@ -90,26 +91,49 @@ def run_rounds(
             if len(sides) == 2 and bench.settings.pairing == "lockstep":
                 lockstep_round(plan, bench, sides, state, workdir, r, total, rng, log)
                 continue
-            order = list(sides)
-            if len(order) > 1:
-                rng.shuffle(order)
-            for pos, side in enumerate(order):
-                track = state.track(bench.name, side.name)
-                label = side.name if len(sides) > 1 else None
-                own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
-                try:
-                    if not track.warmed:
-                        warm_command(own_spec, own_bench, side)
-                        track.warmed = True
-                    sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos)
-                except BenchmarkFailed as exc:
-                    track.status, track.error = exc.status, exc.message
-                    log(progress_line(bench.name, label, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
-                    break
-                track.samples.append(sample)
-                log(progress_line(bench.name, label, r, total, sample))
+            sampled_round(plan, bench, sides, state, workdir, r, total, rng, log)
         if after_round is not None:
             after_round(r)
+
+
+def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
+                  total: int, rng: random.Random, log: Callable[[str], None]) -> None:
+    """One round of one benchmark, a sample per side in a shuffled order (`profopt run`, pairing:
+    rounds). A callable whose first samples imported heavy packages forks its later samples from a
+    zygote per side (zygote.py): a fresh interpreter a sample paid `import torch` every round."""
+    order = list(sides)
+    if len(order) > 1:
+        rng.shuffle(order)
+    zygotes = None
+    if bench.callable and state.preload.get(bench.name):
+        envs = {s.name: child_env(plan.side_spec(s.name), plan.bench(s.name, bench.name), s) for s in sides}
+        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload[bench.name], workdir, log,
+                                          rounds_left=total - r)
+    reported = []
+    for pos, side in enumerate(order):
+        track = state.track(bench.name, side.name)
+        label = side.name if len(sides) > 1 else None
+        own_spec, own_bench = plan.side_spec(side.name), plan.bench(side.name, bench.name)
+        zygote = zygotes.get(side.name) if zygotes else None
+        try:
+            if not track.warmed:
+                warm_command(own_spec, own_bench, side)
+                track.warmed = True
+            try:
+                sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos, zygote=zygote)
+            except ZygoteFailed as exc:
+                state.zygotes.give_up(bench.name, exc, log)
+                sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos)
+        except BenchmarkFailed as exc:
+            track.status, track.error = exc.status, exc.message
+            log(progress_line(bench.name, label, r, total, None, f"{exc.status}: {exc.message.splitlines()[0]}"))
+            state.zygotes.close(bench.name)
+            return
+        reported.append(sample.pop("preload", None))
+        track.samples.append(sample)
+        log(progress_line(bench.name, label, r, total, sample))
+    if bench.name not in state.preload and reported and all(isinstance(p, list) for p in reported):
+        state.preload[bench.name] = sorted({m for mods in reported for m in mods}, key=lambda m: (m.count("."), m))
 
 
 def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,

@@ -100,6 +100,7 @@ def measure_job(job: dict) -> dict:
         "phases_ms": m.phases_ms,
         "quality": m.quality,
         "vm_hwm_kb": _vm_hwm_kb(),
+        "preload": preloadable(),
         **m.device_peaks,
     }
 

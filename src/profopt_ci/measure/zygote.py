@@ -9,7 +9,8 @@ answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's
 
     zygote: `ready PID` (or `error TRACEBACK`)
     parent: `fork {job}` + fds [pipe in, pipe out, stdout file, stderr file] → zygote: `pid N`
-            (a JSON job with `out`, the profiled run: fds [stdout file, stderr file] only)
+            (a JSON job with `out` — a sample of `profopt run`, the profiled run: fds [stdout
+            file, stderr file] only)
     parent: `wait N` / `poll N` → zygote: `status CODE` (poll: or `running`)
 
 Why: `import torch` takes 1–2.5 s, and a fresh pair of interpreters every round paid it twice per
@@ -146,15 +147,15 @@ class Zygote:
 
 
 def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict[str, str],
-               root: Path) -> tuple[int | None, str]:
+               root: Path, *, pad: bool = False) -> tuple[int | None, str]:
     """A JSON job forked from the zygote (worker.run_job) in `root` with `env`: (exit code or None on
-    timeout, stderr tail)."""
+    timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
     from profopt_ci.measure.processes import kill_all, tail
     from profopt_ci.measure.proctree import tag_env
 
     env, tag = tag_env(env)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env},
+        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env, "pad": pad},
                           [so.fileno(), se.fileno()])
         child = Forked(zygote, pid)
         try:
@@ -309,6 +310,10 @@ class ZygotePool:
         self.close(bench)
         self.broken.add(bench)
         log(f"profopt: {bench}: workers are not forked ({exc}); each round starts fresh processes")
+
+    def give_up(self, bench: str, exc: Exception, log) -> None:
+        """A zygote that could not fork: the benchmark's rounds go on in fresh processes, said once."""
+        self._broken(bench, {}, exc, log)
 
     def current(self, bench: str) -> dict[str, Zygote] | None:
         """The benchmark's live zygotes, for the profiled run after its rounds."""
