@@ -62,8 +62,11 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
             timed = [b for b in benches if b.settings.timed]
-            run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
-                       rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
+            try:
+                run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
+                           rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
+            finally:
+                state.close()  # the zygotes the rounds forked from: nothing after the rounds forks
             quality_pass(spec, benches, side, state, Path(work), log)
             return instruction_runs.measure_instructions(spec, benches, [side], lambda b, s: state.track(b, s).status == "ok",
                                                      Path(work), log)
