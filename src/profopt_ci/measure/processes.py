@@ -242,7 +242,8 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         }
         what = f"the worker for {bench.name} on {side.name}"
         if zygote is not None:
-            data, maxrss_kb = _forked_answer(zygote, job, side, env, workdir, s.timeout_s, what)
+            data = _forked_answer(zygote, job, side, env, workdir, s.timeout_s, what)
+            maxrss_kb = 0  # not our child: its peak RSS is the VmHWM it reports
         else:
             res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
             if data is None:
@@ -275,7 +276,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
 
 
 def _forked_answer(zygote: Zygote, job: dict, side: Side, env: dict[str, str], workdir: Path, timeout_s: float,
-                   what: str) -> tuple[dict, int]:
+                   what: str) -> dict:
     """The measure job forked from the zygote, each child on a heap layout of its own (`pad`): its
     answer, or the BenchmarkFailed a fresh worker's failure would raise."""
     from profopt_ci.measure.zygote import run_forked
@@ -291,7 +292,7 @@ def _forked_answer(zygote: Zygote, job: dict, side: Side, env: dict[str, str], w
             hint = " (out of memory?)" if -code == signal.SIGKILL else ""
             raise BenchmarkFailed("failed", f"{what} was killed by signal {-code}{hint}\n{err}")
         raise BenchmarkFailed("failed", f"{what} exited {code}{'' if code else ' but ' + why}\n{err}")
-    return data, 0
+    return data
 
 
 def _values_of(data: dict, what: str) -> list[float]:

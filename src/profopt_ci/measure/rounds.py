@@ -7,8 +7,8 @@ With one side this is `profopt run`. With base and head it is compare's round, b
 `pairing`: `lockstep` (lockstep.py: both workers live at once, pinned to one CPU set, driven value
 by value) or `rounds`, the RMIT design — one process per side, the order of the sides drawn anew
 each round, so neither side always runs first or in the same machine state. Either way a callable
-that imports heavy packages has its workers forked from a zygote after the first round (zygote.py). Every stage reads
-the `Plan` (plan.py) for each side's spec and benchmark.
+that imports heavy packages has its workers forked from a zygote after the first round
+(zygote.py). Every stage reads the `Plan` (plan.py) for each side's spec and benchmark.
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundS
                   total: int, rng: random.Random, log: Callable[[str], None]) -> None:
     """One round of one benchmark, a sample per side in a shuffled order (`profopt run`, pairing:
     rounds). A callable whose first samples imported heavy packages forks its later samples from a
-    zygote per side (zygote.py): a fresh interpreter a sample paid `import torch` every round."""
+    zygote per side (zygote.py): a fresh interpreter per sample paid `import torch` every round."""
     order = list(sides)
     if len(order) > 1:
         rng.shuffle(order)
