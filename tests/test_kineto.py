@@ -67,6 +67,23 @@ def test_steps_are_averaged_and_a_stalled_step_is_dropped():
     assert s["ops"][0]["self_ms"] == pytest.approx(0.5) and s["ops"][0]["calls"] == 1
 
 
+def test_a_stall_inside_one_steps_phase_leaves_that_phase_its_typical_time():
+    # five 1 ms steps, 40 µs of data loading each, but one step (1.36 ms: not long enough to be
+    # dropped) stalled 360 µs inside it: the phase stays 0.04 ms, the stall is the mean step's "other"
+    events = []
+    for i in range(5):
+        t0, stall = i * 2000, 360 if i == 2 else 0
+        events += [step(i + 2, t0, dur=1000 + stall),
+                   X("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0 + 10, 40 + stall,
+                     cat="user_annotation"),
+                   X("Optimizer.step#AdamW.step", t0 + 500 + stall, 400, cat="user_annotation")]
+    s = kineto.summarize_trace(trace(*events))
+    assert s["steps"] == 5 and s["step_time_ms"] == pytest.approx(1.072)
+    assert s["phases"]["data_loading"] == pytest.approx(0.04) and s["phases"]["optimizer"] == pytest.approx(0.4)
+    assert s["phases"]["other"] == pytest.approx(1.072 - 0.44)
+    assert sum(s["phase_shares"].values()) == pytest.approx(1.0, abs=1e-3)
+
+
 def test_memory_lands_on_the_innermost_op_and_growth_is_fitted():
     mb = 2**20
 

@@ -6,7 +6,8 @@ category_shares, phase_detail, memory, and gpu when the trace has device events)
 stored trace, a live capture and a synthetic CUDA trace in a test go through the same code.
 
 How the figures are made:
-- Steps are the `ProfilerStep#N` spans; every figure is per step (total over the active steps / N).
+- Steps are the `ProfilerStep#N` spans; every figure is per step (total over the active steps / N),
+  but a phase's time is its median over the steps.
   A step longer than 1.5× the median step was interrupted (scheduler, GC, a neighbour process on a
   shared runner) and is left out ("steps_dropped"), so one stall does not land on a random op.
 - Phases come from labels torch writes by itself (`enumerate(DataLoader)#…` → data_loading,
@@ -42,6 +43,7 @@ How the figures are made:
 from __future__ import annotations
 
 import bisect
+import statistics
 from collections import defaultdict
 
 from profopt_ci.figures import sig as _r
@@ -170,6 +172,17 @@ def _phase_facts(events: list[Ev], spans: list[tuple[float, float, str]], phase:
             "multi_tensor_ops_per_step": _r(sum(opcats.is_multi_tensor(e.name) for e in native) / n)}
 
 
+def _phase_medians(segments: list[tuple[float, float, str]], windows: list[tuple[float, float]]) -> dict[str, float]:
+    """Each phase's ms per step: the median over the steps of its time in each (0 where a step has
+    none), so a stall that lands in one step's data loading does not make the input pipeline look
+    starved; what it added stays in the mean step and so in "other"."""
+    starts = [w0 for w0, _ in windows]
+    per_step: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(windows))
+    for a, b, name in segments:
+        per_step[name][bisect.bisect_right(starts, a + EPS) - 1] += (b - a) / 1000
+    return {name: statistics.median(times) for name, times in per_step.items()}
+
+
 def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     """The profile summary fields a torch trace gives: step time, phases, ops, counters (+ gpu)."""
     host, gpu, mem = load(trace)
@@ -184,10 +197,7 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     step_ms = sum(s.dur for s in steps) / 1000 / n
     windows = [(s.ts, s.end) for s in steps]
     spans = label_spans(events)
-    segments = resolve_phases(spans, windows)
-    phases: dict[str, float] = defaultdict(float)
-    for a, b, name in segments:
-        phases[name] += (b - a) / 1000 / n
+    phases = _phase_medians(resolve_phases(spans, windows), windows)
     covered = sum(phases.values())
     if step_ms - covered > 1e-9:
         phases["other"] = step_ms - covered
