@@ -70,12 +70,12 @@ def _cuda_version() -> str | None:
     except metadata.PackageNotFoundError:
         return None
     # the file beside the metadata first: torch's RECORD lists every file of torch, slow to parse
-    path = dist.locate_file("torch/version.py")
+    path: Path | None = Path(str(dist.locate_file("torch/version.py")))
     try:
-        if not Path(str(path)).is_file():
+        if not path.is_file():
             found = next((f for f in dist.files or [] if str(f).replace("\\", "/") == "torch/version.py"), None)
-            path = found.locate() if found is not None else None
-        text = Path(str(path)).read_text(encoding="utf-8") if path is not None else ""
+            path = Path(str(found.locate())) if found is not None else None
+        text = path.read_text(encoding="utf-8") if path is not None else ""
     except (OSError, UnicodeDecodeError):
         text = ""
     return cuda_from_version_file(text)

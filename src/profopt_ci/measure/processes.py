@@ -19,15 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from profopt_ci.errors import InfraError
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.proctree import kill_tagged, tag_env
+from profopt_ci.measure.zygote import Zygote, forked_worker
 from profopt_ci.specfile.load import Benchmark, Spec
-
-if TYPE_CHECKING:
-    from profopt_ci.measure.zygote import Zygote
 
 TAIL_LINES = 25
 TAIL_CHARS = 3000
@@ -240,21 +238,19 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
             "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure",
         }
-        what = f"the worker for {bench.name} on {side.name}"
+        what, tag = f"the worker for {bench.name} on {side.name}", f"{side.name}-{bench.name}"
         if zygote is not None:
-            data = _forked_answer(zygote, job, side, env, workdir, s.timeout_s, what)
-            maxrss_kb = 0  # not our child: its peak RSS is the VmHWM it reports
+            res, data = forked_worker(zygote, job, side, env, workdir, tag, s.timeout_s, pad=True)
         else:
-            res, data = run_worker(job, side, env, workdir, f"{side.name}-{bench.name}", s.timeout_s)
-            if data is None:
-                raise failure_of(res, s.timeout_s, what)
-            maxrss_kb = res.maxrss_kb
+            res, data = run_worker(job, side, env, workdir, tag, s.timeout_s)
+        if data is None:
+            raise failure_of(res, s.timeout_s, what)
         values = _values_of(data, what)
         step = statistics.median(values)
         sample = {
             "round": round_index, "order": order, "step_time_ms": step, "values_ms": values,
             "loops": data["loops"], "throughput": _throughput(bench, step),
-            "peak_memory_mb": (data.get("vm_hwm_kb") or maxrss_kb) / 1024.0, "cpu_time_ms": None,
+            "peak_memory_mb": (data.get("vm_hwm_kb") or res.maxrss_kb) / 1024.0, "cpu_time_ms": None,
             "cuda_max_allocated_mb": data.get("cuda_max_allocated_mb"),
             "cuda_max_reserved_mb": data.get("cuda_max_reserved_mb"),
             "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},
@@ -273,26 +269,6 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         "cpu_time_ms": res.cpu_s * 1000.0, "cuda_max_allocated_mb": None, "cuda_max_reserved_mb": None,
         "phases_ms": {}, "quality": parse_metrics(res.stdout),
     }
-
-
-def _forked_answer(zygote: Zygote, job: dict, side: Side, env: dict[str, str], workdir: Path, timeout_s: float,
-                   what: str) -> dict:
-    """The measure job forked from the zygote, each child on a heap layout of its own (`pad`): its
-    answer, or the BenchmarkFailed a fresh worker's failure would raise."""
-    from profopt_ci.measure.zygote import run_forked
-
-    out = workdir / f"out-{side.name}-forked.json"
-    out.unlink(missing_ok=True)
-    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=True)
-    if code is None:
-        raise BenchmarkFailed("timeout", f"{what} passed timeout_s={timeout_s:g} and was killed\n{err}")
-    data, why = read_answer(out) if code == 0 else (None, "")
-    if data is None:
-        if code < 0:
-            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
-            raise BenchmarkFailed("failed", f"{what} was killed by signal {-code}{hint}\n{err}")
-        raise BenchmarkFailed("failed", f"{what} exited {code}{'' if code else ' but ' + why}\n{err}")
-    return data
 
 
 def _values_of(data: dict, what: str) -> list[float]:
@@ -334,15 +310,19 @@ def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: s
     out_path.unlink(missing_ok=True)
     argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]
     res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s)
+    return res, answer_of(res, out_path)
+
+
+def answer_of(res: ChildResult, out_path: Path) -> dict | None:
+    """A finished worker's JSON answer, or None when it failed: an exit 0 without one (sys.exit(0)
+    or os._exit(0) in the step) marks `res` missing_answer, with its cause on stderr."""
     if res.timed_out or res.returncode != 0:
-        return res, None
+        return None
     data, why = read_answer(out_path)
     if data is None:
-        # exit 0 without an answer (sys.exit(0) or os._exit(0) in the step): a failed sample, with its cause
-        res.returncode = 0
         res.stderr = f"{res.stderr.rstrip()}\nthe worker exited 0 but {why}".lstrip()
         res.missing_answer = True
-    return res, data
+    return data
 
 
 def read_answer(path: Path) -> tuple[dict | None, str]:

@@ -132,8 +132,16 @@ def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundS
         reported.append(sample.pop("preload", None))
         track.samples.append(sample)
         log(progress_line(bench.name, label, r, total, sample))
-    if bench.name not in state.preload and reported and all(isinstance(p, list) for p in reported):
-        state.preload[bench.name] = sorted({m for mods in reported for m in mods}, key=lambda m: (m.count("."), m))
+    learn_preload(state, bench.name, reported)
+
+
+def learn_preload(state: RoundState, bench: str, reported: list) -> bool:
+    """The packages a zygote preloads for the benchmark, once every side's first worker reported
+    what it imported (worker.preloadable): packages before their submodules. True when learnt now."""
+    if bench in state.preload or not reported or not all(isinstance(r, list) for r in reported):
+        return False
+    state.preload[bench] = sorted({m for mods in reported for m in mods}, key=lambda m: (m.count("."), m))
+    return True
 
 
 def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
@@ -171,8 +179,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
         state.zygotes.close(bench.name)
         return
     reported = [samples[side.name].pop("preload", None) for side in sides]
-    if bench.name not in state.preload and all(isinstance(r, list) for r in reported):
-        state.preload[bench.name] = sorted({p for r in reported for p in r}, key=lambda m: (m.count("."), m))
+    if learn_preload(state, bench.name, reported):
         state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, placement.spare())
     for side in sides:
         state.track(bench.name, side.name).samples.append(samples[side.name])

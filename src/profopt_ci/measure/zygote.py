@@ -168,6 +168,21 @@ def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict
         return code, tail(se.read().decode("utf-8", "replace"))
 
 
+def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir: Path, tag: str, timeout_s: float,
+                  *, pad: bool = False):
+    """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
+    so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
+    the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
+    from profopt_ci.measure.processes import ChildResult, answer_of
+
+    out = workdir / f"out-{tag}.json"
+    out.unlink(missing_ok=True)
+    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad)
+    res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
+                      stderr=err, timed_out=code is None)
+    return res, answer_of(res, out)
+
+
 def shareable(sides: list, envs: dict[str, dict[str, str]], preload: list[str]) -> bool:
     """One zygote may serve both sides: one interpreter, environments equal but for the checkout, and
     no preloaded package that a checkout could shadow (a `torch/` or `numpy.py` of its own)."""

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from profopt_ci.measure import quality
-from profopt_ci.measure.processes import Side, child_env, failure_of, read_answer, run_worker
-from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, run_forked
+from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, forked_worker
 from profopt_ci.specfile.model import Benchmark, Spec
 from profopt_ci.specfile.plan import Plan
 
@@ -88,20 +88,13 @@ def _forked_profile(spec: Spec, bench: Benchmark, side: Side, workdir: Path, tra
     job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": bench.settings.profile,
            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
            "steps": PROFILE_STEPS}
-    out = workdir / f"out-profile-{name}.json"
-    out.unlink(missing_ok=True)
     try:
-        code, err = run_forked(zygote, job, out, bench.settings.timeout_s, env, side.root)
+        res, data = forked_worker(zygote, job, side, env, workdir, f"profile-{name}", bench.settings.timeout_s)
     except ZygoteFailed as exc:
         return {"kind": "none", "reason": f"profiled run failed: {exc}"}
-    if code is None:
-        return {"kind": "none", "reason": f"the profiled run of {bench.name} passed timeout_s="
-                                          f"{bench.settings.timeout_s:g} and was killed\n{err}"[:2000]}
-    data, why = read_answer(out) if code == 0 else (None, f"exited {code}")
-    if data is None and code == 0:
-        why = f"exited 0 but {why}"
     if data is None:
-        return {"kind": "none", "reason": f"the profiled run of {bench.name} {why}\n{err}"[:2000]}
+        failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
+        return {"kind": "none", "reason": failure.message[:2000]}
     return data
 
 
