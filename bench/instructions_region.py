@@ -3,9 +3,9 @@
     PYTHONPATH=src python bench/instructions_region.py [--runs 6] [--targets 2e7,1e7,5e6]
 
 Each round runs one valgrind process per (step, target), in an order shuffled per round, so
-every target sees the same machine state. Steps: a pure-Python loop (~1.2 M Ir), a small loop
-(~0.12 M Ir), and an allocating step (dicts, lists, strings: pymalloc arenas and resizes, the
-likeliest source of region-to-region jitter). Prints, per step and target: N, the median Ir per
+every target sees the same machine state. Steps: bench/instructions.py's pure-Python loop at
+20000 (~13 M Ir) and 2000 (~1.2 M Ir), and an allocating step (dicts, lists, strings: pymalloc
+arenas and resizes, the likeliest source of region-to-region jitter). Prints, per step and target: N, the median Ir per
 step, its spread over the runs (max − min over the median, as instruction_runs judges it), the
 ratio of its median to the largest target's (should be 1.00000), and the median wall per run.
 """
@@ -19,19 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from instructions import WORK as LOOP_WORK  # bench/instructions.py: make_loop
+
 from profopt_ci.measure import callgrind, instruction_runs
 from profopt_ci.measure.processes import Side
 from profopt_ci.specfile.load import parse_spec
 
-WORK = """\
-def make_loop(n=20000):
-    def step():
-        s = 0
-        for i in range(n):
-            s += i * i
-        return s
-    return step
-
+WORK = LOOP_WORK + """
 def make_alloc(n=400):
     def step():
         d = {}
