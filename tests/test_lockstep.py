@@ -59,6 +59,12 @@ class FakeWorker:
         self.log.append(self.name)
         return self.values.pop(0)
 
+    def hold(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
 
 def test_drive_alternates_in_a_random_order_per_pair_and_keeps_each_sides_values():
     calls: list[str] = []

@@ -98,6 +98,15 @@ class Placement:
         self.need: int | None = None
         self.probes: dict[str, dict] = {}
         self.warning: str | None = None
+        self.load = None  # other_load.Load: other work on the set while values were timed
+
+    def loaded(self, window) -> None:
+        """Add one round's other_load.Window."""
+        if self.load is None:
+            from profopt_ci.measure.other_load import Load
+
+            self.load = Load()
+        self.load.add(window)
 
     def settle(self, probes: dict[str, dict], name: str = "") -> list[int]:
         self.probes = dict(probes)
@@ -124,7 +133,8 @@ class Placement:
         """The comparison entry's `threads`: the set, what each side needs and why."""
         return {"cpuset": format_cpuset(self.cpus) if self.cpus else None, "need": self.need,
                 "available": len(self.pool), "requested": format_cpuset(self.requested) if self.requested else None,
-                "narrow": bool(self.warning), "sides": self.probes}
+                "narrow": bool(self.warning), "sides": self.probes,
+                "other_load": self.load.record() if self.load is not None else None}
 
 
 def describe(probe: dict) -> str:

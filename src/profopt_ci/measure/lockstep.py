@@ -34,6 +34,7 @@ from random import Random
 from typing import Protocol
 
 from profopt_ci.figures import sig
+from profopt_ci.measure import other_load
 from profopt_ci.measure.cpus import Placement, child_preexec
 from profopt_ci.measure.processes import (
     Side,
@@ -65,6 +66,39 @@ class Channel(Protocol):
 
     def value_ns(self) -> int: ...
 
+    def hold(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+class Turns:
+    """Only one side's worker runs at a time: the other is held (SIGSTOP on its process group: every
+    thread of it, and what its step started) until its own turn.
+
+    Why: a worker that has just answered is not idle. An OpenMP pool (libgomp, Intel OpenMP) spins
+    after each parallel region before its threads sleep, a step's own threads may still run, and
+    on a set of N CPUs a 2-thread step timed beside them reads its time ~50% high. Held, the other
+    side takes no CPU time at all while a value is timed (docs/accuracy.md has the switch's cost)."""
+
+    def __init__(self, channels: Mapping[str, Channel]) -> None:
+        self.channels = channels
+        self.running: set[str] = set(channels)
+
+    def to(self, name: str | None) -> None:
+        """Let `name` run and hold every other side (None: hold them all)."""
+        for other in sorted(self.running - {name}):
+            self.channels[other].hold()
+            self.running.discard(other)
+        if name is not None and name not in self.running:
+            self.channels[name].release()
+            self.running.add(name)
+
+    def all(self) -> None:
+        """Every side runs again (before it is asked to finish, or killed)."""
+        for name in sorted(set(self.channels) - self.running):
+            self.channels[name].release()
+            self.running.add(name)
+
 
 def pair_count(round_ms: float, value_ns: Mapping[str, int]) -> int:
     """Pairs that fill about `round_ms`, given one value's duration per side."""
@@ -72,9 +106,12 @@ def pair_count(round_ms: float, value_ns: Mapping[str, int]) -> int:
     return max(MIN_PAIRS, min(MAX_PAIRS, int(round_ms * 1e6 / per_pair)))
 
 
-def drive(channels: Mapping[str, Channel], pairs: int, rng: Random) -> tuple[dict[str, list[int]], list[str]]:
-    """`pairs` pairs of values (ns), the order drawn afresh for each pair; also who went first each time."""
+def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
+          turns: Turns | None = None) -> tuple[dict[str, list[int]], list[str]]:
+    """`pairs` pairs of values (ns), the order drawn afresh for each pair; also who went first each
+    time. Each value is taken while the other side is held (`Turns`)."""
     names = sorted(channels)
+    turns = turns or Turns(channels)
     values: dict[str, list[int]] = {n: [] for n in names}
     first: list[str] = []
     for _ in range(pairs):
@@ -82,6 +119,7 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random) -> tuple[dic
         rng.shuffle(order)
         first.append(order[0])
         for n in order:
+            turns.to(n)
             values[n].append(channels[n].value_ns())
     return values, first
 
@@ -203,6 +241,19 @@ class WorkerProcess:
             why = f"exited {code} mid-round"
         return RoundFailed(self.side, "failed", f"{self.what} {why}\n{err}")
 
+    def hold(self) -> None:
+        self._signal(signal.SIGSTOP)
+
+    def release(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, sig: int) -> None:
+        # the worker leads its own process group (a new session: Popen's, or setsid in the fork)
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass  # it exited: the next request says how
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             kill_all(self.proc.pid, self._tag)
@@ -248,19 +299,24 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
                                                zygotes.get(side.name), pad)
         workers = {side.name: workers[side.name] for side in sides}
-        built = {name: w.answer("built") for name, w in workers.items()}
+        built = {name: w.answer("built") for name, w in workers.items()}  # both build at once, untimed
+        turns = Turns(workers)
         if placement.cpus is None:  # one at a time: each probe sees the pool to itself
-            placement.settle({name: w.answer("threads", "p") for name, w in workers.items()},
-                             benches[sides[0].name].name)
+            placement.settle({name: _alone(turns, name, lambda w: w.answer("threads", "p"))
+                              for name in workers}, benches[sides[0].name].name)
         if placement.cpus:
-            for w in workers.values():
-                w.pin(placement.cpus)
+            for name in workers:
+                _alone(turns, name, lambda w: w.pin(placement.cpus))
         # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
         # values of unequal length would meet a competing process's time slices unequally.
-        loops = min(_int(w, w.expect("loops", w.request("c"))) for w in workers.values())
-        warm = {name: _int(w, w.expect("ready", w.request(f"w {loops}"))) for name, w in workers.items()}
+        loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c")))) for name in workers)
+        warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
+                for name in workers}
         pairs = pair_count(benches[sides[0].name].settings.round_ms, warm)
-        values, first = drive(workers, pairs, rng)
+        with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
+            values, first = drive(workers, pairs, rng, turns)
+        placement.loaded(window)
+        turns.all()
         finals = {}
         for name, w in workers.items():
             try:
@@ -280,6 +336,12 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             sample["preload"] = [str(p) for p in preload][:20000]
         out[side.name] = sample
     return out
+
+
+def _alone(turns: Turns, name: str, ask):
+    """`ask(worker)` while every other side is held."""
+    turns.to(name)
+    return ask(turns.channels[name])
 
 
 def _int(w: WorkerProcess, text: str) -> int:

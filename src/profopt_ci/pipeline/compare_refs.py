@@ -167,6 +167,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     try:
         run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
                                        alone=run.alone)
+        for line in other_load_notes(run):
+            log(f"profopt: warning: {text_of(line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
         run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes)
@@ -345,7 +347,21 @@ def _placement_notes(run: CompareRun) -> list[Note]:
         line = message("note.cpuset", cpus=cpus)
     else:
         line = message("note.cpusets", sets=list(sets.items()))
-    return [line, *warnings]
+    return [line, *warnings, *other_load_notes(run)]
+
+
+def other_load_notes(run: CompareRun) -> list[Note]:
+    """Where other work took more than a few percent of a benchmark's CPU set while it was timed."""
+    out = []
+    for b in run.benches:
+        p = run.state.placements.get(b.name)
+        load = p.load if p is not None else None
+        if load is None or not load.noted or not p.cpus:
+            continue
+        out.append(message("note.other_load_one" if len(p.cpus) == 1 else "note.other_load", name=b.name,
+                           cpus=format_cpuset(p.cpus), share=load.share, other_s=load.other_s,
+                           capacity_s=load.capacity_s))
+    return out
 
 
 def _narrow_note(name: str, p: Placement) -> dict:

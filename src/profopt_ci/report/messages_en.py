@@ -288,6 +288,10 @@ EN: dict[str, str] = {
                            "≥ {min_time_ms:g} ms each",
     "note.cpuset": "CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)",
     "note.cpusets": "CPU sets: {sets:cpusets}",
+    "note.other_load": "{name}: CPUs {cpus} were {share:.0%} busy with other work while values were timed "
+                       "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): figures for multi-threaded steps are unreliable",
+    "note.other_load_one": "{name}: CPU {cpus} was {share:.0%} busy with other work while values were timed "
+                           "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): its step times read high",
     "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "
                    "its step time is longer than with its own threads and the change can differ from what its users see",
     "note.callables_from_head": "callables: the head's {n} definition(s) ran against each side's code (benchmarks_from: head)",

@@ -280,6 +280,10 @@ ZH: dict[str, str] = {
     "note.pairing_rounds": "轮次配对（{names:names}）——每轮每侧一个新进程，每个进程 {values} 个值，每个 ≥ {min_time_ms:g} ms",
     "note.cpuset": "CPU 组：所有基准均为 {cpus}（基线与新版在同一组 CPU 上，从不同时运行）",
     "note.cpusets": "CPU 组：{sets:cpusets}",
+    "note.other_load": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
+                       "{other_s:.1f}）：多线程单步的数据不可靠",
+    "note.other_load_one": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
+                           "{other_s:.1f}）：其单步时间偏高",
     "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
                    "因此单步时间比使用自身线程数时更长，变化也可能与用户实际看到的不同",
     "note.callables_from_head": "可调用基准：新版的 {n} 个定义分别在两侧的代码上运行（benchmarks_from:head）",
