@@ -60,7 +60,7 @@ def test_torch_train_optimizer_loop_then_fused(tmp_path, machine_balance):
     for tuned in (False, True):
         step = load("torch_train", "train.py", tuned).make_step()
         sides[tuned] = capture.capture(step, "auto", steps=5, trace_dir=tmp_path, name=f"train-{tuned}",
-                                       machine=machine_balance)
+                                       machines={"torch": machine_balance, "numpy": machine_balance})
     base, head = sides[False], sides[True]
     assert base["kind"] == "torch" and Path(base["trace_path"]).is_file()
     assert {"data_loading", "forward", "backward", "optimizer"} <= set(base["phases"])
@@ -91,7 +91,7 @@ def test_llm_infer_phases_kv_growth_and_same_output(tmp_path, machine_balance):
         module = load("llm_infer", "generate.py", tuned)
         step = module.make_step(**params)
         sides[tuned] = capture.capture(step, "torch", steps=2, trace_dir=None, name="gen",
-                                       machine=machine_balance)
+                                       machines={"torch": machine_balance, "numpy": machine_balance})
         digests[tuned] = _digest_of(step)
     base, head = sides[False], sides[True]
     assert base["trace_path"] is None
@@ -123,9 +123,9 @@ def test_python_func_cprofile_interpreter_loop_vs_numpy(tmp_path, machine_balanc
     base_step = load("python_func", "neighbors.py").make_step(n=150)
     head_step = load("python_func", "neighbors.py", tuned=True).make_step(n=150)
     base = capture.capture(base_step, "cprofile", steps=2, trace_dir=tmp_path, name="pairs",
-                           machine=machine_balance)
+                           machines={"torch": machine_balance, "numpy": machine_balance})
     head = capture.capture(head_step, "cprofile", steps=2, trace_dir=None, name="pairs",
-                           machine=machine_balance)
+                           machines={"torch": machine_balance, "numpy": machine_balance})
     assert base["kind"] == "cprofile" and Path(base["trace_path"]).is_file()
     assert base["ops"][0]["name"].endswith("(count_close_pairs)")
     assert base["counters"]["python_share"] > 0.8
@@ -153,11 +153,11 @@ def test_roofline_on_real_ops(machine_balance):
     def elementwise():
         return torch.nn.functional.gelu(a * b + a).sum()
 
-    g = capture.capture(gemm, "torch", steps=3, trace_dir=None, name="g", machine=machine_balance)
+    g = capture.capture(gemm, "torch", steps=3, trace_dir=None, name="g", machines={"torch": machine_balance, "numpy": machine_balance})
     assert g["counters"]["flops_per_step"] == pytest.approx(3 * 2 * 256 * 512 * 512, rel=1e-3)
     bg = analyze.bottleneck(g)
     assert (bg["class"], bg["rule"]) == ("compute", "compute"), bg
-    e = capture.capture(elementwise, "torch", steps=3, trace_dir=None, name="e", machine=machine_balance)
+    e = capture.capture(elementwise, "torch", steps=3, trace_dir=None, name="e", machines={"torch": machine_balance, "numpy": machine_balance})
     be = analyze.bottleneck(e)
     assert (be["class"], be["rule"]) == ("memory bandwidth", "memory bandwidth"), be
     # a·b, +a, gelu: three passes reading ~2 arrays and writing one, then a sum: ≥ 9 arrays of 8 MB

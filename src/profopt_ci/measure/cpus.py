@@ -7,10 +7,11 @@ killed `profopt`. Linux only for both; elsewhere they are no-ops, said once by `
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 PR_SET_PDEATHSIG = 1
@@ -46,11 +47,42 @@ def format_cpuset(cpus: Iterable[int]) -> str:
     return ",".join(parts)
 
 
+_HOME: dict[str, list[int]] = {}  # while profopt's parent keeps to one CPU: the pool it may use
+
+
 def available() -> list[int]:
-    """The CPUs this process may run on (a container's --cpuset-cpus, taskset, cgroups)."""
+    """The CPUs this process may run on (a container's --cpuset-cpus, taskset, cgroups): while the
+    parent keeps to its home CPU (`parent_home`), the pool it had before."""
+    if "pool" in _HOME:
+        return list(_HOME["pool"])
     if hasattr(os, "sched_getaffinity"):
         return sorted(os.sched_getaffinity(0))
     return list(range(os.cpu_count() or 1))
+
+
+def parent_cpu() -> int | None:
+    """The CPU profopt's parent keeps to (`parent_home`), or None when it is not pinned."""
+    return _HOME["cpu"][0] if "cpu" in _HOME else None
+
+
+@contextlib.contextmanager
+def parent_home(pool: list[int] | None = None) -> Iterator[int | None]:
+    """Keep profopt's own thread on one CPU of the pool — its first: the measured sets are taken from
+    the end (topology.pick) — so its work between values (the pipe, the log, the statistics) lands
+    outside a set wherever the pool has room; the CPUs its children start on stay the whole pool
+    (child_preexec). Restored on exit. Nothing changes with one CPU, or where affinity is unknown."""
+    pool = sorted(pool if pool is not None else available())
+    if len(pool) < 2 or not hasattr(os, "sched_setaffinity") or "pool" in _HOME:
+        yield None
+        return
+    before = os.sched_getaffinity(0)
+    _HOME.update(pool=pool, cpu=[pool[0]])
+    try:
+        os.sched_setaffinity(0, [pool[0]])
+        yield pool[0]
+    finally:
+        _HOME.clear()
+        os.sched_setaffinity(0, before)
 
 
 def threads_of(env: dict[str, str]) -> int:
@@ -92,8 +124,12 @@ class Placement:
     A plain class, like everything a worker or a zygote imports: no `dataclasses` (with `inspect`)
     in their start-up."""
 
-    def __init__(self, pool: list[int], floor: int = 1, requested: list[int] | None = None) -> None:
+    def __init__(self, pool: list[int], floor: int = 1, requested: list[int] | None = None,
+                 topology=None) -> None:
+        """`topology`: the machine's (topology.Topology, read from sysfs when first needed)."""
         self.pool, self.floor, self.requested = pool, floor, requested
+        self.topology = topology
+        self.why: dict | None = None  # topology.pick's reasons for the set
         self.cpus: list[int] | None = None
         self.need: int | None = None
         self.probes: dict[str, dict] = {}
@@ -115,7 +151,8 @@ class Placement:
             self.cpus = list(self.requested)
             where = "the cpuset asked for"
         else:
-            self.cpus = self.pool[-max(1, min(self.need, len(self.pool))):]
+            gpu = any(p.get("cuda") for p in probes.values())
+            self.cpus, self.why = self.choose(self.need, gpu=gpu)
             where = "profopt may use"
         if self.need > len(self.cpus):
             sides = "; ".join(f"{side}: {describe(p)}" for side, p in sorted(self.probes.items()))
@@ -125,16 +162,45 @@ class Placement:
                             "its users see")
         return self.cpus
 
+    def choose(self, n: int, pool: list[int] | None = None, *, gpu: bool = False) -> tuple[list[int], dict]:
+        """`n` CPUs of `pool` (default: this placement's) by the machine's topology (topology.pick)."""
+        from profopt_ci.measure import topology
+
+        topo = self.topology or machine_topology()
+        node = topology.gpu_node() if gpu and self.topology is None else None
+        return topology.pick(topo, list(pool if pool is not None else self.pool), n, avoid=parent_cpu(), gpu=node)
+
+    def beside(self, n: int) -> list[int] | None:
+        """`n` CPUs on `n` cores that the settled set does not touch (a second side's pass runs there
+        at once: a sibling hyperthread of the set would slow both), or None when the pool lacks them."""
+        from profopt_ci.measure import topology
+
+        topo = self.topology or machine_topology()
+        used = {topo.core_of(c) for c in self.cpus or ()}
+        free = [c for c in self.pool if topo.core_of(c) not in used]
+        if len({topo.core_of(c) for c in free}) < n:
+            return None
+        cpus, why = topology.pick(topo, free, n, avoid=parent_cpu())
+        return None if why["smt_shared"] else cpus
+
     def spare(self) -> list[int]:
         """The pool's CPUs the rounds leave free, where a zygote may import (none before it settles)."""
         return [c for c in self.pool if c not in (self.cpus or self.pool)]
 
     def record(self) -> dict:
         """The comparison entry's `threads`: the set, what each side needs and why."""
-        return {"cpuset": format_cpuset(self.cpus) if self.cpus else None, "need": self.need,
+        return {"cpuset": format_cpuset(self.cpus) if self.cpus else None, "need": self.need, "why": self.why,
                 "available": len(self.pool), "requested": format_cpuset(self.requested) if self.requested else None,
                 "narrow": bool(self.warning), "sides": self.probes,
                 "other_load": self.load.record() if self.load is not None else None}
+
+
+@lru_cache(maxsize=1)
+def machine_topology():
+    """This machine's topology.Topology, read once (the parent only)."""
+    from profopt_ci.measure import topology
+
+    return topology.Topology.read()
 
 
 def describe(probe: dict) -> str:
@@ -166,14 +232,15 @@ def die_with_parent(parent_pid: int | None = None) -> None:
 
 def child_preexec(cpus: list[int] | None) -> Callable[[], None]:
     """A Popen `preexec_fn`: die with this process (SIGKILL, even when it is kill -9'd), and run on
-    `cpus` when given. The parent pid is taken before the fork, so a parent that died between fork
-    and prctl is noticed and the child exits at once."""
+    `cpus` when given, else on the whole pool (not on the parent's home CPU). The parent pid is taken
+    before the fork, so a parent that died between fork and prctl is noticed and the child exits at once."""
     parent = os.getpid()
     _prctl()  # resolved before the fork
+    where = cpus or _HOME.get("pool")
 
     def preexec() -> None:
         die_with_parent(parent)
-        if cpus and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, cpus)
+        if where and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, where)
 
     return preexec

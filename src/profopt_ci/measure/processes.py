@@ -81,9 +81,10 @@ def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
 
 
 def run_child(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, cpus: list[int] | None = None
 ) -> ChildResult:
-    """Run one child in its own process group; its own rusage via wait4, killed whole on timeout."""
+    """Run one child in its own process group (on `cpus` when given); its own rusage via wait4,
+    killed whole on timeout."""
     env, tag = tag_env(env)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter_ns()
@@ -91,7 +92,7 @@ def run_child(
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=err,
-                start_new_session=True, preexec_fn=child_preexec(None),
+                start_new_session=True, preexec_fn=child_preexec(cpus),
             )
         except OSError as exc:
             raise BenchmarkFailed("failed", f"cannot start {argv[0]}: {exc}") from None
@@ -303,13 +304,14 @@ def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: f
 
 
 def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: str,
-               timeout_s: float) -> tuple[ChildResult, dict | None]:
-    """One `profopt_ci.measure.worker` process on a job; its JSON answer, or None when it failed."""
+               timeout_s: float, cpus: list[int] | None = None) -> tuple[ChildResult, dict | None]:
+    """One `profopt_ci.measure.worker` process on a job (on `cpus` when given); its JSON answer, or
+    None when it failed."""
     job_path, out_path = workdir / f"job-{tag}.json", workdir / f"out-{tag}.json"
     job_path.write_text(json.dumps(job))
     out_path.unlink(missing_ok=True)
     argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]
-    res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s)
+    res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s, cpus=cpus)
     return res, answer_of(res, out_path)
 
 

@@ -48,10 +48,11 @@ def parse_trace(stdout: str) -> dict:
     return {"steps": max((len(v) for v in values.values()), default=0), "values": values}
 
 
-def command_trace(bench: Benchmark, side: Side, env: dict[str, str], workdir: Path) -> dict:
-    """One untimed run of a command benchmark; its printed values as the trace."""
+def command_trace(bench: Benchmark, side: Side, env: dict[str, str], workdir: Path,
+                  cpus: list[int] | None = None) -> dict:
+    """One untimed run of a command benchmark (on `cpus` when given); its printed values as the trace."""
     res = run_command(command_argv(bench.command), cwd=side.root, env=quality_env(env),
-                      timeout_s=bench.settings.timeout_s, workdir=workdir)
+                      timeout_s=bench.settings.timeout_s, workdir=workdir, cpus=cpus)
     if res.timed_out or res.returncode != 0:
         exc = failure_of(res, bench.settings.timeout_s, f"the quality run of {bench.name} on {side.name}")
         return {"status": exc.status, "error": exc.message}

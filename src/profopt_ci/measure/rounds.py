@@ -168,8 +168,9 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
             placement.settle(probes, bench.name)
         zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
                                           spare=placement.spare(), rounds_left=bench.settings.max_rounds - r)
-        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
-                                     zygotes=zygotes)
+        with state.zygotes.held_beside(placement.cpus):
+            samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
+                                         zygotes=zygotes)
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
             (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)

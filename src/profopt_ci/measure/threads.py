@@ -140,7 +140,16 @@ def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, bud
     said = declared(threadpoolctl_path)
     seen = observe(step, budget_ms)
     need = max(seen["busy"], said.get("torch", 1), said.get("env", 1))
-    return {"declared": said, **seen, "need": need}
+    return {"declared": said, **seen, "need": need, "cuda": _cuda_in_use()}
+
+
+def _cuda_in_use() -> bool:
+    """The step initialized CUDA (its CPU set is then taken near the GPU: topology.pick)."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # a torch without CUDA support, or a broken one
+        return False
 
 
 def pin_all(cpus: list[int], pid: int | None = None) -> int:

@@ -141,7 +141,7 @@ def _profile_step(job: dict, step, steps: int) -> dict:
         trace_dir = Path(job["trace_dir"]) if job.get("trace_dir") else None
         try:
             summary = capture.capture(step, mode, steps=int(job.get("steps", 5)), trace_dir=trace_dir,
-                                      name=job["name"], machine=job.get("machine"))
+                                      name=job["name"], machines=job.get("machines"))
         except Exception as exc:
             if trace is None:
                 raise

@@ -22,14 +22,17 @@ every FORK_ROUNDS rounds (lockstep.py), so the rounds still sample process-level
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from profopt_ci.measure.zygote_process import MAX_MSG
@@ -53,6 +56,7 @@ class Zygote:
         from profopt_ci.measure.proctree import tag_env
 
         self.name = name
+        self.cpus = cpus  # where it imports; None: every CPU profopt may use
         self._lock = threading.Lock()  # one request and its answer at a time (the profiled runs share it)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         path = workdir / f"zygote-{name}.json"
@@ -81,6 +85,13 @@ class Zygote:
         from profopt_ci.measure.threads import pin_all
 
         pin_all(available(), self.proc.pid)  # one that exited meanwhile: `ready` says what happened
+
+    def signal(self, sig: int) -> None:
+        """SIGSTOP / SIGCONT to the zygote's process group (it leads its own session)."""
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass  # it exited: `ready` says what happened
 
     def ready(self, timeout_s: float) -> None:
         """Wait for `ready`; ZygoteFailed with the zygote's own words when it did not get there."""
@@ -147,16 +158,16 @@ class Zygote:
 
 
 def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict[str, str],
-               root: Path, *, pad: bool = False) -> tuple[int | None, str]:
-    """A JSON job forked from the zygote (worker.run_job) in `root` with `env`: (exit code or None on
-    timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
+               root: Path, *, pad: bool = False, cpus: list[int] | None = None) -> tuple[int | None, str]:
+    """A JSON job forked from the zygote (worker.run_job) in `root` with `env`, on `cpus` when given:
+    (exit code or None on timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
     from profopt_ci.measure.processes import kill_all, tail
     from profopt_ci.measure.proctree import tag_env
 
     env, tag = tag_env(env)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env, "pad": pad},
-                          [so.fileno(), se.fileno()])
+        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env, "pad": pad,
+                           "cpus": cpus}, [so.fileno(), se.fileno()])
         child = Forked(zygote, pid)
         try:
             code: int | None = child.wait(timeout=timeout_s)
@@ -169,7 +180,7 @@ def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict
 
 
 def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir: Path, tag: str, timeout_s: float,
-                  *, pad: bool = False):
+                  *, pad: bool = False, cpus: list[int] | None = None):
     """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
     so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
     the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
@@ -177,7 +188,7 @@ def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir:
 
     out = workdir / f"out-{tag}.json"
     out.unlink(missing_ok=True)
-    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad)
+    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad, cpus=cpus)
     res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
                       stderr=err, timed_out=code is None)
     return res, answer_of(res, out)
@@ -325,6 +336,21 @@ class ZygotePool:
         self.close(bench)
         self.broken.add(bench)
         log(f"profopt: {bench}: workers are not forked ({exc}); each round starts fresh processes")
+
+    @contextlib.contextmanager
+    def held_beside(self, cpus: list[int] | None) -> Iterator[None]:
+        """Hold (SIGSTOP) every next-generation zygote still importing on CPUs that meet `cpus` while
+        a round runs there: a zygote prefetched on one benchmark's spare CPUs may import on another's
+        measured set. Released when the round ends, before any round waits for it."""
+        held = [z for zs in self.next.values() for z in set(zs.values())
+                if z.pid is None and (cpus is None or z.cpus is None or set(z.cpus) & set(cpus))]
+        for z in held:
+            z.signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for z in held:
+                z.signal(signal.SIGCONT)
 
     def give_up(self, bench: str, exc: Exception, log) -> None:
         """A zygote that could not fork: the benchmark's rounds go on in fresh processes, said once."""

@@ -29,7 +29,7 @@ from profopt_ci.measure.checkouts import (
     prepare_sides,
     resolve_refs,
 )
-from profopt_ci.measure.cpus import Placement, format_cpuset
+from profopt_ci.measure.cpus import Placement, format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
@@ -171,7 +171,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
             log(f"profopt: warning: {text_of(line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
-        run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes)
+        run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
+                                           state.placements)
     finally:
         state.close()
     for name, per_side in traces.items():
@@ -276,8 +277,8 @@ def run_compare(
                          fail_on=fail_on, nightly=nightly, alone=alone)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
-        probed = runner.probe()
-        with tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
+        with parent_home(), tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
+            probed = runner.probe()
             try:
                 _measure_all(run, Path(work), trace_dir, log)
                 _confirm(run, Path(work), log)

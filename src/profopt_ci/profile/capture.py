@@ -63,8 +63,10 @@ def _none(reason: str) -> dict:
 
 
 def capture(step: Callable[[], object], mode: str, *, steps: int = 5, trace_dir: Path | None = None,
-            name: str, machine: dict | None = None) -> dict:
-    """Profile `steps` calls of `step` and return the profile summary (kind torch | cprofile | none)."""
+            name: str, machines: dict | None = None) -> dict:
+    """Profile `steps` calls of `step` and return the profile summary (kind torch | cprofile | none).
+    `machines`: the machine's balance already measured on CPUs like these, per backend; a torch
+    profile measures it here otherwise (this process runs where the step ran, with its threads)."""
     kind = resolve_mode(mode)
     if kind == "off":
         return _none("profile: off")
@@ -77,14 +79,20 @@ def capture(step: Callable[[], object], mode: str, *, steps: int = 5, trace_dir:
             raise UsageError("profile: torch, but torch is not installed in the benchmark's environment") from exc
     summary = _capture_torch(step, steps, trace_dir, name) if kind == "torch" \
         else _capture_cprofile(step, steps, trace_dir, name)
-    if machine is None:
-        machine = machine_mod.probe()
-    elif "device" not in machine and kind == "torch":
-        # The balance came from the parent process, which never sees the step's GPU.
+    summary["machine"] = _balance(kind, machines or {})
+    return summary
+
+
+def _balance(kind: str, machines: dict) -> dict:
+    """The FLOP and byte rates the torch rules weigh a step against; a cProfile summary needs only
+    the RAM (its rules read no FLOPs or bytes)."""
+    if kind != "torch":
+        return machine_mod.host_memory()
+    machine = machines.get("torch") or machine_mod.probe()
+    if "device" not in machine:  # measured by a pass whose step never touched the GPU
         device = machine_mod.probe_device()
         machine = {**machine, "device": device} if device else machine
-    summary["machine"] = machine
-    return summary
+    return machine
 
 
 # ---- torch --------------------------------------------------------------------------------------
@@ -289,8 +297,9 @@ def _split(cmd: str | list[str]) -> list[str] | None:
 
 def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = None,
                     env: dict[str, str] | None = None, trace_dir: Path | None = None, name: str,
-                    timeout_s: float = 600.0, machine: dict | None = None) -> dict:
-    """Run a Python command once under cProfile and summarize it; other commands are not profiled."""
+                    timeout_s: float = 600.0, machine: dict | None = None, cpus: list[int] | None = None) -> dict:
+    """Run a Python command once under cProfile (on `cpus` when given) and summarize it; other
+    commands are not profiled."""
     argv = _split(argv_or_cmd)
     if argv is None:
         return _none("a shell command line (pipes, operators or expansions): no profile taken")
@@ -312,7 +321,8 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
         start = time.perf_counter()
         try:
             proc = subprocess.run(full, cwd=cwd, env=run_env, capture_output=True, text=True,
-                                  timeout=timeout_s, check=False)
+                                  timeout=timeout_s, check=False,
+                                  preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
         except subprocess.TimeoutExpired:
             return _none(f"profiled run timed out after {timeout_s:g} s")
         except OSError as exc:  # a profile never fails a comparison: say why there is none
@@ -324,5 +334,5 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
         summary = {"kind": "cprofile", "reason": None,
                    "trace_path": str(out) if trace_dir is not None else None}
         summary.update(summarize_pstats(pstats.Stats(str(out)), steps=1, step_ms=wall_ms))
-    summary["machine"] = machine if machine is not None else machine_mod.probe()
+    summary["machine"] = machine if machine is not None else machine_mod.host_memory()
     return summary

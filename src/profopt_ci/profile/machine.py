@@ -112,6 +112,11 @@ def probe() -> dict:
     return out
 
 
+def host_memory() -> dict:
+    """The part of the balance that costs nothing to read: the machine's RAM."""
+    return {"ram_mb": _ram_mb()}
+
+
 def probe_device() -> dict | None:
     """The GPU's balance (and name, memory) when this process's torch has initialized CUDA."""
     torch = sys.modules.get("torch")

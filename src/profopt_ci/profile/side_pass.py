@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from profopt_ci.measure import quality
+from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, forked_worker
 from profopt_ci.specfile.model import Benchmark, Spec
@@ -27,50 +28,51 @@ from profopt_ci.specfile.plan import Plan
 PROFILE_STEPS = 5
 
 
-def machine_balance() -> dict:
-    """The CPU ridge point of this runner, measured once per run (~1 s)."""
-    from profopt_ci.profile import machine
-
-    return machine.probe()
-
-
 def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-               machine: dict | None, *, profile: bool = True, zygote: Zygote | None = None) -> tuple[dict, dict | None]:
-    """(profile summary, quality trace or None) of one benchmark on one side; never raises for
-    anything the benchmark did. `profile=False`: the quality pass alone (`profopt run`). A profile
-    without a quality pass forks from the side's `zygote` when its rounds left one (the quality
-    pass needs a fresh interpreter: PYTHONHASHSEED=0 on both sides)."""
+               machines: dict | None, *, profile: bool = True, zygote: Zygote | None = None,
+               cpus: list[int] | None = None) -> tuple[dict, dict | None]:
+    """(profile summary, quality trace or None) of one benchmark on one side, on `cpus` when given;
+    never raises for anything the benchmark did. `profile=False`: the quality pass alone (`profopt
+    run`). `machines`: the balance already measured on a set of this size, per backend (the
+    profiled worker measures it otherwise, on its own CPUs with the step's threads). A profile
+    without a quality pass forks from the side's `zygote` when its rounds left one (the quality pass
+    needs a fresh interpreter: PYTHONHASHSEED=0 on both sides)."""
     steps = quality.wanted(bench)
     try:
         if zygote is not None and not steps and bench.callable and profile and bench.settings.profile != "off":
-            return _forked_profile(spec, bench, side, workdir, trace_dir, machine, zygote), None
-        return _after_side(spec, bench, side, workdir, trace_dir, machine, steps, profile)
+            return _forked_profile(spec, bench, side, workdir, trace_dir, machines, zygote, cpus), None
+        return _after_side(spec, bench, side, workdir, trace_dir, machines, steps, profile, cpus)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
         why = f"{type(exc).__name__}: {str(exc)[:500]}"
         return ({"kind": "none", "reason": f"profiled run failed: {why}"},
                 quality.failed("failed", why) if steps else None)
 
 
+def _job(bench: Benchmark, side: Side, trace_dir: Path | None, machines: dict | None, mode: str) -> dict:
+    name = f"{bench.name}-{side.name}"
+    return {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": mode,
+            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machines": machines or {},
+            "steps": PROFILE_STEPS}
+
+
 def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                machine: dict | None, steps: int, profiled: bool) -> tuple[dict, dict | None]:
+                machines: dict | None, steps: int, profiled: bool, cpus: list[int] | None) -> tuple[dict, dict | None]:
     from profopt_ci.profile import capture
 
     mode = bench.settings.profile if bench.settings.timed and profiled else "off"
     name = f"{bench.name}-{side.name}"
     env = child_env(spec, bench, side)
     if bench.command is not None:
-        trace = quality.command_trace(bench, side, env, workdir) if steps else None
+        trace = quality.command_trace(bench, side, env, workdir, cpus) if steps else None
         if mode == "off":
             return {"kind": "none", "reason": "profile: off"}, trace
         return capture.capture_command(bench.command, cwd=side.root, env=env, trace_dir=trace_dir, name=name,
-                                       timeout_s=bench.settings.timeout_s, machine=machine), trace
+                                       timeout_s=bench.settings.timeout_s, cpus=cpus), trace
     if mode == "off" and not steps:
         return {"kind": "none", "reason": "profile: off"}, None
-    job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": mode,
-           "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
-           "steps": PROFILE_STEPS, "quality_steps": steps, "seed": quality.SEED}
+    job = {**_job(bench, side, trace_dir, machines, mode), "quality_steps": steps, "seed": quality.SEED}
     res, summary = run_worker(job, side, quality.quality_env(env) if steps else env, workdir, f"profile-{name}",
-                              bench.settings.timeout_s)
+                              bench.settings.timeout_s, cpus)
     if summary is None:
         failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
         return ({"kind": "none", "reason": failure.message[:2000]},
@@ -82,14 +84,12 @@ def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_d
 
 
 def _forked_profile(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                    machine: dict | None, zygote: Zygote) -> dict:
+                    machines: dict | None, zygote: Zygote, cpus: list[int] | None) -> dict:
     env = child_env(spec, bench, side)
-    name = f"{bench.name}-{side.name}"
-    job = {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": bench.settings.profile,
-           "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machine": machine,
-           "steps": PROFILE_STEPS}
+    job = _job(bench, side, trace_dir, machines, bench.settings.profile)
     try:
-        res, data = forked_worker(zygote, job, side, env, workdir, f"profile-{name}", bench.settings.timeout_s)
+        res, data = forked_worker(zygote, job, side, env, workdir, f"profile-{bench.name}-{side.name}",
+                                  bench.settings.timeout_s, cpus=cpus)
     except ZygoteFailed as exc:
         return {"kind": "none", "reason": f"profiled run failed: {exc}"}
     if data is None:
@@ -113,17 +113,36 @@ def annotate(entry: dict, profiles: dict[str, dict]) -> None:
         entry["bottleneck"] = None
 
 
+def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]:
+    """Where each side's pass runs: disjoint CPU sets of the measured set's size when the pool holds
+    one per side (then the passes run at once), else [the measured set] (one after the other there).
+    Unpinned ([None]) for a benchmark that settled no set (pairing: rounds, profopt run)."""
+    if placement is None or not placement.cpus:
+        return [None]
+    need = len(placement.cpus)
+    picked = placement.beside(need * (sides - 1)) if sides > 1 else None
+    if picked is None:
+        return [list(placement.cpus)]
+    return [list(placement.cpus), *(picked[i * need:(i + 1) * need] for i in range(sides - 1))]
+
+
 def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
-                workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None
+                workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None,
+                placements: dict[str, Placement] | None = None,
                 ) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, dict]]]:
     """({benchmark: {side: profile}}, {benchmark: {side: quality trace}}) for every benchmark and side
-    that finished its rounds."""
+    that finished its rounds.
+
+    Each side's pass runs as its step ran in the rounds: pinned to the benchmark's CPU set, and
+    alone there — the two sides one after the other, unless the pool holds a disjoint set of that
+    size for each (`pass_sets`). Two torch passes with two spinning threads each on one 2-CPU set
+    took three times as long as the timed rounds, and profiled a step slowed by the other: its
+    shares and bottleneck class described the fight, not the step. The machine's balance is
+    measured by the first profiled pass on a set of each size, alone, and reused by the rest."""
     wanted = [b for b in benches if (b.settings.profile != "off" and b.settings.timed) or quality.wanted(b)]
-    if not wanted:
-        return {}, {}
-    machine = machine_balance() if any(b.settings.profile != "off" and b.settings.timed for b in wanted) else None
     profiles: dict[str, dict[str, dict]] = {}
     traces: dict[str, dict[str, dict]] = {}
+    machines: dict[int, dict] = {}  # CPU-set size → {backend: balance}
     for bench in wanted:
         todo = [side for side in sides if ok(bench.name, side.name)]
         for side in todo:
@@ -133,15 +152,29 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
                                             "profile" if own.settings.profile != "off" else "") if x)
             log(f"profopt: {bench.name} [{side.name}]: {what}")
         live = zygotes.current(bench.name) if zygotes is not None else None
+        sets = pass_sets((placements or {}).get(bench.name), len(todo))
+        size = len(sets[0] or ())
+        known = machines.setdefault(size, {})
 
-        def one(side: Side, bench: Benchmark = bench, live: dict | None = live) -> tuple[dict, dict | None]:
-            return after_side(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, workdir,
-                              trace_dir, machine, zygote=(live or {}).get(side.name))
+        def one(side: Side, cpus: list[int] | None, bench: Benchmark = bench, live: dict | None = live,
+                known: dict = known) -> tuple[dict, dict | None]:
+            out = after_side(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, workdir,
+                             trace_dir, dict(known), zygote=(live or {}).get(side.name), cpus=cpus)
+            balance = out[0].get("machine") if isinstance(out[0], dict) else None
+            if isinstance(balance, dict) and balance.get("backend"):
+                known.setdefault(str(balance["backend"]), balance)
+            return out
 
-        # Both sides at once: neither run is timed (the profile's figures are shares of its own step),
-        # and a torch import per side is most of each run's time.
-        with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-            done = dict(zip([s.name for s in todo], pool.map(one, todo), strict=True))
+        done: dict[str, tuple[dict, dict | None]] = {}
+        queue = list(todo)
+        if len(sets) > 1 and not known and queue:  # the balance is measured alone, by the first pass
+            done[queue[0].name] = one(queue.pop(0), sets[0])
+        if len(sets) > 1:
+            with ThreadPoolExecutor(max_workers=max(1, len(queue))) as pool:
+                done.update(zip([s.name for s in queue], pool.map(one, queue, sets[:len(queue)]), strict=True))
+        else:
+            for side in queue:
+                done[side.name] = one(side, sets[0])
         for side_name, (summary, trace) in done.items():
             own = plan.bench(side_name, bench.name)
             if own.settings.profile != "off" and own.settings.timed:
