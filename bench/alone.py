@@ -44,13 +44,13 @@ torch.set_num_threads(2)
 WASTED = {wasted}
 
 
-def make_step(batch=64, width=256):
+def make_step(batch=128, width=512):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(), torch.nn.Linear(width, width),
                                 torch.nn.ReLU(), torch.nn.Linear(width, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x, y = torch.randn(batch, width), torch.randint(0, 10, (batch,))
-    w = torch.randn(384, 384)
+    w = torch.randn(256, 256)
 
     def step():
         if WASTED:

@@ -27,9 +27,9 @@ from profopt_ci.report.render import render
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
-                     "AVX", "UTC", "FLOP", "numpy", "numba", "Cython", "print", "DDP"}
+                     "AVX", "UTC", "FLOP", "GFLOP", "numpy", "numba", "Cython", "print", "DDP"}
 OPS = {"aten::addmm", "aten::item", "loop.py:3(f)", "nccl:all_reduce"}
-MACHINE = {"copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
+MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
 
 
 def english(text: str) -> set[str]:
@@ -73,15 +73,20 @@ MAXIMAL: dict[str, list[Facts]] = {
                             Facts(gpu(busy_share=0.5, median_kernel_us=5.0, kernels_per_step=300))],
     "optimizer launch overhead": [Facts(torch(phase_shares={"optimizer": 0.35}, phase_detail={
         "optimizer": {"ops_per_step": 300, "small_ops_share": 0.95}}))],
-    "framework overhead": [Facts(torch(counters={"python_share": 0.6, "small_ops_share": 0.8, "ops_per_step": 40,
-                                                 "small_ops_time_share": 0.1}))],
+    "framework overhead": [Facts(torch(counters={"python_share": 0.6, "small_ops_share": 0.8, "ops_per_step": 400,
+                                                 "small_ops_time_share": 0.1})),
+                           Facts({**torch(counters={"python_share": 0.2, "small_ops_share": 0.9, "ops_per_step": 2000,
+                                                    "small_ops_time_share": 0.2}), "machine": {**MACHINE, "op_floor_us": 2.0}},
+                                 {"step_time_ms": {"head": 6.0}})],
     "interpreter overhead": [Facts({"kind": "cprofile", "step_time_ms": 40.0, "counters": {
         "python_share": 0.97, "py_lines_per_ms": 12000.0},
-        "ops": [{"name": "loop.py:3(f)", "self_ms": 39.0, "category": "python"}]})],
+        "ops": [{"name": "loop.py:3(f)", "self_ms": 39.0, "category": "python"}]}),
+                             Facts(torch(counters={"python_share": 0.98, "ops_per_step": 2},
+                                         ops=[{"name": "loop.py:3(f)", "self_ms": 9.0, "category": "python"}]))],
     "decode bandwidth": [Facts(torch(phase_detail={"decode": {"gbps": 15.0}}))],
     "memory bandwidth": [Facts(torch(category_shares={"elementwise": 0.45, "copy/memory": 0.1, "reduction/norm": 0.1,
                                                       "optimizer": 0.05, "gemm": 0.3},
-                                     counters={"flops_per_step": 1e6, "bytes_per_step": 1e6}))],
+                                     counters={"flops_per_step": 1e6, "bytes_per_step": 1e8}))],
     "compute": [Facts(torch(category_shares={"gemm": 0.8, "elementwise": 0.2},
                             counters={"flops_per_step": 1e9, "bytes_per_step": 1e7}))],
 }

@@ -8,10 +8,10 @@ that the report says in its language, with their English also as the plain strin
 
 Pure: dicts in, dicts out. `bottleneck()` walks `rules.RULES` in priority order and reports the
 first rule that fires. When none fires:
-- GEMM/conv/attention is the largest category of native time and at least FALLBACK_GEMM of it →
-  "compute" (rule "fallback: GEMM largest"), since that is where a faster kernel would pay;
-- otherwise class None with evidence `bottleneck.no_clear` and the largest shares, because a class
-  named on weak evidence sends the next optimization the wrong way.
+class None with evidence `bottleneck.no_clear` and the figures that were weighed (the largest
+category shares, the FLOP and byte rates against the measured ones, the Python share, the op
+density), because a class named on weak evidence sends the next optimization the wrong way: a
+class is named only when its own figures support it (analyze/rules.py).
 A side without a profile (kind "none") can still hit the metric-driven rules (capacity).
 """
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 from profopt_ci.analyze.rules import RULES, Facts, op_pairs
 from profopt_ci.report.i18n import message
 
-FALLBACK_GEMM = 0.35
 TOP_OPS = 30  # the length of a summary's ops list when it was cut
 NO_CLEAR_ACTION = "next_action.no_clear"
 NO_PROFILE_ACTION = "next_action.no_profile"
@@ -48,18 +47,24 @@ def note(cls: str | None, evidence: list[dict], action: str, rule: str | None) -
 
 
 def _fallback(facts: Facts) -> dict:
+    """No class: the figures that were weighed, so a reader sees why none was named."""
     shares = facts.native_shares()
     ranked = [[k, v] for k, v in sorted(shares.items(), key=lambda kv: -kv[1])[:3]]
-    if ranked and ranked[0][0] == "gemm" and ranked[0][1] >= FALLBACK_GEMM:
-        rule = next(r for r in RULES if r.cls == "compute")
-        return note("compute", [message("bottleneck.gemm_largest", shares=ranked)], rule.action,
-                    "fallback: GEMM largest")
     evidence = [message("bottleneck.no_clear")]
     if ranked:
         evidence.append(message("bottleneck.categories", shares=ranked))
-    py = facts.counters.get("python_share")
+    flops, moved = facts.flop_rate(), facts.byte_rate()
+    if flops is not None:
+        evidence.append(message("bottleneck.flop_rate", gflops=flops[0], share=flops[1],
+                                peak=facts.balance["matmul_gflops"]))
+    if moved is not None:
+        evidence.append(message("bottleneck.bandwidth", gbps=moved[0], share=moved[1], peak=facts.balance["copy_gbps"]))
+    py, density = facts.counters.get("python_share"), facts.ops_per_ms()
     if py is not None:
         evidence.append(message("bottleneck.python_share", share=py))
+    if density:
+        evidence.append(message("bottleneck.op_density", ops=facts.counters.get("ops_per_step") or 0,
+                                per_ms=density, us=1000 / density))
     hot = (facts.profile.get("ops") or [])[:2]
     if hot:
         evidence.append(message("bottleneck.hottest", ops=op_pairs(hot)))

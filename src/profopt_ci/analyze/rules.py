@@ -44,7 +44,10 @@ OPTIMIZER_SHARE = 0.20
 OPTIMIZER_MIN_OPS = 50
 SMALL_OPS_SHARE = 0.5      # † share of optimizer op calls with self time < 10 µs
 PYTHON_SHARE = 0.5         # cProfile: self time in pure-Python functions
-OVERHEAD_SHARE = 0.5       # torch: time outside native ops + time in sub-10 µs ops, of the step
+OVERHEAD_SHARE = 0.5       # torch: time outside native ops + time in sub-10 µs ops, of the step…
+OPS_PER_MS = 20.0          # † …with op calls this dense (≤ 50 µs a call): the framework's per-op cost
+RATE_SHARE = 0.3           # † the share of the measured FLOP (compute) or copy (bandwidth) rate a step
+                           #   must reach for that resource to be what limits it
 PY_LINES_PER_MS = 100.0    # an interpreter-bound step runs thousands of lines per ms
 DECODE_BW_SHARE = 0.6      # achieved decode traffic / measured copy bandwidth
 DOMINANT = 0.5
@@ -108,6 +111,31 @@ class Facts:
 
     def ops_in(self, category: str, top: int = 3) -> list[dict]:
         return [o for o in self.profile.get("ops") or [] if o.get("category") == category][:top]
+
+    @property
+    def balance(self) -> dict:
+        """The measured rates the step is weighed against: the device's on a GPU profile."""
+        return (self.machine.get("device") if self.gpu else self.machine) or {}
+
+    def ops_per_ms(self) -> float | None:
+        ops = self.counters.get("ops_per_step")
+        return ops / self.step_ms if ops is not None and self.step_ms > 0 else None
+
+    def flop_rate(self) -> tuple[float, float] | None:
+        """(GFLOP/s the step reaches, its share of the measured matmul rate), or None."""
+        flops, peak = self.counters.get("flops_per_step"), self.balance.get("matmul_gflops")
+        if not flops or not peak or self.step_ms <= 0:
+            return None
+        gflops = flops / (self.step_ms / 1000) / 1e9
+        return gflops, gflops / peak
+
+    def byte_rate(self) -> tuple[float, float] | None:
+        """(GB/s the step moves, its share of the measured copy bandwidth), or None."""
+        nbytes, peak = self.counters.get("bytes_per_step"), self.balance.get("copy_gbps")
+        if not nbytes or not peak or self.step_ms <= 0:
+            return None
+        gbps = nbytes / (self.step_ms / 1000) / 1e9
+        return gbps, gbps / peak
 
 
 @dataclass(frozen=True)
@@ -273,9 +301,18 @@ def _optimizer_overhead(f: Facts) -> Evidence | None:
 
 
 def _interpreter_overhead(f: Facts) -> Evidence | None:
-    """cProfile: self time in pure-Python functions, and many Python lines per ms of step (a
-    function whose time goes to numpy under a few lines has a high share but a low line rate)."""
+    """Python code, not the framework: cProfile's self time in pure-Python functions with many lines
+    per ms (a function whose time goes to numpy under a few lines has a high share but a low line
+    rate); or a torch profile whose step is mostly outside native ops with few op calls in it (a
+    pure-Python loop in a module that also imports torch)."""
     c = f.counters
+    if f.kind == "torch" and not f.gpu:
+        py, density = c.get("python_share"), f.ops_per_ms()
+        if py is None or py < PYTHON_SHARE or density is None or density >= OPS_PER_MS:
+            return None
+        ev = [message("bottleneck.python_outside_ops", share=py, ops=c.get("ops_per_step") or 0, per_ms=density)]
+        hot = [o for o in f.profile.get("ops") or [] if o.get("category") == "python"][:1]
+        return ev + ([message("bottleneck.hottest", ops=op_pairs(hot))] if hot else [])
     py, lines = c.get("python_share"), c.get("py_lines_per_ms")
     if f.kind != "cprofile" or py is None or py < PYTHON_SHARE:
         return None
@@ -291,15 +328,30 @@ def _interpreter_overhead(f: Facts) -> Evidence | None:
 
 
 def _framework_overhead(f: Facts) -> Evidence | None:
-    """torch on the host: time outside native ops plus time in sub-10 µs ops, as a share of the step."""
+    """torch on the host: many short ops dominate — the time outside native ops plus the op calls'
+    own fixed cost (op count × what a trivial op costs on this machine, over the step as the rounds
+    timed it; without that figure, the time in sub-10 µs ops) is most of the step, and the calls are
+    dense: a model too small for its framework. A step whose time is outside ops with few calls is
+    Python's (`_interpreter_overhead`)."""
     if f.kind != "torch" or f.gpu:
         return None  # on a GPU the host's share says little: the GPU launch rule reads device idleness
     c = f.counters
     py, small, ops = c.get("python_share") or 0.0, c.get("small_ops_share"), c.get("ops_per_step") or 0
-    small_time = c.get("small_ops_time_share") or 0.0
-    if py + small_time < OVERHEAD_SHARE:
+    small_time, density = c.get("small_ops_time_share") or 0.0, f.ops_per_ms()
+    if density is None or density < OPS_PER_MS:
         return None
-    ev = [message("bottleneck.overhead", share=py + small_time, python=py, small_time=small_time)]
+    floor, step = f.machine.get("op_floor_us"), f.metric("step_time_ms").get("head") or f.step_ms
+    if floor and step:
+        calls = ops * floor / 1000 / step
+        if py + calls < OVERHEAD_SHARE:
+            return None
+        first = message("bottleneck.overhead_calls", share=min(1.0, py + calls), python=py, ops=ops, floor_us=floor,
+                        calls=calls, step_ms=step)
+    elif py + small_time >= OVERHEAD_SHARE:
+        first = message("bottleneck.overhead", share=py + small_time, python=py, small_time=small_time)
+    else:
+        return None
+    ev = [first, message("bottleneck.op_density", ops=ops, per_ms=density, us=1000 / density)]
     if small is not None and ops:
         ev.append(message("bottleneck.small_ops", ops=ops, small=small))
     return ev
@@ -324,27 +376,33 @@ def _intensity_text(f: Facts) -> dict | None:
 
 
 def _bandwidth(f: Facts) -> Evidence | None:
+    """Memory-bound ops are most of the native time AND the step moves a real share of the measured
+    copy bandwidth: a step that moves 1% of it is not limited by it, whatever its ops are."""
     shares = f.native_shares()
     memoryish = sum(shares.get(k, 0.0) for k in _MEMORYISH)
     ai, ridge = f.intensity(), f.ridge()
-    if memoryish < DOMINANT or (ai is not None and ridge is not None and ai >= ridge):
+    rate = f.byte_rate()
+    if memoryish < DOMINANT or rate is None or rate[1] < RATE_SHARE or (ai is not None and ridge is not None
+                                                                         and ai >= ridge):
         return None
     parts = [[k, shares[k]] for k in _MEMORYISH if shares.get(k, 0.0) >= 0.01]
-    ev = [message("bottleneck.memory_bound", share=memoryish, shares=parts)]
+    ev = [message("bottleneck.bandwidth", gbps=rate[0], share=rate[1], peak=f.balance["copy_gbps"]),
+          message("bottleneck.memory_bound", share=memoryish, shares=parts)]
     text = _intensity_text(f)
-    nbytes, peak = f.counters.get("bytes_per_step"), f.machine.get("copy_gbps")
-    if nbytes and peak and f.step_ms > 0 and not f.gpu:
-        gbps = nbytes / (f.step_ms / 1000) / 1e9
-        ev.append(message("bottleneck.bandwidth", gbps=gbps, share=gbps / peak, peak=peak))
     return ev + ([text] if text else [])
 
 
 def _compute(f: Facts) -> Evidence | None:
+    """GEMM/conv/attention is most of the native time AND the step reaches a real share of the
+    measured matmul rate."""
     gemm = f.native_shares().get("gemm", 0.0)
     ai, ridge = f.intensity(), f.ridge()
-    if gemm < DOMINANT or (ai is not None and ridge is not None and ai < ridge):
+    rate = f.flop_rate()
+    if gemm < DOMINANT or rate is None or rate[1] < RATE_SHARE or (ai is not None and ridge is not None
+                                                                    and ai < ridge):
         return None
-    ev = [message("bottleneck.gemm_share", share=gemm)]
+    ev = [message("bottleneck.flop_rate", gflops=rate[0], share=rate[1], peak=f.balance["matmul_gflops"]),
+          message("bottleneck.gemm_share", share=gemm)]
     text = _intensity_text(f)
     return ev + ([text] if text else [])
 

@@ -333,14 +333,19 @@ def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
 def _placement_notes(run: CompareRun) -> list[Note]:
     """Each benchmark's settled CPU set, once; and a warning where it is narrower than the step."""
     sets: dict[str, list[str]] = {}
+    whys: dict[str, dict] = {}
     warnings = []
     for b in run.benches:
         p = run.state.placements.get(b.name)
         if p is None or p.cpus is None:
             continue
         sets.setdefault(format_cpuset(p.cpus), []).append(b.name)
+        if p.why is not None:
+            whys.setdefault(format_cpuset(p.cpus), p.why)
         if p.warning:
             warnings.append(_narrow_note(b.name, p))
+    warnings = [*(message("note.cpus_why", cpus=cpus, names=sets[cpus], why=why) for cpus, why in whys.items()),
+                *warnings]
     if not sets:
         return warnings
     if len(sets) == 1:

@@ -96,12 +96,22 @@ def _cuda_ready(torch) -> bool:
         return False
 
 
+def op_floor_us(torch) -> float:
+    """What one trivial op costs here (a 1-element add: the dispatcher, no work), in µs: the unit of
+    a step's launch/framework overhead (op calls × this)."""
+    x, y = torch.ones(1), torch.ones(1)
+    calls = 500
+    return round(_best_seconds(lambda: [torch.add(x, y) for _ in range(calls)], budget_s=0.05) / calls * 1e6, 3)
+
+
 def probe() -> dict:
-    """Measure this machine's balance: matmul GFLOP/s, copy GB/s, ridge FLOPs/byte, RAM (and GPU)."""
+    """Measure this machine's balance: matmul GFLOP/s, copy GB/s, ridge FLOPs/byte, RAM (and GPU);
+    with torch, also the cost of a trivial op."""
     torch = sys.modules.get("torch")
     if torch is not None:
         flops, bw = _torch_pair(torch, "cpu", lambda: None)
         out = _figures(flops, bw, "torch")
+        out["op_floor_us"] = op_floor_us(torch)
     else:
         flops, bw = _host_numpy()
         out = _figures(flops, bw, "numpy")

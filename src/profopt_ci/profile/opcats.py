@@ -26,6 +26,11 @@ _COPY = {"copy_", "_to_copy", "to", "clone", "contiguous", "empty", "empty_strid
          "expand_as", "permute", "detach", "detach_", "alias", "resolve_conj", "resolve_neg", "narrow",
          "split", "chunk", "unbind", "flatten", "unflatten", "set_", "resize_", "embedding", "masked_fill_",
          "new_empty", "new_zeros", "new_ones", "pin_memory", "_pin_memory", "lift_fresh", "arange"}
+# Tensor operands of elementwise ops' functional forms: one more recorded tensor is an `out=`.
+_ARITY = {**{op: 2 for op in ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "remainder",
+                              "fmod", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or")},
+          **{op: 1 for op in ("relu", "gelu", "silu", "exp", "log", "tanh", "sigmoid", "neg", "abs", "sqrt",
+                              "rsqrt", "sin", "cos", "erf", "reciprocal", "clamp", "sign")}}
 # Ops that move no data: views and allocations (their bytes are not traffic).
 _NO_TRAFFIC = {"as_strided", "view", "_unsafe_view", "reshape", "select", "slice", "unsqueeze", "squeeze",
                "transpose", "t", "expand", "expand_as", "permute", "detach", "detach_", "alias",
@@ -138,7 +143,8 @@ def _tensors(args: dict) -> list[tuple[list[int], int]]:
 
 
 def op_bytes(name: str, args: dict) -> float:
-    """Estimated bytes an op moves: its tensor inputs plus one output (largest input; GEMM: m×n)."""
+    """Estimated bytes an op moves: its tensor inputs plus one output (largest input; GEMM: m×n).
+    An elementwise op's `out=` form records the output among its inputs: counted once, as written."""
     short = _short(name)
     if short in _NO_TRAFFIC or is_sync(name):
         return 0.0
@@ -146,6 +152,8 @@ def op_bytes(name: str, args: dict) -> float:
     if not tensors:
         return 0.0
     sizes = [math.prod(shape) * size for shape, size in tensors]
+    if len(tensors) == _ARITY.get(short, 0) + 1 and sizes[-1] == max(sizes):
+        return float(sum(sizes))
     out = max(sizes)
     mnk = _gemm_dims(short, [shape for shape, _ in tensors])
     if mnk is not None:

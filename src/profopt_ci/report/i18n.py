@@ -126,6 +126,23 @@ def _probes(sep: str, side: Mapping[str, str], threads: Callable[[object], str],
     return said
 
 
+def _cpuwhy(w: Mapping[str, str]) -> Callable[[object], str]:
+    """measure/topology.pick's reasons for a CPU set, said in parts."""
+    def said(why: object) -> str:
+        if not isinstance(why, Mapping):
+            return ""
+        parts = [w["cores"].format(n=why.get("cores"))]
+        if why.get("smt_shared"):
+            parts.append(w["smt"].format(cores=why.get("pool_cores")))
+        if why.get("node") is not None:
+            parts.append(w["node_gpu" if why.get("node_why") == "gpu" else "node"].format(node=why["node"]))
+        if why.get("parent_cpu") is not None:
+            parts.append(w["with_parent" if why.get("with_parent") else "away"].format(cpu=why["parent_cpu"]))
+        parts.append(w["pool"].format(pool=why.get("pool"), cores=why.get("pool_cores")))
+        return w["sep"].join(parts)
+    return said
+
+
 def _age(unknown: str, hours: str, days: str) -> Callable[[object], str]:
     """A baseline's age in days (None: unknown), in hours under two days."""
     def say_age(age: object) -> str:
@@ -143,12 +160,22 @@ SPECS: dict[str, dict[str, Callable[[object], str]]] = {
            "cpusets": _cpusets("; ", "{cpus} for {names}"), "mismatch": _mismatch("; ", "{key}: stored {stored} vs now {now}"),
            "age": _age("of unknown age", "{:.0f} hours old", "{:.0f} days old"),
            "probes": _probes("; ", {"base": "base: ", "head": "head: "},
-                             lambda n: f"{n} busy thread{'s' if n != 1 else ''}", "no probe")},
+                             lambda n: f"{n} busy thread{'s' if n != 1 else ''}", "no probe"),
+           "cpuwhy": _cpuwhy({"cores": "{n} distinct core(s)", "smt": "threads share cores (SMT): {cores} core(s) free",
+                              "node": "NUMA node {node}", "node_gpu": "NUMA node {node} (the GPU's)",
+                              "away": "away from CPU {cpu}, where profopt runs",
+                              "with_parent": "with CPU {cpu}, where profopt runs (no other free)",
+                              "pool": "of {pool} CPUs ({cores} cores) profopt may use", "sep": "; "})},
     "zh": {"term": lambda x: TERMS_ZH.get(str(x), str(x)), "shares": _shares("，", TERMS_ZH), "ops_ms": _ops("ms"),
            "ops_mb_step": _ops("MB/步"), "calls": _calls("步"), "names": _names(", "), "terms": _names("，", TERMS_ZH),
            "cpusets": _cpusets("；", "{names} 使用 {cpus}"), "mismatch": _mismatch("；", "{key}：存储时 {stored}，现在 {now}"),
            "age": _age("时长未知", "{:.0f} 小时前", "{:.0f} 天前"),
-           "probes": _probes("；", {"base": "基线：", "head": "新版："}, lambda n: f"{n} 个忙碌线程", "未探测")},
+           "probes": _probes("；", {"base": "基线：", "head": "新版："}, lambda n: f"{n} 个忙碌线程", "未探测"),
+           "cpuwhy": _cpuwhy({"cores": "{n} 个不同的物理核", "smt": "线程共用物理核（SMT）：只有 {cores} 个空闲核",
+                              "node": "NUMA 节点 {node}", "node_gpu": "NUMA 节点 {node}（GPU 所在）",
+                              "away": "避开 profopt 所在的 CPU {cpu}",
+                              "with_parent": "与 profopt 共用 CPU {cpu}（没有其他空闲 CPU）",
+                              "pool": "profopt 可用 {pool} 个 CPU（{cores} 个核）", "sep": "；"})},
 }
 
 

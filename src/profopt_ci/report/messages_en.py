@@ -223,7 +223,6 @@ EN: dict[str, str] = {
     "bottleneck.python_share": "python share {share:.0%}",
     "bottleneck.hottest": "hottest: {ops:ops_ms}",
     "bottleneck.categories": "native time by category: {shares:shares}",
-    "bottleneck.gemm_largest": "GEMM is the largest share of native time ({shares:shares})",
     "bottleneck.no_clear": "no clear bottleneck",
     "bottleneck.no_profile": "no profile: {reason}",
     "bottleneck.not_profiled": "no profile: no profile taken",
@@ -257,6 +256,13 @@ EN: dict[str, str] = {
     "bottleneck.memory_bound": "memory-bound ops {share:.0%} of native time ({shares:shares})",
     "bottleneck.bandwidth": "moves ~{gbps:.3g} GB/s, {share:.0%} of the measured {peak:.3g} GB/s copy bandwidth",
     "bottleneck.intensity": "arithmetic intensity {intensity:.3g} FLOP/byte vs ridge {ridge:.3g}",
+    "bottleneck.flop_rate": "reaches ~{gflops:.3g} GFLOP/s, {share:.0%} of the measured {peak:.3g} GFLOP/s matmul rate",
+    "bottleneck.overhead_calls": "{share:.0%} of the step is overhead: {python:.0%} outside native ops (Python and "
+                                 "glue) + {ops:g} op calls × {floor_us:.2g} µs, what a trivial op costs here "
+                                 "({calls:.0%} of the {step_ms:.3g} ms step)",
+    "bottleneck.op_density": "{ops:g} op calls per step, {per_ms:.3g} per ms (~{us:.3g} µs each)",
+    "bottleneck.python_outside_ops": "{share:.0%} of the step outside native ops with {ops:g} op calls per step "
+                                     "({per_ms:.2g} per ms): the time is in Python code, not the framework's ops",
     "bottleneck.gemm_share": "GEMM/conv/attention {share:.0%} of native time",
     "next_action.near_capacity": "activation checkpointing, mixed precision (bf16/fp16), a smaller micro-batch with gradient accumulation",
     "next_action.memory_regression": "look at the ops that allocate most (above); preallocate buffers for variable lengths, free references early, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation",
@@ -288,6 +294,7 @@ EN: dict[str, str] = {
                            "≥ {min_time_ms:g} ms each",
     "note.cpuset": "CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)",
     "note.cpusets": "CPU sets: {sets:cpusets}",
+    "note.cpus_why": "CPUs {cpus} ({names:names}): {why:cpuwhy}",
     "note.other_load": "{name}: CPUs {cpus} were {share:.0%} busy with other work while values were timed "
                        "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): figures for multi-threaded steps are unreliable",
     "note.other_load_one": "{name}: CPU {cpus} was {share:.0%} busy with other work while values were timed "

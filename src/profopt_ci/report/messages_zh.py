@@ -218,7 +218,6 @@ ZH: dict[str, str] = {
     "bottleneck.python_share": "Python 占比 {share:.0%}",
     "bottleneck.hottest": "最热：{ops:ops_ms}",
     "bottleneck.categories": "原生时间按类别：{shares:shares}",
-    "bottleneck.gemm_largest": "GEMM 是原生时间中最大的一类（{shares:shares}）",
     "bottleneck.no_clear": "没有明显瓶颈",
     "bottleneck.no_profile": "未采集性能剖析：{reason}",
     "bottleneck.not_profiled": "未采集性能剖析",
@@ -252,6 +251,12 @@ ZH: dict[str, str] = {
     "bottleneck.memory_bound": "访存密集算子占原生时间的 {share:.0%}（{shares:shares}）",
     "bottleneck.bandwidth": "传输约 {gbps:.3g} GB/s，为实测拷贝带宽 {peak:.3g} GB/s 的 {share:.0%}",
     "bottleneck.intensity": "算术强度 {intensity:.3g} FLOP/字节，拐点 {ridge:.3g}",
+    "bottleneck.flop_rate": "达到约 {gflops:.3g} GFLOP/s，为实测矩阵乘法速率 {peak:.3g} GFLOP/s 的 {share:.0%}",
+    "bottleneck.overhead_calls": "单步的 {share:.0%} 是开销：{python:.0%} 在原生算子之外（Python 与胶水代码）+ "
+                                 "{ops:g} 次算子调用 × {floor_us:.2g} µs（本机一次空算子的开销，占 {step_ms:.3g} ms 单步的 {calls:.0%}）",
+    "bottleneck.op_density": "每步 {ops:g} 次算子调用，每毫秒 {per_ms:.3g} 次（每次约 {us:.3g} µs）",
+    "bottleneck.python_outside_ops": "{share:.0%} 的单步时间在原生算子之外，每步只有 {ops:g} 次算子调用（每毫秒 {per_ms:.2g} 次）："
+                                     "时间花在 Python 代码上，而非框架的算子",
     "bottleneck.gemm_share": "GEMM/卷积/注意力占原生时间的 {share:.0%}",
     "next_action.near_capacity": "激活检查点、混合精度（bf16/fp16）、更小的微批次配合梯度累积",
     "next_action.memory_regression": "查看上面分配最多的算子；为变长输入预分配缓冲区、尽早释放引用，并设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 以减少碎片",
@@ -280,6 +285,7 @@ ZH: dict[str, str] = {
     "note.pairing_rounds": "轮次配对（{names:names}）——每轮每侧一个新进程，每个进程 {values} 个值，每个 ≥ {min_time_ms:g} ms",
     "note.cpuset": "CPU 组：所有基准均为 {cpus}（基线与新版在同一组 CPU 上，从不同时运行）",
     "note.cpusets": "CPU 组：{sets:cpusets}",
+    "note.cpus_why": "CPU {cpus}（{names:names}）：{why:cpuwhy}",
     "note.other_load": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
                        "{other_s:.1f}）：多线程单步的数据不可靠",
     "note.other_load_one": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
