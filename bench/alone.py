@@ -104,6 +104,31 @@ def make_step():
     return step
 '''
 
+CUDA_TRAIN = '''\
+import torch
+
+WASTED = {wasted}
+
+
+def make_step(batch=256, width=2048):
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(), torch.nn.Linear(width, width),
+                                torch.nn.ReLU(), torch.nn.Linear(width, 10)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(batch, width, device=dev), torch.randint(0, 10, (batch,), device=dev)
+    w = torch.randn(1536, 1536, device=dev)
+
+    def step():
+        if WASTED:
+            torch.mm(w, w)  # changes nothing
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+'''
+
 PYTHON_1T = '''\
 N = {n}
 
@@ -124,7 +149,10 @@ CASES = {
     "numpy-2t": (NUMPY_2T.format(wasted=True), NUMPY_2T.format(wasted=False), "keep"),
     "pythreads-2t": (PYTHREADS_2T.format(blocks=13), PYTHREADS_2T.format(blocks=10), "keep"),
     "python-1t": (PYTHON_1T.format(n=20000), PYTHON_1T.format(n=12000), "keep"),
+    "cuda-train": (CUDA_TRAIN.format(wasted=True), CUDA_TRAIN.format(wasted=False), "keep"),
+    "cuda-train-aa": (CUDA_TRAIN.format(wasted=False), None, "no-change"),
 }
+CPU_CASES = [c for c in CASES if not c.startswith("cuda")]
 
 TRUTH = '''\
 import importlib.util, json, statistics, sys, time
@@ -135,10 +163,15 @@ for i, p in enumerate(paths):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     steps.append(mod.make_step())
+torch = sys.modules.get("torch")
+cuda = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
+sync = torch.cuda.synchronize if cuda else (lambda: None)
 def block(step, n):
+    sync()
     t = time.perf_counter_ns()
     for _ in range(n):
         step()
+    sync()
     return (time.perf_counter_ns() - t) / n / 1e6
 for s in steps:  # warm-up, and the loop count of a block
     block(s, 5)
@@ -183,7 +216,8 @@ def compare(root: Path, src: Path, aa: bool) -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    p.add_argument("--cases", nargs="*", default=CPU_CASES, choices=list(CASES))
+    p.add_argument("--markdown", type=Path, help="also write the per-run table here (Markdown)")
     p.add_argument("--tree", action="append", default=[], help="NAME=PATH of a profopt checkout (default: this one)")
     p.add_argument("--repeat", type=int, default=1)
     args = p.parse_args()
@@ -219,7 +253,26 @@ def main() -> int:
                           f"(want {want}) {c['wall']:5.1f} s cpus {c['cpuset']} {c['bottleneck']} "
                           f"load {json.dumps(c['other_load']) if c['other_load'] else '-'}", flush=True)
     summary(rows)
+    if args.markdown:
+        args.markdown.write_text(markdown(rows))
     return 0
+
+
+def markdown(rows: list) -> str:
+    """The runs as a Markdown table: the truth, compare, and the two errors per case and tree."""
+    out = ["| case | tree | truth base → head ms | truth change | compare base → head ms | compare change "
+           "(99% CI) | head time vs truth | change vs truth | decision | wall s |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    for case, name, t, c, want in rows:
+        if "error" in c:
+            out.append(f"| {case} | {name} | | | | | | | error | |")
+            continue
+        lo, hi = c["ci"]
+        out.append(f"| {case} | {name} | {t['base_ms']:.3f} → {t['head_ms']:.3f} | {t['change_pct']:+.1f}% | "
+                   f"{c['base_ms']:.3f} → {c['head_ms']:.3f} | {c['change_pct']:+.1f}% ({lo:+.1f}…{hi:+.1f}) | "
+                   f"{100 * (c['head_ms'] / t['head_ms'] - 1):+.1f}% | {c['change_pct'] - t['change_pct']:+.1f} pt | "
+                   f"{c['decision']} (want {want}) | {c['wall']:.1f} |")
+    return "\n".join(out) + "\n"
 
 
 def summary(rows: list) -> None:

@@ -340,12 +340,14 @@ def _framework_overhead(f: Facts) -> Evidence | None:
     small_time, density = c.get("small_ops_time_share") or 0.0, f.ops_per_ms()
     if density is None or density < OPS_PER_MS:
         return None
-    floor, step = f.machine.get("op_floor_us"), f.metric("step_time_ms").get("head") or f.step_ms
+    trains = f.share("backward") > 0  # its forward ops record autograd nodes: a dearer call
+    floor = f.machine.get("op_floor_grad_us" if trains else "op_floor_us") or f.machine.get("op_floor_us")
+    step = f.metric("step_time_ms").get("head") or f.step_ms
     if floor and step:
-        calls = ops * floor / 1000 / step
+        calls = min(ops * floor / 1000 / step, 1.0 - py)  # the floor is measured apart: never past the step
         if py + calls < OVERHEAD_SHARE:
             return None
-        first = message("bottleneck.overhead_calls", share=min(1.0, py + calls), python=py, ops=ops, floor_us=floor,
+        first = message("bottleneck.overhead_calls", share=py + calls, python=py, ops=ops, floor_us=floor,
                         calls=calls, step_ms=step)
     elif py + small_time >= OVERHEAD_SHARE:
         first = message("bottleneck.overhead", share=py + small_time, python=py, small_time=small_time)

@@ -96,10 +96,11 @@ def _cuda_ready(torch) -> bool:
         return False
 
 
-def op_floor_us(torch) -> float:
-    """What one trivial op costs here (a 1-element add: the dispatcher, no work), in µs: the unit of
-    a step's launch/framework overhead (op calls × this)."""
-    x, y = torch.ones(1), torch.ones(1)
+def op_floor_us(torch, grad: bool = False) -> float:
+    """What one trivial op call costs here (a 1-element add: the dispatcher, an allocation, no work;
+    `grad`: with autograd recording it, as a training step's forward ops are), in µs: the unit of a
+    step's launch/framework overhead (op calls × this)."""
+    x, y = torch.ones(1, requires_grad=grad), torch.ones(1)
     calls = 500
     return round(_best_seconds(lambda: [torch.add(x, y) for _ in range(calls)], budget_s=0.05) / calls * 1e6, 3)
 
@@ -112,6 +113,7 @@ def probe() -> dict:
         flops, bw = _torch_pair(torch, "cpu", lambda: None)
         out = _figures(flops, bw, "torch")
         out["op_floor_us"] = op_floor_us(torch)
+        out["op_floor_grad_us"] = op_floor_us(torch, grad=True)
     else:
         flops, bw = _host_numpy()
         out = _figures(flops, bw, "numpy")
