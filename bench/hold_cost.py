@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from profopt_ci.measure import lockstep
+from profopt_ci.measure import live_worker, lockstep
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.specfile.load import parse_spec
 
@@ -63,7 +63,7 @@ def main() -> int:
         workers = {}
         for name in ("base", "head"):
             side = Side(name, where)
-            workers[name] = lockstep.WorkerProcess(side, bench, child_env(spec, bench, side), where, 0)
+            workers[name] = live_worker.WorkerProcess(side, bench, child_env(spec, bench, side), where, 0)
         try:
             for w in workers.values():
                 w.answer("built")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import cli_env, make_repo, run_cli
 
-from profopt_ci.measure import lockstep, other_load
+from profopt_ci.measure import live_worker, lockstep, other_load
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.specfile.load import parse_spec
 
@@ -106,7 +106,7 @@ def pair(tmp_path):
     workers = {}
     for name in ("base", "head"):
         side = Side(name, tmp_path)
-        workers[name] = lockstep.WorkerProcess(side, bench, child_env(spec, bench, side), tmp_path, 0)
+        workers[name] = live_worker.WorkerProcess(side, bench, child_env(spec, bench, side), tmp_path, 0)
     try:
         for w in workers.values():
             w.answer("built")

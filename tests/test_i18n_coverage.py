@@ -21,13 +21,14 @@ import pytest
 from test_report_snapshots import ZH_ALLOWED
 
 from profopt_ci.analyze import bottleneck as analyze
-from profopt_ci.analyze.rules import RULES, Facts
+from profopt_ci.analyze.facts import Facts
+from profopt_ci.analyze.rules import RULES
 from profopt_ci.report import i18n
 from profopt_ci.report.render import render
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
-                     "AVX", "UTC", "FLOP", "GFLOP", "numpy", "numba", "Cython", "print", "DDP"}
+                     "AVX", "UTC", "FLOP", "GFLOP", "NUMA", "SMT", "numpy", "numba", "Cython", "print", "DDP"}
 OPS = {"aten::addmm", "aten::item", "loop.py:3(f)", "nccl:all_reduce"}
 MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
 
@@ -160,7 +161,7 @@ def test_a_file_from_before_messages_still_renders():
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
                     "action.host", "action.entry")
 # Every module that writes a comparison note (a suite collector's own words ride inside note.suite_said).
-PRODUCERS = ("pipeline.compare_refs", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
+PRODUCERS = ("pipeline.compare_refs", "pipeline.compare_notes", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
              "pipeline.confirm", "pipeline.run_tree", "pipeline.bisect_refs", "pipeline.nightly", "documents.comparison", "specfile.plan",
              "store.stored_baselines", "store.stores", "analyze.changepoints", "analyze.instruction_entries",
              "measure.instruction_runs", "measure.runner", "suites.callables", "suites.collect", "suites.expand",
@@ -266,7 +267,9 @@ def test_every_note_entry_is_said_by_a_producer():
 # Sample values by the field's format spec: what a producer passes for it.
 SAMPLES = {"names": ["train-step", "eval-step"], "terms": ["env", "params"], "cpusets": [["0-1", ["a", "b"]], ["2", ["c"]]],
            "mismatch": [["cpu_count", "2", "4"], ["os", "'a'", "'b'"]], "age": 0.5, "term": "slower",
-           "probes": [["base", 2, [["torch", 2]]], ["head", 0, []]]}
+           "probes": [["base", 2, [["torch", 2]]], ["head", 0, []]],
+           "cpuwhy": {"cores": 2, "smt_shared": True, "node": 1, "node_why": "gpu", "parent_cpu": 0,
+                      "with_parent": False, "pool": 8, "pool_cores": 4}}
 
 
 def sample_note(key: str) -> dict:

@@ -11,7 +11,8 @@ import copy
 import pytest
 
 from profopt_ci.analyze import bottleneck as analyze
-from profopt_ci.analyze.rules import CLASSES, RULES, Facts
+from profopt_ci.analyze.facts import Facts
+from profopt_ci.analyze.rules import CLASSES, RULES
 from profopt_ci.profile import kineto
 
 MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 24000.0,

@@ -16,7 +16,8 @@ A side without a profile (kind "none") can still hit the metric-driven rules (ca
 """
 from __future__ import annotations
 
-from profopt_ci.analyze.rules import RULES, Facts, op_pairs
+from profopt_ci.analyze.facts import Facts
+from profopt_ci.analyze.rules import RULES, op_pairs
 from profopt_ci.report.i18n import message
 
 TOP_OPS = 30  # the length of a summary's ops list when it was cut

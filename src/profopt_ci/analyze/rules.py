@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from profopt_ci.analyze.facts import Evidence, Facts
 from profopt_ci.report.i18n import message
 
 CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "launch/framework overhead",
@@ -52,91 +53,6 @@ PY_LINES_PER_MS = 100.0    # an interpreter-bound step runs thousands of lines p
 DECODE_BW_SHARE = 0.6      # achieved decode traffic / measured copy bandwidth
 DOMINANT = 0.5
 _MEMORYISH = ("elementwise", "copy/memory", "reduction/norm", "optimizer")
-_NOT_NATIVE = ("python", "data", "builtin")
-
-Evidence = list[dict]
-
-
-@dataclass
-class Facts:
-    """What the rules read, with the derived figures they share."""
-
-    profile: dict
-    metrics: dict = field(default_factory=dict)
-    base_profile: dict | None = None
-
-    @property
-    def kind(self) -> str:
-        return self.profile.get("kind") or "none"
-
-    @property
-    def step_ms(self) -> float:
-        return float(self.profile.get("step_time_ms") or 0.0)
-
-    @property
-    def counters(self) -> dict:
-        return self.profile.get("counters") or {}
-
-    @property
-    def gpu(self) -> dict | None:
-        return self.profile.get("gpu")
-
-    @property
-    def memory(self) -> dict:
-        return self.profile.get("memory") or {}
-
-    @property
-    def machine(self) -> dict:
-        return self.profile.get("machine") or {}
-
-    def share(self, phase: str) -> float:
-        return float((self.profile.get("phase_shares") or {}).get(phase) or 0.0)
-
-    def native_shares(self) -> dict[str, float]:
-        """Category shares of time spent in native ops (labels' Python self time left out)."""
-        cats = {k: v for k, v in (self.profile.get("category_shares") or {}).items() if k not in _NOT_NATIVE}
-        whole = sum(cats.values())
-        return {k: v / whole for k, v in cats.items()} if whole > 0 else {}
-
-    def intensity(self) -> float | None:
-        flops, nbytes = self.counters.get("flops_per_step"), self.counters.get("bytes_per_step")
-        return flops / nbytes if flops is not None and nbytes else None
-
-    def ridge(self) -> float | None:
-        balance = self.machine.get("device") if self.gpu else self.machine
-        return (balance or {}).get("ridge_flops_per_byte")
-
-    def metric(self, name: str) -> dict:
-        return (self.metrics or {}).get(name) or {}
-
-    def ops_in(self, category: str, top: int = 3) -> list[dict]:
-        return [o for o in self.profile.get("ops") or [] if o.get("category") == category][:top]
-
-    @property
-    def balance(self) -> dict:
-        """The measured rates the step is weighed against: the device's on a GPU profile."""
-        return (self.machine.get("device") if self.gpu else self.machine) or {}
-
-    def ops_per_ms(self) -> float | None:
-        ops = self.counters.get("ops_per_step")
-        return ops / self.step_ms if ops is not None and self.step_ms > 0 else None
-
-    def flop_rate(self) -> tuple[float, float] | None:
-        """(GFLOP/s the step reaches, its share of the measured matmul rate), or None."""
-        flops, peak = self.counters.get("flops_per_step"), self.balance.get("matmul_gflops")
-        if not flops or not peak or self.step_ms <= 0:
-            return None
-        gflops = flops / (self.step_ms / 1000) / 1e9
-        return gflops, gflops / peak
-
-    def byte_rate(self) -> tuple[float, float] | None:
-        """(GB/s the step moves, its share of the measured copy bandwidth), or None."""
-        nbytes, peak = self.counters.get("bytes_per_step"), self.balance.get("copy_gbps")
-        if not nbytes or not peak or self.step_ms <= 0:
-            return None
-        gbps = nbytes / (self.step_ms / 1000) / 1e9
-        return gbps, gbps / peak
-
 
 @dataclass(frozen=True)
 class Rule:

@@ -214,7 +214,7 @@ def shared(zygotes: dict[str, Zygote] | None) -> bool:
 
 
 class Forked:
-    """A worker a zygote forked, with the part of Popen's interface lockstep.WorkerProcess uses."""
+    """A worker a zygote forked, with the part of Popen's interface live_worker.WorkerProcess uses."""
 
     def __init__(self, zygote: Zygote, pid: int) -> None:
         self.zygote, self.pid = zygote, pid

@@ -29,11 +29,12 @@ from profopt_ci.measure.checkouts import (
     prepare_sides,
     resolve_refs,
 )
-from profopt_ci.measure.cpus import Placement, format_cpuset, parent_home
+from profopt_ci.measure.cpus import format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
 from profopt_ci.pipeline import confirm
+from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, placement_notes
 from profopt_ci.pipeline.entries import (
     ALPHA,
     build_entry,
@@ -146,7 +147,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
     return comparison_doc.build(
         mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
-        seed=run.seed, notes=[*plan.notes, *notes, *_placement_notes(run), *outlier_notes(entries),
+        seed=run.seed, notes=[*plan.notes, *notes, *placement_notes(run.benches, run.state.placements), *outlier_notes(entries),
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
         threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
         pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state, run.plan.new_causes),
@@ -167,7 +168,7 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     try:
         run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
                                        alone=run.alone)
-        for line in other_load_notes(run):
+        for line in other_load_notes(run.benches, run.state.placements):
             log(f"profopt: warning: {text_of(line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
@@ -273,7 +274,7 @@ def run_compare(
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
         _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
-                         notes=new_note(new, plan.new_causes) + _pairing_notes(plan, benches, log),
+                         notes=new_note(new, plan.new_causes) + pairing_notes(plan, benches, log),
                          fail_on=fail_on, nightly=nightly, alone=alone)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
@@ -302,80 +303,6 @@ def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) 
 
 
 AA_LOG = "A/A: this measures noise only"  # the terminal line; the note is note.aa
-
-
-def _pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
-    """How the pairing runs, said once on the terminal now and once in the report (the CPU set of
-    each benchmark is settled by its first round: `_placement_notes`)."""
-    for b in benches:
-        plan.placement(b)  # a bad cpuset is a usage error before anything runs
-    kinds = sorted({b.settings.pairing for b in benches})
-    lock = [b for b in benches if b.settings.pairing == "lockstep"]
-    lines = []
-    if lock:
-        s = lock[0].settings
-        callables = [b for b in lock if b.command is None]
-        commands = len(callables) < len(lock)
-        if callables:
-            lines.append(message("note.lockstep_both" if commands else "note.lockstep_live", value_ms=s.value_ms,
-                                 round_ms=s.round_ms))
-        else:
-            lines.append(message("note.lockstep_commands"))
-    if "rounds" in kinds:
-        r = next(b for b in benches if b.settings.pairing == "rounds").settings
-        names = [b.name for b in benches if b.settings.pairing == "rounds"]
-        lines.append(message("note.pairing_rounds", names=names, values=r.values, min_time_ms=r.min_time_ms))
-    for line in lines:
-        log(f"profopt: {text_of(line)}")
-    return lines
-
-
-def _placement_notes(run: CompareRun) -> list[Note]:
-    """Each benchmark's settled CPU set, once; and a warning where it is narrower than the step."""
-    sets: dict[str, list[str]] = {}
-    whys: dict[str, dict] = {}
-    warnings = []
-    for b in run.benches:
-        p = run.state.placements.get(b.name)
-        if p is None or p.cpus is None:
-            continue
-        sets.setdefault(format_cpuset(p.cpus), []).append(b.name)
-        if p.why is not None:
-            whys.setdefault(format_cpuset(p.cpus), p.why)
-        if p.warning:
-            warnings.append(_narrow_note(b.name, p))
-    warnings = [*(message("note.cpus_why", cpus=cpus, names=sets[cpus], why=why) for cpus, why in whys.items()),
-                *warnings]
-    if not sets:
-        return warnings
-    if len(sets) == 1:
-        (cpus, _), = sets.items()
-        line = message("note.cpuset", cpus=cpus)
-    else:
-        line = message("note.cpusets", sets=list(sets.items()))
-    return [line, *warnings, *other_load_notes(run)]
-
-
-def other_load_notes(run: CompareRun) -> list[Note]:
-    """Where other work took more than a few percent of a benchmark's CPU set while it was timed."""
-    out = []
-    for b in run.benches:
-        p = run.state.placements.get(b.name)
-        load = p.load if p is not None else None
-        if load is None or not load.noted or not p.cpus:
-            continue
-        out.append(message("note.other_load_one" if len(p.cpus) == 1 else "note.other_load", name=b.name,
-                           cpus=format_cpuset(p.cpus), share=load.share, other_s=load.other_s,
-                           capacity_s=load.capacity_s))
-    return out
-
-
-def _narrow_note(name: str, p: Placement) -> dict:
-    """measure/cpus.Placement.warning as a message: the step needs more CPUs than it was pinned to."""
-    sides = [[side, probe.get("busy") or 0, sorted((probe.get("declared") or {}).items())]
-             for side, probe in sorted(p.probes.items())]
-    return message("note.narrow", name=name, need=p.need, sides=sides, have=len(p.cpus or []),
-                   where="the cpuset asked for" if p.requested else "profopt may use", cpus=format_cpuset(p.cpus or []))
 
 
 def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> None:

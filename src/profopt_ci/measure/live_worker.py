@@ -1,0 +1,191 @@
+"""A live lockstep worker as the parent drives it: one side's `profopt_ci.measure.worker --serve`
+process (or one its zygote forked) on a private pipe pair, asked for one answer at a time.
+
+In: the side, its benchmark and environment, a work directory, the round, optionally a zygote. Out:
+`WorkerProcess` — `request`/`answer` (protocol: measure/worker.py), `pin`, `value_ns`, `hold`/
+`release` (SIGSTOP/SIGCONT of its process group: lockstep.Turns), `close`; `RoundFailed` naming
+the side, the cause and its stderr tail when it stops answering.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from profopt_ci.measure.cpus import child_preexec
+from profopt_ci.measure.processes import Side, kill_all, tail
+from profopt_ci.measure.proctree import tag_env
+from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
+from profopt_ci.specfile.load import Benchmark
+
+
+class RoundFailed(Exception):
+    def __init__(self, side: str, status: str, message: str) -> None:
+        super().__init__(message)
+        self.side, self.status, self.message = side, status, message
+
+
+class WorkerProcess:
+    """A lockstep worker (worker.serve_job) on its own pipe pair: a fresh `profopt_ci.measure.worker
+    --serve` process, or one the side's zygote forked (zygote.py). It starts unpinned, so its import
+    and build use every CPU of the pool; `pin` moves all its threads onto the round's CPU set."""
+
+    def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
+                 zygote: Zygote | None = None, pad: bool = False) -> None:
+        self.side, self.what = side.name, f"the worker for {bench.name} on {side.name}"
+        self.timeout_s = bench.settings.timeout_s
+        to_r, self._w = os.pipe()
+        self._r, from_w = os.pipe()
+        s = bench.settings
+        job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
+               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path()}
+        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self._buf = b""
+        env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
+        self.forked = zygote is not None
+        try:
+            if zygote is not None:
+                pid = zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env, "pad": pad},
+                                  [to_r, from_w, self._out.fileno(), self._err.fileno()])
+                self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
+            else:
+                path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
+                path.write_text(json.dumps(job))
+                self.proc = subprocess.Popen(
+                    [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root,
+                    env=env, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err,
+                    pass_fds=(to_r, from_w), preexec_fn=child_preexec(None), start_new_session=True)
+        except (OSError, ZygoteFailed) as exc:
+            self._close_files()
+            for fd in (self._r, self._w):
+                os.close(fd)
+            raise RoundFailed(side.name, "failed", f"cannot start {self.what}: {exc}") from None
+        finally:
+            os.close(to_r)
+            os.close(from_w)
+
+    def request(self, op: str) -> str:
+        try:
+            os.write(self._w, op.encode("ascii") + b"\n")
+        except OSError:
+            raise self.lost() from None
+        return self.reply()
+
+    def reply(self) -> str:
+        deadline = time.monotonic() + self.timeout_s
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self.lost(timed_out=True)
+            ready, _, _ = select.select([self._r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._r, 65536)
+            if not chunk:
+                raise self.lost()
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+    def expect(self, word: str, line: str) -> str:
+        head, _, rest = line.partition(" ")
+        if head != word:
+            raise self.lost(f"answered {line[:80]!r} where `{word}` was expected")
+        return rest
+
+    def answer(self, word: str, op: str | None = None) -> dict:
+        """The JSON after `word` in the reply to `op` (or in the next line)."""
+        rest = self.expect(word, self.request(op) if op else self.reply())
+        try:
+            data = json.loads(rest) if rest else {}
+        except json.JSONDecodeError:
+            raise self.lost(f"sent a corrupt `{word}` answer") from None
+        if not isinstance(data, dict):
+            raise self.lost(f"sent a `{word}` answer that is not an object")
+        return data
+
+    def pin(self, cpus: list[int]) -> None:
+        self.expect("pinned", self.request("a " + ",".join(map(str, cpus))))
+
+    def value_ns(self) -> int:
+        line = self.request("v")
+        try:
+            ns = int(line)
+        except ValueError:
+            raise self.lost(f"answered {line[:80]!r} instead of a value") from None
+        if ns <= 0:
+            raise self.lost(f"answered a non-positive duration {ns}")
+        return ns
+
+    def lost(self, why: str | None = None, *, timed_out: bool = False) -> RoundFailed:
+        """The round's failure, with the cause and the worker's stderr tail."""
+        code = None
+        if why is None and not timed_out:
+            # EOF on the pipe comes a moment before the exit status: wait for it, or a worker that
+            # exited by itself would be reported as killed by our own SIGKILL
+            try:
+                code = self.proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                pass
+        if code is None:
+            self.kill()
+            code = self.proc.wait()
+        self._err.seek(0)
+        err = tail(self._err.read().decode("utf-8", "replace"))
+        if timed_out:
+            return RoundFailed(self.side, "timeout", f"{self.what} sent nothing for timeout_s={self.timeout_s:g} "
+                                                     f"and was killed\n{err}")
+        if why is None and code < 0:
+            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+            why = f"was killed by signal {-code}{hint} mid-round"
+        elif why is None:
+            why = f"exited {code} mid-round"
+        return RoundFailed(self.side, "failed", f"{self.what} {why}\n{err}")
+
+    def hold(self) -> None:
+        self._signal(signal.SIGSTOP)
+
+    def release(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, sig: int) -> None:
+        # the worker leads its own process group (a new session: Popen's, or setsid in the fork)
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass  # it exited: the next request says how
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            kill_all(self.proc.pid, self._tag)
+
+    def close(self) -> None:
+        self.kill()
+        self.proc.wait()
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._close_files()
+
+    def _close_files(self) -> None:
+        self._out.close()
+        self._err.close()
+
+
+@functools.lru_cache(maxsize=1)
+def threadpoolctl_path() -> str | None:
+    """threadpoolctl's module file in profopt's own environment, for the workers' probe (threads.py)."""
+    try:
+        spec = importlib.util.find_spec("threadpoolctl")
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.origin and spec.origin.endswith(".py") else None
