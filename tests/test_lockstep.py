@@ -270,13 +270,16 @@ b = spec.benchmarks[0]
 where = Path({str(tmp_path)!r})
 sides = [Side("base", where), Side("head", where)]
 envs = {{s.name: child_env(spec, b, s) for s in sides}}
-zygotes = ZygotePool().for_round("s", sides, envs, ["json"], where, print) if {forked!r} else None
+pool = ZygotePool()  # held: its next generation lives as long as the pool
+zygotes = pool.for_round("s", sides, envs, ["json"], where, print) if {forked!r} else None
 lockstep.run_round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
                    rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
 """
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
     parent = subprocess.Popen([sys.executable, "-c", driver], env=env, cwd=tmp_path)
-    expected = 3 if forked else 2  # the zygote both sides share and its two forked workers, or two workers
+    # the zygote both sides share, its next generation (importing, held while values are timed) and
+    # its two forked workers; or two workers
+    expected = 4 if forked else 2
     try:
         deadline = time.monotonic() + 30
         workers: list[int] = []

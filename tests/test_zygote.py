@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -87,12 +88,34 @@ def test_a_first_zygote_prepared_after_round_one_is_the_one_round_two_forks_from
     try:
         pool.prepare("z", sides, envs, [], tmp_path, print, spare=[0])
         assert "z" not in pool.next  # nothing heavy to preload: no zygote to prepare
-        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=None)
-        assert "z" not in pool.next  # no spare CPU: it would import on the measured ones
         pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=[0])
         prepared = pool.next["z"]["base"]
+        assert prepared.cpus == [0]
         zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print, spare=[0])
         assert zygotes["base"] is prepared
+    finally:
+        pool.close()
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_without_a_spare_cpu_the_next_zygote_imports_on_the_pool_and_is_held_while_values_are_timed(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool = ZygotePool(every=3)
+    try:
+        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=None)
+        prepared = pool.next["z"]["base"]
+        assert prepared.cpus is None  # the whole pool: the measured CPUs too
+        with pool.held_beside([0]):
+            deadline = time.monotonic() + 5
+            while _state(prepared.proc.pid) != "T" and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert _state(prepared.proc.pid) == "T"  # stopped while a round is timed there
+        assert _state(prepared.proc.pid) != "T"
+        pool.drop_next()  # the rounds are over: the generation nobody will fork from is closed
+        assert pool.next == {} and prepared.proc.poll() is not None
     finally:
         pool.close()
 

@@ -18,9 +18,10 @@ when the round ends, however it ends.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from random import Random
 from typing import Protocol
@@ -39,6 +40,8 @@ from profopt_ci.measure.processes import (
 )
 from profopt_ci.measure.zygote import Zygote, shared
 from profopt_ci.specfile.load import Benchmark
+
+Quiet = Callable[[], contextlib.AbstractContextManager]  # what holds profopt's background work while timing
 
 MIN_PAIRS = 10
 MAX_PAIRS = 2000
@@ -110,10 +113,12 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
 
 def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
                    workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-                   zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
+                   zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
     """One lockstep round of a callable benchmark: {side name: sample}. The first round (no CPU set
     settled yet) probes both steps before they are pinned; every sample says what its worker could
-    preload (`preload`: the zygote's packages for the next rounds)."""
+    preload (`preload`: the zygote's packages for the next rounds). `quiet()` is held from the probe to
+    the last value: what profopt runs in the background (a zygote importing) waits there, and goes on
+    while the workers start and build."""
     workers: dict[str, WorkerProcess] = {}
     zygotes = zygotes or {}
     try:
@@ -125,22 +130,23 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
                                                zygotes.get(side.name), pad)
         workers = {side.name: workers[side.name] for side in sides}
         built = {name: w.answer("built") for name, w in workers.items()}  # both build at once, untimed
-        turns = Turns(workers)
-        if placement.cpus is None:  # one at a time: each probe sees the pool to itself
-            placement.settle({name: _alone(turns, name, lambda w: w.answer("threads", "p"))
-                              for name in workers}, benches[sides[0].name].name)
-        if placement.cpus:
-            for name in workers:
-                _alone(turns, name, lambda w: w.pin(placement.cpus))
-        # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
-        # values of unequal length would meet a competing process's time slices unequally.
-        loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c")))) for name in workers)
-        warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
-                for name in workers}
-        pairs = pair_count(benches[sides[0].name].settings.round_ms, warm)
-        with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
-            values, first = drive(workers, pairs, rng, turns)
-        placement.loaded(window)
+        with quiet():
+            turns = Turns(workers)
+            if placement.cpus is None:  # one at a time: each probe sees the pool to itself
+                placement.settle({name: _alone(turns, name, lambda w: w.answer("threads", "p"))
+                                  for name in workers}, benches[sides[0].name].name)
+            if placement.cpus:
+                for name in workers:
+                    _alone(turns, name, lambda w: w.pin(placement.cpus))
+            # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
+            # values of unequal length would meet a competing process's time slices unequally.
+            loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c")))) for name in workers)
+            warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
+                    for name in workers}
+            pairs = pair_count(benches[sides[0].name].settings.round_ms, warm)
+            with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
+                values, first = drive(workers, pairs, rng, turns)
+            placement.loaded(window)
         turns.all()
         finals = {}
         for name, w in workers.items():
@@ -194,10 +200,16 @@ def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, val
 
 def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
                   workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-                  pairs: int = COMMAND_PAIRS, zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
+                  pairs: int = COMMAND_PAIRS, zygotes: Mapping[str, Zygote] | None = None,
+                  quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
     """One round of a command benchmark: whole processes alternated base/head, `pairs` pairs (on the
-    CPU set its warm-up runs settled: rounds.lockstep_round)."""
-    cpus = placement.cpus
+    CPU set its warm-up runs settled: rounds.lockstep_round), all of it within `quiet()`."""
+    with quiet():
+        return _command_round(benches, envs, sides, workdir, round_index, rng, placement.cpus, pairs)
+
+
+def _command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
+                   workdir: Path, round_index: int, rng: Random, cpus: list[int] | None, pairs: int) -> dict[str, dict]:
     runs: dict[str, list] = {s.name: [] for s in sides}
     first: list[str] = []
     for _ in range(pairs):
@@ -229,8 +241,8 @@ def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str,
 
 def run_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
               workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-              zygotes: Mapping[str, Zygote] | None = None) -> dict[str, dict]:
+              zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
     """One lockstep round of either kind."""
     kind = command_round if benches[sides[0].name].command is not None else callable_round
     return kind(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
-                zygotes=zygotes)
+                zygotes=zygotes, quiet=quiet)

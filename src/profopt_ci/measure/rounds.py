@@ -120,7 +120,8 @@ def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundS
                 warm_command(own_spec, own_bench, side)
                 track.warmed = True
             try:
-                sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos, zygote=zygote)
+                with state.zygotes.held_beside(None):  # a next generation importing waits while a sample runs
+                    sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos, zygote=zygote)
             except ZygoteFailed as exc:
                 state.zygotes.give_up(bench.name, exc, log)
                 sample = run_sample(own_spec, own_bench, side, workdir, round_index=r, order=pos)
@@ -168,9 +169,8 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
             placement.settle(probes, bench.name)
         zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
                                           spare=placement.spare(), rounds_left=bench.settings.max_rounds - r)
-        with state.zygotes.held_beside(placement.cpus):
-            samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
-                                         zygotes=zygotes)
+        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
+                                     zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus))
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
             (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)

@@ -292,20 +292,21 @@ class ZygotePool:
             self._broken(bench, started or {}, exc, log)
             return None
         self.live[bench] = (started, 1)
-        if spare and preload and bench not in self.next and (rounds_left is None or rounds_left > every):
-            # The next generation imports on the spare CPUs while this one serves its rounds: started
-            # in a generation's last round only, a torch import outlasts that round and the next
-            # round waits for it (docs/accuracy.md has the figures)
-            self._prefetch(bench, sides, envs, preload, workdir, share, spare, log)
+        if preload and bench not in self.next and (rounds_left is None or rounds_left > every):
+            # The next generation imports while this one serves its rounds: on the spare CPUs, or,
+            # where the rounds leave none, on the pool, held while values are timed (`held_beside`).
+            # Started in a generation's last round only, a torch import outlasts that round and the
+            # next round waits for it (docs/accuracy.md has the figures)
+            self._prefetch(bench, sides, envs, preload, workdir, share, spare or None, log)
         return started
 
     def prepare(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
                 log, spare: list[int] | None) -> None:
-        """Start a benchmark's first zygote on the spare CPUs as soon as its preload is known (after
-        its first round), so it imports while the other benchmarks' rounds run."""
-        if (spare and preload and self.every >= 2 and bench not in self.broken and bench not in self.live
+        """Start a benchmark's first zygote as soon as its preload is known (after its first round), so
+        it imports while the rounds run: on the spare CPUs, else on the pool, held while values are timed."""
+        if (preload and self.every >= 2 and bench not in self.broken and bench not in self.live
                 and bench not in self.next):
-            self._prefetch(bench, sides, envs, preload, workdir, shareable(sides, envs, preload), spare, log)
+            self._prefetch(bench, sides, envs, preload, workdir, shareable(sides, envs, preload), spare or None, log)
 
     def _start(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
                share: bool, cpus: list[int] | None) -> dict[str, Zygote]:
@@ -324,7 +325,7 @@ class ZygotePool:
         return started
 
     def _prefetch(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str],
-                  workdir: Path, share: bool, spare: list[int], log) -> None:
+                  workdir: Path, share: bool, spare: list[int] | None, log) -> None:
         try:
             self.next[bench] = self._start(bench, sides, envs, preload, workdir, share, spare)
         except ZygoteFailed as exc:
@@ -351,6 +352,13 @@ class ZygotePool:
         finally:
             for z in held:
                 z.signal(signal.SIGCONT)
+
+    def drop_next(self) -> None:
+        """Close every next generation no round will fork from now (the rounds have ended): a zygote
+        still importing would run beside the profiled passes."""
+        for name in list(self.next):
+            for z in set(self.next.pop(name).values()):
+                z.close()
 
     def give_up(self, bench: str, exc: Exception, log) -> None:
         """A zygote that could not fork: the benchmark's rounds go on in fresh processes, said once."""
