@@ -1,0 +1,170 @@
+"""The store read for the site: every stored run as one compact row, and a cache of those rows.
+
+In: a store (store/stores.py), the labels asked for, the site's cache folder. Out: `Nightly` rows,
+oldest first (by the time in the file name, then the path): per run its commit, time, the
+environment's material fields, the runner probe, what failed, and per benchmark the median and CI
+of each metric (`step_time_ms`, `throughput`, `peak_memory_mb`, …, `instructions` where counted,
+`quality:NAME` for each numeric recorded value).
+
+A run file is never rewritten once stored (docs/baselines.md), so its row is too: the rows are kept
+in `<out>/.profopt-site/nightlies.msgpack` and a rebuild reads and checks only the files the cache
+lacks. Every file read goes through the store's own check (`stores.check_doc`: the schema, the
+commit matching the name); one that fails is named in a warning and left out, as `baseline list` does.
+"""
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import msgspec
+
+from profopt_ci.figures import is_measurement
+from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.store.layout import Entry, Store, Warn, label_dir, stderr_warn
+from profopt_ci.store.stores import check_doc, entries
+
+CACHE_VERSION = 1
+CACHE_DIR = ".profopt-site"  # hidden: actions/upload-pages-artifact leaves dotfiles out
+READ_BATCH = 64
+
+
+class Point(msgspec.Struct, frozen=True, array_like=True):
+    """One metric of one benchmark in one nightly: the median over its rounds and its CI."""
+
+    median: float
+    low: float | None = None
+    high: float | None = None
+
+
+class Run(msgspec.Struct, frozen=True, array_like=True):
+    """One benchmark in one nightly."""
+
+    unit: str | None
+    params: str  # the benchmark's params as compact JSON text (shown on its page)
+    metrics: dict[str, Point]
+
+
+class Nightly(msgspec.Struct, frozen=True):
+    """One stored run, as much of it as the site shows."""
+
+    path: str
+    ts: str
+    label: str
+    commit: str
+    created: str
+    env: dict[str, str]
+    runner_ms: float | None
+    runner_key: str  # probe and Python: only probes of one kind are compared
+    failed: dict[str, str]
+    runs: dict[str, Run]
+
+
+class _Cache(msgspec.Struct):
+    version: int
+    store: str
+    rows: dict[str, Nightly]
+
+
+def _num(value: object) -> float | None:
+    return float(value) if is_measurement(value) else None
+
+
+def _point(m: object) -> Point | None:
+    if not isinstance(m, dict) or _num(m.get("median")) is None:
+        return None
+    return Point(_num(m["median"]), _num(m.get("ci_low")), _num(m.get("ci_high")))
+
+
+def _metrics(bench: dict) -> dict[str, Point]:
+    out = {}
+    for key, m in (bench.get("metrics") or {}).items():
+        p = _point(m)
+        if p is not None:
+            out[str(key)] = p
+    counted = bench.get("instructions") or {}
+    runs = [float(v) for v in counted.get("runs") or [] if is_measurement(v)] if isinstance(counted, dict) else []
+    if isinstance(counted, dict) and _num(counted.get("instructions")) is not None:
+        out["instructions"] = Point(_num(counted["instructions"]), min(runs, default=None), max(runs, default=None))
+    for name, values in (bench.get("quality") or {}).items():
+        numbers = [float(v) for v in values or [] if is_measurement(v)]
+        if numbers and len(numbers) == len(values):
+            out[f"quality:{name}"] = Point(statistics.median(numbers), min(numbers), max(numbers))
+    return out
+
+
+def _params(bench: dict) -> str:
+    params = bench.get("params")
+    return msgspec.json.encode(params).decode() if isinstance(params, dict) and params else ""
+
+
+def row_of(entry: Entry, doc: dict) -> Nightly:
+    """The site's row of one checked baseline@1 document."""
+    fp = doc.get("fingerprint") if isinstance(doc.get("fingerprint"), dict) else {}
+    runner = doc.get("runner") if isinstance(doc.get("runner"), dict) else {}
+    runs = {}
+    for name, bench in doc["benchmarks"].items():
+        if isinstance(bench, dict):
+            unit = bench.get("unit")
+            runs[str(name)] = Run(str(unit) if unit else None, _params(bench), _metrics(bench))
+    failed = doc.get("failed") if isinstance(doc.get("failed"), dict) else {}
+    return Nightly(
+        path=entry.path, ts=entry.ts, label=str(doc["hardware_label"]), commit=str(doc["commit"]),
+        created=str(doc.get("created") or ""),
+        env={k: str(fp[k]) for k in MATERIAL if fp.get(k) is not None},
+        runner_ms=_num(runner.get("ms")),
+        runner_key=f"{runner.get('probe')}/{runner.get('python')}",
+        failed={str(k): str(v) for k, v in failed.items()},
+        runs=runs,
+    )
+
+
+def _load_cache(path: Path, store: Store) -> dict[str, Nightly]:
+    try:
+        cache = msgspec.msgpack.decode(path.read_bytes(), type=_Cache)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    if cache.version != CACHE_VERSION or cache.store != store.describe():
+        return {}
+    return cache.rows
+
+
+def _save_cache(path: Path, store: Store, rows: dict[str, Nightly]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(msgspec.msgpack.encode(_Cache(CACHE_VERSION, store.describe(), rows)))
+    tmp.replace(path)
+
+
+def _entries(store: Store, labels: list[str] | None, warn: Warn) -> list[Entry]:
+    if not labels:
+        return entries(store, None, warn=warn)
+    seen: dict[str, Entry] = {}
+    for folder in sorted({label_dir(lab) for lab in labels}):
+        for e in entries(store, folder, warn=warn):
+            seen[e.path] = e
+    return list(seen.values())
+
+
+def read_nightlies(store: Store, *, labels: list[str] | None, cache_dir: Path | None,
+                   warn: Warn = stderr_warn) -> tuple[list[Nightly], int]:
+    """The runs of `labels` (all when None), oldest first, and how many files were read this time."""
+    found = _entries(store, labels, warn)
+    cache_path = cache_dir / "nightlies.msgpack" if cache_dir is not None else None
+    cached = _load_cache(cache_path, store) if cache_path is not None else {}
+    rows = {e.path: cached[e.path] for e in found if e.path in cached}
+    todo = [e for e in found if e.path not in rows]
+    for i in range(0, len(todo), READ_BATCH):
+        chunk = todo[i:i + READ_BATCH]
+        raws = store.read([e.path for e in chunk])
+        for e in chunk:
+            doc, why = check_doc(raws.get(e.path), e)
+            if doc is None:
+                warn(f"{store.describe()}: skipped {e.path}: {why}")
+                continue
+            rows[e.path] = row_of(e, doc)
+    if cache_path is not None and (todo or len(rows) != len(cached)):
+        _save_cache(cache_path, store, rows)
+    wanted = set(labels or [])
+    out = [r for r in rows.values() if not wanted or r.label in wanted]
+    out.sort(key=lambda r: (r.ts, r.path))
+    return out, len(todo)
