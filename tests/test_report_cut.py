@@ -259,16 +259,16 @@ def test_html_cap_inside_the_unchanged_group(monkeypatch):
 def test_compact_rows_are_what_a_template_loop_prints(lang):
     """bench_view.compact_rows_html prints the rows a jinja loop over each benchmark's cells would:
     the same bytes, escaping included (names with markup, a failed benchmark without metrics)."""
+    from profopt_ci.report import icons
     from profopt_ci.report.bench_view import _change_text, _ci_or_tolerance
     from profopt_ci.report.format import DASH, NAME_MAX, clip
-    from profopt_ci.report.headline import DECISION_EMOJI
     from profopt_ci.report.i18n import word
     from profopt_ci.report.instruction_words import cell_suffix
 
     def compact_row(b: dict, lang: str) -> dict:  # what the page's template loop printed per row
         decision = str(b.get("decision") or "inconclusive")
         m = (b.get("metrics") or {}).get("step_time_ms")
-        return {"name": clip(str(b.get("name", "?")), NAME_MAX), "emoji": DECISION_EMOJI.get(decision, "❔"),
+        return {"name": clip(str(b.get("name", "?")), NAME_MAX), "icon": icons.decision(decision),
                 "word": word(lang, "decision", decision), "change": _change_text(m) if m else DASH,
                 "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
@@ -276,7 +276,7 @@ def test_compact_rows_are_what_a_template_loop_prints(lang):
     c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""
     c["benchmarks"][1]["metrics"] = {}
     loop = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(
-        "{% for r in rows %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['emoji'] }} {{ r['word'] }}</td>"
+        "{% for r in rows %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['icon'] }} {{ r['word'] }}</td>"
         "<td class=\"n\">{{ r['change'] }}</td><td class=\"n\">{{ r['ci'] }}</td></tr>\n{% endfor %}\n")
     page = build_view(c, lang).page(error_budget=1000, full_max=2)
     assert len(page.compact) == len(c["benchmarks"]) - 2

@@ -43,13 +43,18 @@ def series(runs: list[tuple[Any, dict, int]], metric: str = METRIC) -> dict[str,
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Welch's two-sided t-test p-value (scipy.stats.ttest_ind(equal_var=False)'s, from the t
+    distribution in scipy.special: importing scipy.stats costs the site's rebuild ~0.5 s)."""
     va, vb = a.var(ddof=1), b.var(ddof=1)
     diff = abs(a.mean() - b.mean())
     if va == 0 and vb == 0:
         return 0.0 if diff > 0 else 1.0
-    from scipy import stats as sps
+    from scipy.special import stdtr
 
-    return float(sps.ttest_ind(a, b, equal_var=False).pvalue)
+    sa, sb = va / len(a), vb / len(b)
+    t = diff / math.sqrt(sa + sb)
+    df = (sa + sb) ** 2 / (sa ** 2 / (len(a) - 1) + sb ** 2 / (len(b) - 1))
+    return float(2 * stdtr(df, -t))
 
 
 def detect(values: list[float], *, min_pct: float = 3.0, alpha: float = 0.01, min_size: int = MIN_SIZE) -> list[dict]:
@@ -95,7 +100,7 @@ def detect_many(series: list[list[float]], *, min_pct: float = 3.0, alpha: float
     for i, values in enumerate(series):
         if len(values) >= 2 * min_size and all(_usable(v) for v in values):
             by_len.setdefault(len(values), []).append(i)
-    for n, idx in by_len.items():
+    for idx in by_len.values():
         x = np.log(np.asarray([series[i] for i in idx], dtype=float))
         pen = np.asarray([_penalty(row) for row in x])
         for i, row, bkps in zip(idx, x, optimal_partition(x, pen, min_size), strict=True):

@@ -34,7 +34,7 @@ def register(sub) -> None:
     p.set_defaults(func=command)
 
 
-def _url(flag: str, value: str | None) -> str | None:
+def check_url(flag: str, value: str | None) -> str | None:
     if value is None or value == "":
         return None
     if not _URL.match(value):
@@ -44,10 +44,10 @@ def _url(flag: str, value: str | None) -> str | None:
 
 def repo_url(flag: str | None, repo: Path | None) -> str | None:
     if flag:
-        return _url("--repo-url", flag)
+        return check_url("--repo-url", flag)
     server, name = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
     if server and name:
-        return _url("GITHUB_SERVER_URL", f"{server.rstrip('/')}/{name}")
+        return check_url("GITHUB_SERVER_URL", f"{server.rstrip('/')}/{name}")
     if repo is None:
         return None
     from profopt_ci.gitutil import git
@@ -64,7 +64,7 @@ def command(args: argparse.Namespace) -> int:
     repo = toplevel(Path.cwd())
     store = open_store(args.store, repo, push=False)
     out = Path(args.out)
-    built = build_site(store, out, labels=args.label, lang=args.lang, base_url=_url("--base-url", args.base_url),
+    built = build_site(store, out, labels=args.label, lang=args.lang, base_url=check_url("--base-url", args.base_url),
                        repo_url=repo_url(args.repo_url, repo))
     print(f"profopt: site of {built.nightlies} nightlies, {built.benchmarks} benchmark page(s) on {built.labels} "
           f"label(s) in {out}/: {built.written} file(s) written, {built.unchanged} unchanged, {built.removed} removed "

@@ -60,6 +60,7 @@ EN: dict[str, str] = {
     "site.legend.band": "95% CI",
     "site.legend.change": "change point",
     "site.legend.env": "environment change",
+    "site.link": "nightly history",
 }
 
 ZH: dict[str, str] = {
@@ -114,4 +115,5 @@ ZH: dict[str, str] = {
     "site.legend.band": "95% 置信区间",
     "site.legend.change": "变化点",
     "site.legend.env": "环境变化",
+    "site.link": "每晚历史",
 }

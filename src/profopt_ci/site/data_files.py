@@ -11,7 +11,7 @@ assigns a value and runs nothing else; the page's script puts every string in as
 """
 from __future__ import annotations
 
-import json
+import msgspec
 
 from profopt_ci.site.series import Label, Series
 
@@ -36,5 +36,5 @@ def payload(lab: Label, s: Series, labels: dict[str, str], marks: list[dict], co
 
 
 def script(data: dict) -> bytes:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = msgspec.json.encode(data).decode()
     return f"window.profoptData={_safe(text)};\n".encode()

@@ -158,7 +158,7 @@ def find_changes(labels: list[Label], docs: list[tuple[str, dict]], memo: Memo) 
     out: dict[tuple[str, str], list[Change]] = {}
     for (lab, s, metric, pos, values), found in zip(jobs, steps, strict=True):
         found.sort()
-        ends = [f[0] for f in found[1:]] + [None]
+        ends: list[int | None] = [f[0] for f in found[1:]] + [None] if found else []
         changes = [_change(lab, s, metric, pos, f, nxt, values, bisects) for f, nxt in zip(found, ends, strict=True)]
         out.setdefault((lab.label, s.name), []).extend(changes)
     for changes in out.values():

@@ -13,39 +13,27 @@ commit matching the name); one that fails is named in a warning and left out, as
 """
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 
 import msgspec
 
-from profopt_ci.figures import is_measurement
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.store.layout import Entry, Store, Warn, label_dir, stderr_warn
 from profopt_ci.store.stores import check_doc, entries
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 CACHE_DIR = ".profopt-site"  # hidden: actions/upload-pages-artifact leaves dotfiles out
 READ_BATCH = 64
 
 
-class Point(msgspec.Struct, frozen=True, array_like=True):
-    """One metric of one benchmark in one nightly: the median over its rounds and its CI."""
-
-    median: float
-    low: float | None = None
-    high: float | None = None
-
-
-class Run(msgspec.Struct, frozen=True, array_like=True):
-    """One benchmark in one nightly."""
-
-    unit: str | None
-    params: str  # the benchmark's params as compact JSON text (shown on its page)
-    metrics: dict[str, Point]
+FIGURES = 4  # significant figures the site keeps (the store keeps 6; the pages show 3)
 
 
 class Nightly(msgspec.Struct, frozen=True):
-    """One stored run, as much of it as the site shows."""
+    """One stored run, as much of it as the site shows. The benchmarks that ran are `names`; each
+    metric is one flat list, [median, low, high] per name in that order (None: no figure)."""
 
     path: str
     ts: str
@@ -56,7 +44,10 @@ class Nightly(msgspec.Struct, frozen=True):
     runner_ms: float | None
     runner_key: str  # probe and Python: only probes of one kind are compared
     failed: dict[str, str]
-    runs: dict[str, Run]
+    names: list[str]
+    units: list[str | None]
+    params: list[str]  # each benchmark's params as compact JSON text (shown on its page)
+    metrics: dict[str, list[float | None]]
 
 
 class _Cache(msgspec.Struct):
@@ -65,30 +56,27 @@ class _Cache(msgspec.Struct):
     rows: dict[str, Nightly]
 
 
-def _num(value: object) -> float | None:
-    return float(value) if is_measurement(value) else None
-
-
-def _point(m: object) -> Point | None:
-    if not isinstance(m, dict) or _num(m.get("median")) is None:
+def _fig(value: object) -> float | None:
+    """A positive finite figure to FIGURES significant figures, else None."""
+    if type(value) is not float and type(value) is not int or not 0 < value < math.inf:  # noqa: E721 — bool is no figure
         return None
-    return Point(_num(m["median"]), _num(m.get("ci_low")), _num(m.get("ci_high")))
+    return float(f"{value:.{FIGURES}g}")
 
 
-def _metrics(bench: dict) -> dict[str, Point]:
+def _triples(bench: dict) -> dict[str, tuple[float | None, float | None, float | None]]:
     out = {}
     for key, m in (bench.get("metrics") or {}).items():
-        p = _point(m)
-        if p is not None:
-            out[str(key)] = p
-    counted = bench.get("instructions") or {}
-    runs = [float(v) for v in counted.get("runs") or [] if is_measurement(v)] if isinstance(counted, dict) else []
-    if isinstance(counted, dict) and _num(counted.get("instructions")) is not None:
-        out["instructions"] = Point(_num(counted["instructions"]), min(runs, default=None), max(runs, default=None))
+        med = _fig(m.get("median"))
+        if med is not None:
+            out[key] = (med, _fig(m.get("ci_low")), _fig(m.get("ci_high")))
+    counted = bench.get("instructions")
+    if isinstance(counted, dict) and _fig(counted.get("instructions")) is not None:
+        runs = [v for v in (_fig(x) for x in counted.get("runs") or []) if v is not None]
+        out["instructions"] = (_fig(counted["instructions"]), min(runs, default=None), max(runs, default=None))
     for name, values in (bench.get("quality") or {}).items():
-        numbers = [float(v) for v in values or [] if is_measurement(v)]
-        if numbers and len(numbers) == len(values):
-            out[f"quality:{name}"] = Point(statistics.median(numbers), min(numbers), max(numbers))
+        numbers = [_fig(v) for v in values or []]
+        if numbers and None not in numbers:
+            out[f"quality:{name}"] = (_fig(statistics.median(numbers)), min(numbers), max(numbers))
     return out
 
 
@@ -101,20 +89,27 @@ def row_of(entry: Entry, doc: dict) -> Nightly:
     """The site's row of one checked baseline@1 document."""
     fp = doc.get("fingerprint") if isinstance(doc.get("fingerprint"), dict) else {}
     runner = doc.get("runner") if isinstance(doc.get("runner"), dict) else {}
-    runs = {}
+    names, units, params, per = [], [], [], []
     for name, bench in doc["benchmarks"].items():
-        if isinstance(bench, dict):
-            unit = bench.get("unit")
-            runs[str(name)] = Run(str(unit) if unit else None, _params(bench), _metrics(bench))
+        names.append(str(name))
+        units.append(str(bench["unit"]) if bench.get("unit") else None)
+        params.append(_params(bench))
+        per.append(_triples(bench))
+    metrics: dict[str, list[float | None]] = {}
+    for key in sorted({k for p in per for k in p}):
+        flat: list[float | None] = []
+        for p in per:
+            flat.extend(p.get(key, (None, None, None)))
+        metrics[key] = flat
     failed = doc.get("failed") if isinstance(doc.get("failed"), dict) else {}
     return Nightly(
         path=entry.path, ts=entry.ts, label=str(doc["hardware_label"]), commit=str(doc["commit"]),
         created=str(doc.get("created") or ""),
         env={k: str(fp[k]) for k in MATERIAL if fp.get(k) is not None},
-        runner_ms=_num(runner.get("ms")),
+        runner_ms=_fig(runner.get("ms")),
         runner_key=f"{runner.get('probe')}/{runner.get('python')}",
         failed={str(k): str(v) for k, v in failed.items()},
-        runs=runs,
+        names=names, units=units, params=params, metrics=metrics,
     )
 
 

@@ -10,6 +10,7 @@ the Content-Security-Policy allows the site's own files only.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,7 +22,7 @@ from profopt_ci.report.headline import metric_label
 from profopt_ci.report.i18n import t
 from profopt_ci.report.site_links import data_path, page_path
 from profopt_ci.site.marks import Change
-from profopt_ci.site.series import Label, Series
+from profopt_ci.site.series import Label, Series, Values
 from profopt_ci.site.sparkline import sparkline
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -49,13 +50,6 @@ def labels_of_metrics(lang: str, s: Series) -> dict[str, str]:
 
 def _ci(low: float | None, high: float | None) -> str:
     return f"{num(low)}–{num(high)}" if low is not None and high is not None else DASH
-
-
-def _commit_link(commit_url: str | None, sha: str) -> Markup:
-    short = escape(sha[:12])
-    if not commit_url:
-        return Markup(f"<code>{short}</code>")
-    return Markup(f'<a href="{escape(commit_url + quote(sha[:12]))}"><code>{short}</code></a>')
 
 
 # ---- marks: what a nightly of a benchmark is marked with -----------------------------------------
@@ -109,24 +103,34 @@ def marks_of(lang: str, lab: Label, s: Series, changes: list[Change], labels: di
 # ---- the benchmark page ---------------------------------------------------------------------------
 
 
-def _rows(lab: Label, s: Series, marks: list[dict], commit_url: str | None) -> Markup:
-    """One row per nightly: commit, date, each metric's median [CI], the marks' words."""
+def _cells(v: Values) -> list[str]:
+    """Each nightly's two cells of one metric: the median to three significant figures (as
+    report/format.num) and its CI with as many decimals; positive numbers: nothing to escape."""
+    out = []
+    log10, floor = math.log10, math.floor
+    for med, lo, hi in zip(v.median, v.low, v.high, strict=True):
+        if med is None:
+            out.append(f"<td>{DASH}<td>")
+            continue
+        spec = ",.0f" if med >= 999.5 else f".{max(0, 2 - floor(log10(med)))}f"
+        ci = f"{lo:{spec}}–{hi:{spec}}" if lo is not None and hi is not None else ""
+        out.append(f"<td>{med:{spec}}<td>{ci}")
+    return out
+
+
+def _rows(lab: Label, s: Series, marks: list[dict]) -> Markup:
+    """One row per nightly: commit, date, each metric's median [CI], the marks' words. Optional end
+    tags are left out: 10³ rows on each of 10² pages."""
     words: dict[int, list[str]] = {}
     for m in marks:
         words.setdefault(m["i"], []).append(m["text"])
-    metrics = list(s.metrics.values())
+    columns = [_cells(v) for v in s.metrics.values()]
     out = []
-    for j, night in enumerate(s.at):
-        n = lab.nightlies[night]
-        cells = [f"<tr><td>{_commit_link(commit_url, n.commit)}</td><td>{escape(n.created[:10])}</td>"]
-        for v in metrics:
-            med = v.median[j]
-            cells.append(f'<td class="n">{escape(num(med))}'
-                         + (f' <span class="ci">[{escape(_ci(v.low[j], v.high[j]))}]</span>' if med is not None else "")
-                         + "</td>")
+    for j, cells in enumerate(zip(*columns, strict=True) if columns else ([] for _ in s.at)):
+        n = lab.nightlies[s.at[j]]
         note = words.get(j)
-        cells.append(f"<td>{escape('; '.join(note))}</td></tr>\n" if note else "<td></td></tr>\n")
-        out.append("".join(cells))
+        out.append(f"<tr><td>{n.commit[:12]}<td>{escape(n.created[:10])}{''.join(cells)}<td>"
+                   f"{escape('; '.join(note)) if note else ''}\n")
     return Markup("".join(out))
 
 
@@ -137,7 +141,7 @@ def bench_html(lang: str, lab: Label, s: Series, marks: list[dict], labels: dict
     ctx = dict(
         lang=lang, t=functools.partial(t, lang), csp=CSP, up=up, data=up + data_path(lab.label, s.name),
         canonical=f"{base_url.rstrip('/')}/{path}" if base_url else None, label=lab.label, name=s.name,
-        unit=s.unit, params=s.params, metrics=list(labels.items()), rows=_rows(lab, s, marks, commit_url),
+        unit=s.unit, params=s.params, metrics=list(labels.items()), rows=_rows(lab, s, marks),
         marks=[m for m in marks if m["kind"] in ("change", "env")], words=words, n=len(s),
         newest=lab.nightlies[s.at[-1]] if s.at else None,
     )

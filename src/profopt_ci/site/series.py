@@ -11,6 +11,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from profopt_ci.measure.runner import MIN_HISTORY, OFF_PCT
 from profopt_ci.site.nightlies import Nightly
 
@@ -54,30 +56,46 @@ def _metric_keys(keys: set[str]) -> list[str]:
     return known + sorted(keys - set(known))
 
 
-def _series(label: str, name: str, nights: list[Nightly]) -> Series:
-    at, failed, keys = [], [], set()
-    unit, params = None, ""
+def _listed(column: np.ndarray) -> list[float | None]:
+    return [None if x != x else x for x in column.tolist()]  # NaN (no figure) → None
+
+
+def _all_series(label: str, nights: list[Nightly]) -> dict[str, Series]:
+    """Every benchmark's series of one label: the nightlies' flat metric lists laid into one
+    (benchmark × [median, low, high] × nightly) array per metric, then cut per benchmark."""
+    names = sorted({name for n in nights for name in (*n.names, *n.failed)})
+    index = {name: j for j, name in enumerate(names)}
+    ran = np.zeros((len(names), len(nights)), dtype=bool)
+    present = np.zeros((len(names), len(nights)), dtype=bool)   # ran, or failed and said why
+    grids: dict[str, np.ndarray] = {}
+    unit: dict[str, str | None] = {}
+    params: dict[str, str] = {}
+    last_names: list[str] | None = None
+    cols = np.zeros(0, dtype=np.int64)
     for i, n in enumerate(nights):
-        run = n.runs.get(name)
-        if run is not None:
-            at.append(i)
-            failed.append(None)
-            keys.update(run.metrics)
-            unit, params = run.unit or unit, run.params or params
-        elif name in n.failed:
-            at.append(i)
-            failed.append(n.failed[name])
-    metrics = {}
-    for key in _metric_keys(keys):
-        med, low, high = [], [], []
-        for i in at:
-            run = nights[i].runs.get(name)
-            p = run.metrics.get(key) if run is not None else None
-            med.append(p.median if p else None)
-            low.append(p.low if p else None)
-            high.append(p.high if p else None)
-        metrics[key] = Values(med, low, high)
-    return Series(label, name, unit, params, at, failed, metrics)
+        if n.names != last_names:  # consecutive nightlies usually run the same benchmarks
+            last_names, cols = n.names, np.asarray([index[name] for name in n.names], dtype=np.int64)
+            unit.update({name: u for name, u in zip(n.names, n.units, strict=True) if u})
+            params.update({name: p for name, p in zip(n.names, n.params, strict=True) if p})
+        ran[cols, i] = True
+        for name in n.failed:
+            present[index[name], i] = True
+        for key, flat in n.metrics.items():
+            grid = grids.get(key)
+            if grid is None:
+                grid = grids[key] = np.full((len(names), 3, len(nights)), np.nan)
+            grid[cols, :, i] = np.asarray(flat, dtype=float).reshape(-1, 3)
+    present |= ran
+    out = {}
+    for name, j in index.items():
+        at = np.flatnonzero(present[j])
+        failed = [None if ok else nights[i].failed.get(name) for i, ok in zip(at.tolist(), ran[j, at].tolist(), strict=True)]
+        metrics = {}
+        for key in _metric_keys({k for k, g in grids.items() if not np.isnan(g[j, 0, at]).all()}):
+            g = grids[key][j][:, at]
+            metrics[key] = Values(_listed(g[0]), _listed(g[1]), _listed(g[2]))
+        out[name] = Series(label, name, unit.get(name), params.get(name, ""), at.tolist(), failed, metrics)
+    return out
 
 
 def env_changes(nights: list[Nightly]) -> dict[int, list[tuple[str, str, str]]]:
@@ -116,8 +134,7 @@ def labels_of(nights: list[Nightly]) -> list[Label]:
     out = []
     for label in sorted(by_label):
         group = by_label[label]
-        names = sorted({name for n in group for name in (*n.runs, *n.failed)})
         lab = Label(label, group, env_changes(group), runner_off(group))
-        lab.series.update({name: _series(label, name, group) for name in names})
+        lab.series.update(_all_series(label, group))
         out.append(lab)
     return out

@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 from pathlib import Path
 
-from profopt_ci.documents.baseline import check_baseline
+from profopt_ci.documents.read import parse_document
 from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
 from profopt_ci.gitutil import run_git
@@ -27,8 +27,8 @@ from profopt_ci.store.layout import (
     Entry,
     Store,
     Warn,
-    ignored,
     change_path,
+    ignored,
     is_change_path,
     new_path,
     parse_path,
@@ -70,14 +70,10 @@ def check_doc(raw: bytes | None, entry: Entry) -> tuple[dict | None, str | None]
     """(document, None) or (None, why it is unusable)."""
     if raw is None:
         return None, "cannot be read"
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"not valid JSON ({exc})"
-    try:
-        check_baseline(doc, entry.path)  # schema key + baseline.schema.json (documents.baseline)
+    try:  # one decode into the baseline@1 types (documents.read): the schema key, then every field
+        doc = parse_document(raw, entry.path, (BASELINE_SCHEMA,))
     except UsageError as exc:
-        return None, str(exc).removeprefix(f"{entry.path}: ")
+        return None, str(exc).removeprefix(entry.path).removeprefix(": ")
     commit = doc.get("commit")
     if not isinstance(commit, str) or not commit.startswith(entry.short):
         return None, f"its commit {commit!r} does not match the name"
