@@ -96,8 +96,8 @@ def watch(page) -> Visit:
     return v
 
 
-@pytest.fixture(scope="module")
-def browser():
+def launched():
+    """A headless Chromium for a module's tests (a generator for a fixture); skipped without one."""
     if CHROMIUM is None:
         pytest.skip("no chromium (apt-get install chromium; .ci/run installs it)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extras)")

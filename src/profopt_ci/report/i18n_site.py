@@ -21,6 +21,7 @@ EN: dict[str, str] = {
     "site.col.benchmark": "benchmark",
     "site.col.newest": "newest step time (ms)",
     "site.col.ci": "95% CI",
+    "site.col.range": "range of rounds",
     "site.col.trend": "trend",
     "site.col.d7": "since 7 nightlies",
     "site.col.d30": "since 30 nightlies",
@@ -38,7 +39,7 @@ EN: dict[str, str] = {
     "site.state.open": "not bisected",
     "site.back": "All benchmarks",
     "site.params": "Parameters: {params}",
-    "site.chart.caption": "{metric}: each nightly's median, its 95% CI as a band.",
+    "site.chart.caption": "{metric}: each nightly's median, its {band} as a band.",
     "site.chart.help": "Hover a point for its commit; drag across the chart to zoom, double-click to reset; "
                        "click a point to open its commit.",
     "site.chart.missing": "No figure in any nightly.",
@@ -61,6 +62,8 @@ EN: dict[str, str] = {
     "site.legend.change": "change point",
     "site.legend.env": "environment change",
     "site.link": "nightly history",
+    "site.status.failed": "failed",
+    "site.status.timeout": "timed out",
 }
 
 ZH: dict[str, str] = {
@@ -77,6 +80,7 @@ ZH: dict[str, str] = {
     "site.col.benchmark": "基准",
     "site.col.newest": "最新单步时间 (ms)",
     "site.col.ci": "95% 置信区间",
+    "site.col.range": "各轮范围",
     "site.col.trend": "趋势",
     "site.col.d7": "与 7 次前相比",
     "site.col.d30": "与 30 次前相比",
@@ -94,7 +98,7 @@ ZH: dict[str, str] = {
     "site.state.open": "未二分",
     "site.back": "全部基准",
     "site.params": "参数：{params}",
-    "site.chart.caption": "{metric}：每次运行的中位数，色带为 95% 置信区间。",
+    "site.chart.caption": "{metric}：每次运行的中位数，色带为{band}。",
     "site.chart.help": "悬停在点上查看其提交；在图上拖动以缩放，双击复原；点击一个点打开其提交。",
     "site.chart.missing": "没有任何一次运行给出数值。",
     "site.table.caption": "{name}（{label}）的每一次运行，从旧到新。",
@@ -116,4 +120,6 @@ ZH: dict[str, str] = {
     "site.legend.change": "变化点",
     "site.legend.env": "环境变化",
     "site.link": "每晚历史",
+    "site.status.failed": "出错",
+    "site.status.timeout": "超时",
 }

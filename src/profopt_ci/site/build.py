@@ -81,7 +81,8 @@ def build_site(store: Store, out: Path, *, labels: list[str] | None = None, lang
             names = pages.labels_of_metrics(lang, s)
             marks = pages.marks_of(lang, lab, s, cps, names, repo_url)
             output.write(data_path(lab.label, s.name),
-                         data_files.script(data_files.payload(lab, s, names, marks, commit_url)))
+                         data_files.script(data_files.payload(lab, s, names, {k: pages.band_word(lang, k) for k in names},
+                                                              marks, commit_url)))
             output.write(page_path(lab.label, s.name),
                          pages.bench_html(lang, lab, s, marks, names, commit_url=commit_url, base_url=base_url,
                                           words=words).encode())

@@ -21,15 +21,16 @@ def _safe(text: str) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def payload(lab: Label, s: Series, labels: dict[str, str], marks: list[dict], commit_url: str | None) -> dict:
+def payload(lab: Label, s: Series, labels: dict[str, str], bands: dict[str, str], marks: list[dict],
+            commit_url: str | None) -> dict:
     nights = [lab.nightlies[i] for i in s.at]
     return {
         "label": lab.label, "name": s.name, "unit": s.unit,
         "commits": [n.commit[:12] for n in nights],
         "dates": [n.created[:10] for n in nights],
         "failed": s.failed,
-        "metrics": [{"key": key, "label": labels[key], "median": v.median, "low": v.low, "high": v.high}
-                    for key, v in s.metrics.items()],
+        "metrics": [{"key": key, "label": labels[key], "band": bands[key], "median": v.median, "low": v.low,
+                     "high": v.high} for key, v in s.metrics.items()],
         "marks": marks,
         "commitUrl": commit_url,
     }

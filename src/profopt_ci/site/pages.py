@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from profopt_ci.report.format import DASH, num, pct
 from profopt_ci.report.headline import metric_label
-from profopt_ci.report.i18n import t
+from profopt_ci.report.i18n import t, word
 from profopt_ci.report.site_links import data_path, page_path
 from profopt_ci.site.marks import Change
 from profopt_ci.site.series import Label, Series, Values
@@ -46,6 +46,12 @@ def labels_of_metrics(lang: str, s: Series) -> dict[str, str]:
         else:
             out[key] = metric_label(lang, key, s.unit)
     return out
+
+
+def band_word(lang: str, key: str) -> str:
+    """What a metric's band is: the median's 95% CI, or for a count or a recorded value the range."""
+    ranged = key == "instructions" or key.startswith("quality:")
+    return t(lang, "site.col.range" if ranged else "site.col.ci")
 
 
 def _ci(low: float | None, high: float | None) -> str:
@@ -94,8 +100,8 @@ def marks_of(lang: str, lab: Label, s: Series, changes: list[Change], labels: di
             out.append({"i": j, "kind": "runner", "metric": None,
                         "text": t(lang, "site.mark.runner", pct=pct(lab.runner_off[night])), "links": []})
         if s.failed[j] is not None:
-            out.append({"i": j, "kind": "failed", "metric": None, "text": t(lang, "site.mark.failed", status=s.failed[j]),
-                        "links": []})
+            out.append({"i": j, "kind": "failed", "metric": None,
+                        "text": t(lang, "site.mark.failed", status=word(lang, "site.status", s.failed[j])), "links": []})
     out.sort(key=lambda m: m["i"])
     return out
 
@@ -141,7 +147,8 @@ def bench_html(lang: str, lab: Label, s: Series, marks: list[dict], labels: dict
     ctx = dict(
         lang=lang, t=functools.partial(t, lang), csp=CSP, up=up, data=up + data_path(lab.label, s.name),
         canonical=f"{base_url.rstrip('/')}/{path}" if base_url else None, label=lab.label, name=s.name,
-        unit=s.unit, params=s.params, metrics=list(labels.items()), rows=_rows(lab, s, marks),
+        unit=s.unit, params=s.params, metrics=[(k, v, band_word(lang, k)) for k, v in labels.items()],
+        rows=_rows(lab, s, marks),
         marks=[m for m in marks if m["kind"] in ("change", "env")], words=words, n=len(s),
         newest=lab.nightlies[s.at[-1]] if s.at else None,
     )
@@ -171,7 +178,8 @@ def index_row(lang: str, lab: Label, s: Series, changes: list[Change]) -> dict:
     d30, d30v = _since(v.median, 30) if v else (DASH, None)
     newest_night = len(lab.nightlies) - 1
     if s.at and s.at[-1] == newest_night:
-        status = t(lang, "site.failed", status=s.failed[-1]) if s.failed[-1] else t(lang, "site.ok")
+        status = (t(lang, "site.failed", status=word(lang, "site.status", s.failed[-1])) if s.failed[-1]
+                  else t(lang, "site.ok"))
         failed = s.failed[-1] is not None
     else:
         status, failed = DASH, False

@@ -60,7 +60,7 @@
     tip.appendChild(tipLine(words.date, data.dates[idx]));
     tip.appendChild(tipLine(words.value, fmt(metric.median[idx])));
     if (metric.low[idx] !== null && metric.high[idx] !== null) {
-      tip.appendChild(tipLine(words.ci, fmt(metric.low[idx]) + "–" + fmt(metric.high[idx])));
+      tip.appendChild(tipLine(metric.band, fmt(metric.low[idx]) + "–" + fmt(metric.high[idx])));
     }
     marksFor(metric.key).forEach(function (m) { if (m.i === idx) tip.appendChild(tipLine("•", m.text)); });
     tip.hidden = false;
@@ -101,15 +101,18 @@
       }
     };
     var u = new uPlot(opts, [xs, metric.low, metric.median, metric.high], plot);
-    var down = null;
+    var down = null, pending = null;
     u.over.addEventListener("mousedown", function (e) { down = [e.clientX, e.clientY]; });
     u.over.addEventListener("mouseleave", function () { tip.hidden = true; });
     u.over.addEventListener("click", function (e) {
       var moved = down && (Math.abs(e.clientX - down[0]) > 3 || Math.abs(e.clientY - down[1]) > 3);
       var idx = u.cursor.idx;
-      if (moved || idx === null || idx === undefined || !data.commitUrl) return;
-      window.open(data.commitUrl + data.commits[idx], "_blank", "noopener");
+      if (moved || e.detail > 1 || idx === null || idx === undefined || !data.commitUrl) return;
+      var url = data.commitUrl + data.commits[idx];
+      clearTimeout(pending);   // a double-click resets the zoom and opens nothing
+      pending = setTimeout(function () { window.open(url, "_blank", "noopener"); }, 300);
     });
+    u.over.addEventListener("dblclick", function () { clearTimeout(pending); });
     charts.push(u);
     return u;
   }
