@@ -224,7 +224,8 @@ def test_html_over_the_cap_shows_full_sections_then_one_row_each(monkeypatch, tm
     doc = parse(page)
     assert not doc.errors and doc.stack == []
     assert page.count('<section class="benchmark">') == 5 and doc.tags["svg"] > 5  # plots, overview
-    rows = re.findall(r"<tr><td>([^<]*)</td><td>[^<]*</td><td class=\"n\">[^<]*</td><td class=\"n\">", page)
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>(?:<span class=\"icon [^\"]+\" aria-hidden=\"true\"></span>)?[^<]*</td>"
+                      r"<td class=\"n\">[^<]*</td><td class=\"n\">", page)
     changed, unchanged = report_order(c["benchmarks"])
     order = [clip(b["name"], NAME_MAX) for b in changed + unchanged]
     assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows] == order[5:]
@@ -250,7 +251,7 @@ def test_html_under_or_at_the_cap_has_no_rows_and_no_cap_line(monkeypatch):
 
 def test_html_cap_inside_the_unchanged_group(monkeypatch):
     page = capped_page(mixed(2, 6), monkeypatch, 4)
-    group = page[page.index("<details>\n<summary>⚪"):page.index("</details>")]
+    group = page[page.index('<details>\n<summary><span class="icon i-unchanged"'):page.index("</details>")]
     assert "Unchanged (6)" in group and group.count('<section class="benchmark">') == 2
     assert page.count('<section class="benchmark">') == 4
 

@@ -1,62 +1,44 @@
-"""The HTML report's symbols as small inline SVGs, drawn the same on every machine.
+"""The HTML report's symbols: coloured shapes drawn by the page's own CSS, the same on every machine.
 
-In: a decision, a verdict, a constraint's result or a note's kind. Out: `Markup` of a 14×14 SVG
-(a coloured shape, an ASCII mark on it where one helps), hidden from screen readers: the word beside
-it says the same. The Markdown and the terminal keep their emoji (GitHub and terminals draw them);
-a browser on a machine without an emoji font showed them as empty boxes in the page's headings.
+In: a decision, a verdict, a constraint's result or a note's kind. Out: `Markup` of an empty
+`<span class="icon i-…">` (a disc, or a triangle for a warning) that report.html.j2's stylesheet
+colours; hidden from screen readers, since the word beside it says the same. No character is drawn,
+so no font is needed: the emoji the headings had showed as empty boxes on a machine without an emoji
+font. The Markdown and the terminal keep their emoji (GitHub and terminals draw them).
 """
 from __future__ import annotations
 
 from markupsafe import Markup
 
-GREEN, RED, AMBER, ORANGE, GREY, BLUE = "#1a7f37", "#cf222e", "#bf8700", "#e16f24", "#8c959f", "#2f6fde"
-_PATHS = {
-    "check": '<path d="M3.8 7.2l2.2 2.2 4.2-4.6" fill="none" stroke="#fff" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"/>',
-    "cross": '<path d="M4.6 4.6l4.8 4.8M9.4 4.6l-4.8 4.8" fill="none" stroke="#fff" stroke-width="1.8" stroke-linecap="round"/>',
-    "dash": '<path d="M4 7h6" stroke="#fff" stroke-width="1.8" stroke-linecap="round"/>',
-    "scale": '<path d="M3.5 5.5h7M3.5 8.5h7" stroke="#fff" stroke-width="1.5" stroke-linecap="round"/>',
-    "plus": '<path d="M7 4v6M4 7h6" stroke="#fff" stroke-width="1.8" stroke-linecap="round"/>',
-}
+CSS = (".icon{display:inline-block;width:.75em;height:.75em;border-radius:50%;vertical-align:-.05em;margin-right:.1em;"
+       "background:#8c959f}"
+       ".i-keep,.i-improved,.i-held{background:#1a7f37}.i-reject,.i-failed,.i-regressed,.i-broken{background:#cf222e}"
+       ".i-trade-off,.i-inconclusive{background:#bf8700}.i-unstable{background:#e16f24}.i-info,.i-new{background:#2f6fde}"
+       ".i-new{border-radius:.15em}"
+       ".i-warn{background:none;border-radius:0;width:0;height:0;border-left:.42em solid transparent;"
+       "border-right:.42em solid transparent;border-bottom:.75em solid #bf8700}")
+_KNOWN = {"keep", "reject", "trade-off", "no-change", "inconclusive", "failed",
+          "improved", "regressed", "unchanged", "unstable", "held", "broken", "info", "warn", "new"}
 
 
-def _svg(body: str) -> Markup:
-    return Markup(f'<svg class="icon" width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">{body}</svg>')
-
-
-def _disc(color: str, mark: str | None = None, text: str | None = None) -> Markup:
-    inner = _PATHS.get(mark or "", "")
-    if text:
-        inner += (f'<text x="7" y="10.6" text-anchor="middle" font-size="10" font-weight="700" '
-                  f'font-family="sans-serif" fill="#fff">{text}</text>')
-    return _svg(f'<circle cx="7" cy="7" r="6.5" fill="{color}"/>{inner}')
-
-
-DECISION = {
-    "keep": _disc(GREEN, "check"), "reject": _disc(RED, "cross"), "trade-off": _disc(AMBER, "scale"),
-    "no-change": _disc(GREY, "dash"), "inconclusive": _disc(AMBER, text="?"), "failed": _disc(RED, text="!"),
-}
-VERDICT = {
-    "improved": _disc(GREEN), "regressed": _disc(RED), "unchanged": _disc(GREY), "inconclusive": _disc(AMBER),
-    "unstable": _disc(ORANGE),
-}
-WARN = _svg(f'<path d="M7 1L13.5 12.8H.5Z" fill="{AMBER}"/><text x="7" y="11.6" text-anchor="middle" font-size="9" '
-            'font-weight="700" font-family="sans-serif" fill="#fff">!</text>')
-INFO = _disc(BLUE, text="i")
-NEW = _svg(f'<rect x=".5" y=".5" width="13" height="13" rx="3" fill="{BLUE}"/>{_PATHS["plus"]}')
-ERROR = _disc(RED, text="!")
-UNCHANGED = _disc(GREY)
+def icon(kind: str) -> Markup:
+    kind = kind if kind in _KNOWN else "inconclusive"
+    return Markup(f'<span class="icon i-{kind}" aria-hidden="true"></span>')
 
 
 def decision(value: str) -> Markup:
-    return DECISION.get(value, DECISION["inconclusive"])
+    return icon(value)
 
 
 def verdict(value: str) -> Markup:
-    return VERDICT.get(value, VERDICT["inconclusive"])
+    return icon(value)
 
 
 def held(ok: bool) -> Markup:
-    return VERDICT["improved"] if ok else VERDICT["regressed"]
+    return icon("held" if ok else "broken")
+
+
+WARN, INFO, NEW, ERROR, UNCHANGED = icon("warn"), icon("info"), icon("new"), icon("failed"), icon("unchanged")
 
 
 def without_emoji(headline: str) -> str:
