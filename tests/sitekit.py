@@ -3,6 +3,7 @@ and a headless Chromium (Debian's `chromium`, driven by Playwright; never a down
 records every console message, page error and request of the pages it opens."""
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import shutil
@@ -25,10 +26,11 @@ def sha(i: int) -> str:
 
 def night(i: int, values: dict[str, float], *, label: str = "test-cpu", cpu: str = "Test CPU",
           failed: dict[str, str] | None = None) -> dict:
-    """One nightly of several benchmarks at commit sha(i), day i + 1 of November 2026."""
+    """One nightly of several benchmarks at commit sha(i), on 2026-11-01 plus i days."""
     doc = None
+    day = (datetime.date(2026, 11, 1) + datetime.timedelta(days=i)).isoformat()
     for name, value in values.items():
-        one = fake_doc(sha(i), value, label=label, cpu=cpu, name=name, created=f"2026-11-{i % 28 + 1:02d}T03:00:00+00:00")
+        one = fake_doc(sha(i), value, label=label, cpu=cpu, name=name, created=f"{day}T03:00:00+00:00")
         if doc is None:
             doc = one
         else:

@@ -23,6 +23,7 @@ from profopt_ci.site.marks import Memo, find_changes
 from profopt_ci.site.nightlies import CACHE_DIR, read_nightlies
 from profopt_ci.site.output import Output
 from profopt_ci.site.series import labels_of
+from profopt_ci.site.table import RowCache
 from profopt_ci.store.layout import Store, stderr_warn
 from profopt_ci.store.stores import changes
 
@@ -70,6 +71,7 @@ def build_site(store: Store, out: Path, *, labels: list[str] | None = None, lang
     _assets(output)
     commit_url = f"{repo_url.rstrip('/')}/commit/" if repo_url else None
     words = _words(lang)
+    table_cache = RowCache(cache / f"rows-{lang}.msgpack")
     rows: dict[str, list[dict]] = {}
     listing: dict[str, dict[str, str]] = {}
     count = 0
@@ -84,8 +86,8 @@ def build_site(store: Store, out: Path, *, labels: list[str] | None = None, lang
                          data_files.script(data_files.payload(lab, s, names, {k: pages.band_word(lang, k) for k in names},
                                                               marks, commit_url)))
             output.write(page_path(lab.label, s.name),
-                         pages.bench_html(lang, lab, s, marks, names, commit_url=commit_url, base_url=base_url,
-                                          words=words).encode())
+                         pages.bench_html(lang, lab, s, marks, names, base_url=base_url, words=words,
+                                          cache=table_cache).encode())
             rows[lab.label].append(pages.index_row(lang, lab, s, cps))
             listing[lab.label][s.name] = page_path(lab.label, s.name)
             count += 1
@@ -97,6 +99,7 @@ def build_site(store: Store, out: Path, *, labels: list[str] | None = None, lang
     output.write("site.json", (json.dumps(site, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode())
     output.write(".nojekyll", b"")  # GitHub Pages serves the files as they are
     output.finish()
+    table_cache.save()
     return Built(out=out, labels=len(labs), benchmarks=count, nightlies=len(nights), read=read, searched=memo.searched,
                  written=output.written, unchanged=output.unchanged, removed=output.removed,
                  seconds=time.perf_counter() - started)

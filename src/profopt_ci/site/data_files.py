@@ -8,6 +8,7 @@ A script rather than a .json file: a page opened from file:// may not fetch() a 
 Chromium, while a script beside it loads from file:// and from GitHub Pages alike, under a
 Content-Security-Policy that allows scripts from the page's own origin only. The data is JSON: it
 assigns a value and runs nothing else; the page's script puts every string in as text, never markup.
+A nightly without a figure is NaN in the series and null in the JSON (msgspec writes NaN so).
 """
 from __future__ import annotations
 

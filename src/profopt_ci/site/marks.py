@@ -151,7 +151,7 @@ def find_changes(labels: list[Label], docs: list[tuple[str, dict]], memo: Memo) 
                 vals = s.metrics.get(metric)
                 if vals is None:
                     continue
-                pos = [j for j, v in enumerate(vals.median) if v is not None and v > 0]
+                pos = [j for j, v in enumerate(vals.median) if v > 0]   # NaN: no figure
                 if len(pos) >= 2 * changepoints.MIN_SIZE:
                     jobs.append((lab, s, metric, pos, [vals.median[j] for j in pos]))
     steps = _steps_of([np.asarray(v, dtype=float) for *_, v in jobs], memo)

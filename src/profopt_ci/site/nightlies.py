@@ -18,12 +18,13 @@ import statistics
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.store.layout import Entry, Store, Warn, label_dir, stderr_warn
 from profopt_ci.store.stores import check_doc, entries
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 CACHE_DIR = ".profopt-site"  # hidden: actions/upload-pages-artifact leaves dotfiles out
 READ_BATCH = 64
 
@@ -33,7 +34,8 @@ FIGURES = 4  # significant figures the site keeps (the store keeps 6; the pages 
 
 class Nightly(msgspec.Struct, frozen=True):
     """One stored run, as much of it as the site shows. The benchmarks that ran are `names`; each
-    metric is one flat list, [median, low, high] per name in that order (None: no figure)."""
+    metric is one flat float64 array as bytes, [median, low, high] per name in that order (NaN: no
+    figure): what site/series.py lays into its arrays without converting, and the cache decodes fast."""
 
     path: str
     ts: str
@@ -47,7 +49,7 @@ class Nightly(msgspec.Struct, frozen=True):
     names: list[str]
     units: list[str | None]
     params: list[str]  # each benchmark's params as compact JSON text (shown on its page)
-    metrics: dict[str, list[float | None]]
+    metrics: dict[str, bytes]
 
 
 class _Cache(msgspec.Struct):
@@ -95,12 +97,12 @@ def row_of(entry: Entry, doc: dict) -> Nightly:
         units.append(str(bench["unit"]) if bench.get("unit") else None)
         params.append(_params(bench))
         per.append(_triples(bench))
-    metrics: dict[str, list[float | None]] = {}
+    metrics: dict[str, bytes] = {}
     for key in sorted({k for p in per for k in p}):
         flat: list[float | None] = []
         for p in per:
             flat.extend(p.get(key, (None, None, None)))
-        metrics[key] = flat
+        metrics[key] = np.asarray(flat, dtype="<f8").tobytes()   # None → NaN
     failed = doc.get("failed") if isinstance(doc.get("failed"), dict) else {}
     return Nightly(
         path=entry.path, ts=entry.ts, label=str(doc["hardware_label"]), commit=str(doc["commit"]),

@@ -10,20 +10,20 @@ the Content-Security-Policy allows the site's own files only.
 from __future__ import annotations
 
 import functools
-import math
 from pathlib import Path
 from urllib.parse import quote
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from profopt_ci.report.format import DASH, num, pct
 from profopt_ci.report.headline import metric_label
 from profopt_ci.report.i18n import t, word
 from profopt_ci.report.site_links import data_path, page_path
 from profopt_ci.site.marks import Change
-from profopt_ci.site.series import Label, Series, Values
+from profopt_ci.site.series import Label, Series
 from profopt_ci.site.sparkline import sparkline
+from profopt_ci.site.table import RowCache, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
@@ -54,8 +54,8 @@ def band_word(lang: str, key: str) -> str:
     return t(lang, "site.col.range" if ranged else "site.col.ci")
 
 
-def _ci(low: float | None, high: float | None) -> str:
-    return f"{num(low)}–{num(high)}" if low is not None and high is not None else DASH
+def _ci(low: float, high: float) -> str:
+    return f"{num(low)}–{num(high)}" if low == low and high == high else DASH   # NaN: none
 
 
 # ---- marks: what a nightly of a benchmark is marked with -----------------------------------------
@@ -109,46 +109,15 @@ def marks_of(lang: str, lab: Label, s: Series, changes: list[Change], labels: di
 # ---- the benchmark page ---------------------------------------------------------------------------
 
 
-def _cells(v: Values) -> list[str]:
-    """Each nightly's two cells of one metric: the median to three significant figures (as
-    report/format.num) and its CI with as many decimals; positive numbers: nothing to escape."""
-    out = []
-    log10, floor = math.log10, math.floor
-    for med, lo, hi in zip(v.median, v.low, v.high, strict=True):
-        if med is None:
-            out.append(f"<td>{DASH}<td>")
-            continue
-        spec = ",.0f" if med >= 999.5 else f".{max(0, 2 - floor(log10(med)))}f"
-        ci = f"{lo:{spec}}–{hi:{spec}}" if lo is not None and hi is not None else ""
-        out.append(f"<td>{med:{spec}}<td>{ci}")
-    return out
-
-
-def _rows(lab: Label, s: Series, marks: list[dict]) -> Markup:
-    """One row per nightly: commit, date, each metric's median [CI], the marks' words. Optional end
-    tags are left out: 10³ rows on each of 10² pages."""
-    words: dict[int, list[str]] = {}
-    for m in marks:
-        words.setdefault(m["i"], []).append(m["text"])
-    columns = [_cells(v) for v in s.metrics.values()]
-    out = []
-    for j, cells in enumerate(zip(*columns, strict=True) if columns else ([] for _ in s.at)):
-        n = lab.nightlies[s.at[j]]
-        note = words.get(j)
-        out.append(f"<tr><td>{n.commit[:12]}<td>{escape(n.created[:10])}{''.join(cells)}<td>"
-                   f"{escape('; '.join(note)) if note else ''}\n")
-    return Markup("".join(out))
-
-
 def bench_html(lang: str, lab: Label, s: Series, marks: list[dict], labels: dict[str, str], *,
-               commit_url: str | None, base_url: str | None, words: str) -> str:
+               base_url: str | None, words: str, cache: RowCache) -> str:
     path = page_path(lab.label, s.name)
     up = "../" * path.count("/")
     ctx = dict(
         lang=lang, t=functools.partial(t, lang), csp=CSP, up=up, data=up + data_path(lab.label, s.name),
         canonical=f"{base_url.rstrip('/')}/{path}" if base_url else None, label=lab.label, name=s.name,
         unit=s.unit, params=s.params, metrics=[(k, v, band_word(lang, k)) for k, v in labels.items()],
-        rows=_rows(lab, s, marks),
+        rows=rows(lab, s, marks, cache),
         marks=[m for m in marks if m["kind"] in ("change", "env")], words=words, n=len(s),
         newest=lab.nightlies[s.at[-1]] if s.at else None,
     )
@@ -162,8 +131,8 @@ def _main(s: Series) -> str | None:
     return MAIN if MAIN in s.metrics else next(iter(s.metrics), None)
 
 
-def _since(values: list[float | None], back: int) -> tuple[str, float | None]:
-    if len(values) <= back or values[-1] is None or values[-1 - back] is None:
+def _since(values: list[float], back: int) -> tuple[str, float | None]:
+    if len(values) <= back or not values[-1] > 0 or not values[-1 - back] > 0:
         return DASH, None
     change = (values[-1] / values[-1 - back] - 1) * 100
     return pct(change), change
@@ -172,7 +141,7 @@ def _since(values: list[float | None], back: int) -> tuple[str, float | None]:
 def index_row(lang: str, lab: Label, s: Series, changes: list[Change]) -> dict:
     key = _main(s)
     v = s.metrics.get(key) if key else None
-    valued = [j for j, x in enumerate(v.median) if x is not None] if v else []
+    valued = [j for j, x in enumerate(v.median) if x > 0] if v else []
     last = valued[-1] if valued else None
     d7, d7v = _since(v.median, 7) if v else (DASH, None)
     d30, d30v = _since(v.median, 30) if v else (DASH, None)

@@ -23,9 +23,11 @@ RUNNER_WINDOW = 20  # the runner probe is judged against this many nightlies bef
 
 @dataclass(frozen=True)
 class Values:
-    median: list[float | None]
-    low: list[float | None]
-    high: list[float | None]
+    """One metric of a series, a value per point; NaN where that nightly has no figure."""
+
+    median: list[float]
+    low: list[float]
+    high: list[float]
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,6 @@ def _metric_keys(keys: set[str]) -> list[str]:
     return known + sorted(keys - set(known))
 
 
-def _listed(column: np.ndarray) -> list[float | None]:
-    return [None if x != x else x for x in column.tolist()]  # NaN (no figure) → None
-
-
 def _all_series(label: str, nights: list[Nightly]) -> dict[str, Series]:
     """Every benchmark's series of one label: the nightlies' flat metric lists laid into one
     (benchmark × [median, low, high] × nightly) array per metric, then cut per benchmark."""
@@ -84,7 +82,7 @@ def _all_series(label: str, nights: list[Nightly]) -> dict[str, Series]:
             grid = grids.get(key)
             if grid is None:
                 grid = grids[key] = np.full((len(names), 3, len(nights)), np.nan)
-            grid[cols, :, i] = np.asarray(flat, dtype=float).reshape(-1, 3)
+            grid[cols, :, i] = np.frombuffer(flat, dtype="<f8").reshape(-1, 3)
     present |= ran
     out = {}
     for name, j in index.items():
@@ -93,7 +91,7 @@ def _all_series(label: str, nights: list[Nightly]) -> dict[str, Series]:
         metrics = {}
         for key in _metric_keys({k for k, g in grids.items() if not np.isnan(g[j, 0, at]).all()}):
             g = grids[key][j][:, at]
-            metrics[key] = Values(_listed(g[0]), _listed(g[1]), _listed(g[2]))
+            metrics[key] = Values(g[0].tolist(), g[1].tolist(), g[2].tolist())
         out[name] = Series(label, name, unit.get(name), params.get(name, ""), at.tolist(), failed, metrics)
     return out
 

@@ -1,6 +1,6 @@
 """The index's small trend line: an inline SVG polyline of a benchmark's newest nightlies.
 
-In: values (None where a nightly has no figure). Out: SVG markup with no text and no style
+In: values (NaN where a nightly has no figure). Out: SVG markup with no text and no style
 attribute (the site's stylesheet colours it, in light and dark), or "" with fewer than two values.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from markupsafe import Markup
 WIDTH, HEIGHT, PAD = 96, 22, 2
 
 
-def sparkline(values: list[float | None]) -> Markup:
-    points = [(i, v) for i, v in enumerate(values) if v is not None]
+def sparkline(values: list[float]) -> Markup:
+    points = [(i, v) for i, v in enumerate(values) if v > 0]   # NaN: no figure
     if len(points) < 2:
         return Markup("")
     lo, hi = min(v for _, v in points), max(v for _, v in points)
