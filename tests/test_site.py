@@ -152,3 +152,27 @@ def test_bad_site_flags_are_usage_errors(tmp_path):
     for args in (["--base-url", "javascript:alert(1)"], ["--repo-url", "https://x/\"><script>"], ["--store", "nowhere"]):
         proc = run_cli(["site", "--store", f"dir:{tmp_path}", "--out", str(tmp_path / "o"), *args], tmp_path)
         assert proc.returncode == 2 and proc.stderr.startswith("profopt: ") and "Traceback" not in proc.stderr
+
+
+def test_the_report_verb_links_to_the_site_and_the_action_passes_site_url_on(tmp_path):
+    import json as _json
+
+    from profopt_ci.action.inputs import settings_from_args
+    from profopt_ci.action.workspace import compare_argv
+    from profopt_ci.errors import UsageError
+
+    c = fx.keep()
+    (tmp_path / "c.json").write_text(_json.dumps(c))
+    proc = run_cli(["report", "c.json", "--format", "md", "--site-url", "https://octo.github.io/bench/"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"(<https://octo.github.io/bench/{page_path(c['hardware_label'], 'train-step')}>)" in proc.stdout
+    bad = run_cli(["report", "c.json", "--site-url", "javascript:alert(1)"], tmp_path)
+    assert bad.returncode == 2 and "--site-url" in bad.stderr
+
+    env = {"GITHUB_WORKSPACE": str(tmp_path), "INPUT_MODE": "pr", "INPUT_SITE_URL": "https://octo.github.io/bench"}
+    s = settings_from_args([], env)
+    assert compare_argv(s, "measure", "/work")[-2:] == ["--site-url", "https://octo.github.io/bench"]
+    assert settings_from_args([], {**env, "INPUT_MODE": "site", "INPUT_PAGES": "true"}).mode == "site"
+    for name, value in (("INPUT_SITE_URL", "ftp://x"), ("INPUT_PAGES", "maybe")):
+        with pytest.raises(UsageError, match=name.removeprefix("INPUT_").lower().replace("_", "-")):
+            settings_from_args([], {**env, name: value})

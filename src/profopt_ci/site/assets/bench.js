@@ -35,7 +35,7 @@
     var ratio = window.devicePixelRatio || 1;
     ctx.save();
     marksFor(metric).forEach(function (m) {
-      if (m.kind !== "change" && m.kind !== "env") return;
+      if (m.kind !== "change" && m.kind !== "env" && m.kind !== "runner") return;
       var at = m.kind === "change" ? m.i - 0.5 : m.i;
       var x = Math.round(u.valToPos(at, "x", true));
       if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
@@ -44,11 +44,14 @@
         ctx.lineWidth = 2 * ratio;
         ctx.setLineDash([6 * ratio, 4 * ratio]);
         ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
-      } else {   // an environment change: a triangle on the axis
+      } else if (m.kind === "env") {   // an environment change: a triangle on the axis
         ctx.fillStyle = color("--env");
         ctx.setLineDash([]);
         ctx.beginPath(); ctx.moveTo(x, bottom); ctx.lineTo(x - 6 * ratio, bottom - 10 * ratio);
         ctx.lineTo(x + 6 * ratio, bottom - 10 * ratio); ctx.closePath(); ctx.fill();
+      } else {   // the runner probe far off its history: a square on the axis
+        ctx.fillStyle = color("--runner");
+        ctx.fillRect(x - 4 * ratio, bottom - 8 * ratio, 8 * ratio, 8 * ratio);
       }
     });
     ctx.restore();
