@@ -26,7 +26,7 @@ from profopt_ci.site.sparkline import sparkline
 from profopt_ci.site.table import RowCache, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
        "connect-src 'none'; base-uri 'none'; form-action 'none'")
 SPARK_N = 30
 MAIN = "step_time_ms"
