@@ -103,7 +103,10 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
         path = out_dir / f"{name}.json"
         save_json(doc, path)
         path.with_suffix(".md").write_text(render_bisect(doc), encoding="utf-8")
-        save_change(open_store(store, repo, push=push), doc)
+        try:  # the bisection is in out_dir whatever the store says
+            save_change(open_store(store, repo, push=push), doc)
+        except ProfoptError as exc:
+            log(f"profopt: nightly: could not keep {path.name} in the store ({exc}); the site will not name its culprit")
         first = doc["first_bad"]
         if first is not None:
             log(f"profopt: nightly: {cp['benchmark']}: first bad commit {first['commit'][:12]} {first['subject']!r}")
