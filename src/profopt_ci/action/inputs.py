@@ -21,7 +21,7 @@ from profopt_ci.errors import UsageError
 DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 DEFAULT_IMAGE_REPO = "profopt-runner"
 WORKDIR_NAME = ".profopt"
-MODES = ("pr", "baseline", "compare")
+MODES = ("pr", "baseline", "compare", "site")
 RUNNERS = ("docker", "local")
 FAIL_ON = ("regression", "constraint", "none")
 LANGS = ("en", "zh")
@@ -29,6 +29,7 @@ _CPUSET = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*")
 _GPU_IDS = re.compile(r"[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*")
 _MEMORY = re.compile(r"[1-9][0-9]*[bkmg]?", re.I)
 _STORE = re.compile(r"(dir|git):(.+)")
+_URL = re.compile(r"https?://[^\s\"'<>]+")
 _GIT_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,200}")
 
 
@@ -55,6 +56,8 @@ class ActionSettings:
     comment: bool = True
     confirm: bool = False  # compare --confirm: flagged benchmarks measured again, independently
     bisect: bool = False  # mode baseline: refresh --bisect on the runner, then the issues from the host
+    pages: bool = False  # mode baseline: build the site of the store after the refresh (mode site: only that)
+    site_url: str | None = None  # where the site is published: the report's links, the site's base URL
     store: str = "git:profopt-data"
     base_image: str = DEFAULT_BASE_IMAGE
     image: str | None = None  # a prebuilt image, used as is (no build, no hash)
@@ -121,6 +124,8 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--comment", default=d("COMMENT", "true"))
     p.add_argument("--confirm", default=d("CONFIRM", "false"))
     p.add_argument("--bisect", default=d("BISECT", "false"))
+    p.add_argument("--pages", default=d("PAGES", "false"))
+    p.add_argument("--site-url", default=d("SITE_URL"))
     p.add_argument("--store", default=d("STORE", "git:profopt-data"))
     p.add_argument("--base-image", default=d("BASE_IMAGE", DEFAULT_BASE_IMAGE))
     p.add_argument("--image", default=d("IMAGE"))
@@ -172,6 +177,14 @@ def check_instrument(value: str | None) -> str | None:
         raise UsageError(f"instrument: {exc}") from None
 
 
+def check_site_url(value: str | None) -> str | None:
+    if not value or not value.strip():
+        return None
+    if not _URL.fullmatch(value.strip()):
+        raise UsageError(f"site-url: expected an http(s) URL, got {value!r}")
+    return value.strip().rstrip("/")
+
+
 def check_store(value: str) -> str:
     m = _STORE.fullmatch(value.strip())
     if not m:
@@ -218,6 +231,8 @@ def settings_from_args(argv: list[str] | None, environ: Mapping[str, str]) -> Ac
         comment=_bool(a.comment),
         confirm=_named_bool("confirm", a.confirm),
         bisect=_named_bool("bisect", a.bisect),
+        pages=_named_bool("pages", a.pages),
+        site_url=check_site_url(a.site_url),
         store=check_store(a.store),
         base_image=a.base_image,
         image=a.image or None,

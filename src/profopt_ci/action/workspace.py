@@ -51,6 +51,8 @@ def compare_argv(s: ActionSettings, phase: str, root: str) -> list[str]:
             argv += [flag, str(value)]
     if s.confirm:
         argv.append("--confirm")
+    if s.site_url:
+        argv += ["--site-url", s.site_url]
     return argv
 
 
@@ -73,7 +75,7 @@ def fix_refs(s: ActionSettings, environ: Mapping[str, str]) -> None:
     pr mode without `base`: the merge-base of the PR's base branch and head (the event's base sha
     is the branch tip at event time, not the fork point). Without PR context the base stays unset
     and compare's own default (the merge-base with the default branch) decides."""
-    if s.mode == "baseline":
+    if s.mode in ("baseline", "site"):
         return
     if s.mode == "compare" and not s.base:
         raise UsageError("mode compare needs `base` (a ref or commit to compare head with)")

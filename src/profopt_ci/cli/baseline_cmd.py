@@ -80,7 +80,8 @@ def _refresh(args: argparse.Namespace) -> int:
         from profopt_ci.pipeline.nightly import bisect_new
 
         bisect_new(the_plan.spec, the_plan.overrides, store=args.store, repo=toplevel(the_plan.spec.path.resolve().parent),
-                   label=the_plan.hardware_label, tau=the_plan.spec.benchmarks[0].settings.threshold_pct)
+                   label=the_plan.hardware_label, tau=the_plan.spec.benchmarks[0].settings.threshold_pct,
+                   push=not args.no_push)
     return code
 
 

@@ -1,7 +1,7 @@
 """`profopt` command line: the parser assembled from one module per verb, and the error boundary.
 
 In: argv. Out: the verb's exit code. Each verb module (validate, run, compare, diff, demo, report,
-publish, baseline, merge, bisect, schema) registers its own flags and parses them into plain values for the core.
+publish, baseline, merge, bisect, site, schema) registers its own flags and parses them into plain values for the core.
 
 `main()` is the one error boundary, and every error leaves it in one form, `profopt: …` on stderr,
 with the exit code design.md documents:
@@ -38,13 +38,14 @@ from profopt_ci.cli import (
     report_cmd,
     run_cmd,
     schema_cmd,
+    site_cmd,
     validate_cmd,
 )
 from profopt_ci.cli.options import Parser
 from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
 VERBS = (validate_cmd, run_cmd, compare_cmd, diff_cmd, demo_cmd, report_cmd, publish_cmd,  # the order `--help` lists
-         baseline_cmd, merge_cmd, bisect_cmd, schema_cmd)
+         baseline_cmd, merge_cmd, bisect_cmd, site_cmd, schema_cmd)
 MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
 EXIT_INTERRUPTED = 130
 

@@ -27,6 +27,19 @@ def output_flags(p: argparse.ArgumentParser, default_out: str) -> None:
     p.add_argument("--template", help="a jinja2 template for the Markdown report instead of the packaged one")
     p.add_argument("--fail-on", choices=("regression", "constraint", "none"), default="regression",
                    help="what makes the exit code 1 (default: regression)")
+    site_url_flag(p)
+
+
+def site_url_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--site-url", metavar="URL",
+                   help="where `profopt site` publishes the nightly history: each benchmark links to its page there")
+
+
+def site_url(args: argparse.Namespace) -> str | None:
+    """--site-url, checked: an http(s) URL with no spaces, quotes or angle brackets."""
+    from profopt_ci.cli.site_cmd import check_url
+
+    return check_url("--site-url", getattr(args, "site_url", None))
 
 
 def output_paths(args: argparse.Namespace) -> tuple[Path, Path, Path]:
@@ -61,7 +74,7 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     wait = save_json_behind(comparison, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None
-        view = build_view(comparison, args.lang)  # once: the Markdown, the page and the terminal read it
+        view = build_view(comparison, args.lang, site_url(args))  # once: the Markdown, the page and the terminal read it
         md = render(comparison, "md", args.lang, template=template, full_report_hint=f"the full report is in {html}",
                     view=view)
         report.write_text(md, encoding="utf-8")

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
-from profopt_ci.cli.output_files import retain
+from profopt_ci.cli.output_files import retain, site_url, site_url_flag
 from profopt_ci.errors import EXIT_OK
 
 
@@ -26,6 +26,7 @@ def register(sub) -> None:
     lang_flag(rep)
     rep.add_argument("--template", help="a jinja2 template to use instead of the packaged one")
     rep.add_argument("--out", help="write here instead of stdout")
+    site_url_flag(rep)
     rep.set_defaults(func=command)
 
 
@@ -38,10 +39,10 @@ def command(args: argparse.Namespace) -> int:
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")
     if fmt == "html" and args.out:  # never cut, so streamed to the file rather than built as one string
-        write_html(comparison, Path(args.out), args.lang, template=template)
+        write_html(comparison, Path(args.out), args.lang, template=template, site_url=site_url(args))
         return EXIT_OK
     text = render(comparison, fmt, args.lang, template=template, max_chars=MAX_CHARS if fmt == "md" else None,
-                  cols=shutil.get_terminal_size().columns)
+                  cols=shutil.get_terminal_size().columns, site_url=site_url(args))
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:

@@ -29,7 +29,7 @@ from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Spec
 from profopt_ci.specfile.plan import Overrides
-from profopt_ci.store.stores import at_or_before, open_store
+from profopt_ci.store.stores import at_or_before, open_store, save_change
 
 RECENT = changepoints.MIN_SIZE + 2  # a step whose first run after it is this new was not seen before
 HISTORY_N = changepoints.DEFAULT_N
@@ -77,8 +77,9 @@ def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: floa
 
 
 def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, label: str, tau: float,
-               out_dir: Path = OUT_DIR, log: Callable[[str], None] = stderr_log) -> list[Path]:
-    """Each new change point as a bisect@1 in `out_dir` (bisected when it spans > 1 commit); the files."""
+               out_dir: Path = OUT_DIR, log: Callable[[str], None] = stderr_log, push: bool = True) -> list[Path]:
+    """Each new change point as a bisect@1 in `out_dir` (bisected when it spans > 1 commit), also kept
+    in the store beside the label's runs for the site (`push`: as the refresh's); the files."""
     found = new_change_points(history(spec, store, repo, label), tau)
     if not found:
         log(f"profopt: nightly: no new change point in the {label} history")
@@ -102,6 +103,10 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
         path = out_dir / f"{name}.json"
         save_json(doc, path)
         path.with_suffix(".md").write_text(render_bisect(doc), encoding="utf-8")
+        try:  # the bisection is in out_dir whatever the store says
+            save_change(open_store(store, repo, push=push), doc)
+        except ProfoptError as exc:
+            log(f"profopt: nightly: could not keep {path.name} in the store ({exc}); the site will not name its culprit")
         first = doc["first_bad"]
         if first is not None:
             log(f"profopt: nightly: {cp['benchmark']}: first bad commit {first['commit'][:12]} {first['subject']!r}")

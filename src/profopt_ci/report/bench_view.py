@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 
 from profopt_ci.analyze.decide import main_metric, ordered_metrics
 from profopt_ci.analyze.rules import action_id
+from profopt_ci.report import icons
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import DECISION_EMOJI, VERDICT_SYMBOL, metric_label, metric_word
 from profopt_ci.report.i18n import EN, bottleneck_class, say, t, word
@@ -54,7 +55,7 @@ def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) 
             decision = str(b.get("decision") or "inconclusive")
             cell = decided.get(decision)
             if cell is None:
-                cell = decided[decision] = f"{escape(DECISION_EMOJI.get(decision, '❔'))} {escape(word(lang, 'decision', decision))}"
+                cell = decided[decision] = f"{icons.decision(decision)} {escape(word(lang, 'decision', decision))}"
             change, interval = _compact_cells(lang, (b.get("metrics") or {}).get("step_time_ms"))
             out.append(f'<tr><td>{escape(clip(str(b.get("name", "?")), NAME_MAX))}</td><td>{cell}</td>'
                        f'<td class="n">{escape(change)}</td><td class="n">{escape(interval)}</td></tr>\n')

@@ -14,7 +14,7 @@ import numbers
 import string
 from collections.abc import Callable, Mapping
 
-from profopt_ci.report import i18n_action
+from profopt_ci.report import i18n_action, i18n_site
 from profopt_ci.report.messages_en import EN
 from profopt_ci.report.messages_zh import TERMS_ZH, ZH
 
@@ -24,6 +24,8 @@ LANGS = ("en", "zh")
 Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
 EN.update(i18n_action.EN)  # the action's failure causes (report/i18n_action.py)
 ZH.update(i18n_action.ZH)
+EN.update(i18n_site.EN)  # the site's pages (profopt site, report/i18n_site.py)
+ZH.update(i18n_site.ZH)
 
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 

@@ -33,6 +33,7 @@ from profopt_ci.documents.comparison import load_comparison
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
+from profopt_ci.report import icons
 from profopt_ci.report import view as view_mod
 from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
@@ -51,14 +52,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Path | None = None,
            max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None,
-           view: View | None = None) -> str:
+           view: View | None = None, site_url: str | None = None) -> str:
     """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are.
     `cols`: the terminal's width for "text" (80 when not given). `view`: the comparison's view in
     `lang` (build_view), when the caller renders it in more than one format."""
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False, default=json_default) + "\n"
-    view = _view(view, comparison, lang)
+    view = _view(view, comparison, lang, site_url)
     if fmt == "text":
         from profopt_ci.report.text import text
 
@@ -71,20 +72,20 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
 
 
 def write_html(comparison: dict, path: Path, lang: str = "en", *, template: Path | None = None,
-               full_report_hint: str | None = None, view: View | None = None) -> None:
+               full_report_hint: str | None = None, view: View | None = None, site_url: str | None = None) -> None:
     """The HTML report streamed into `path` chunk by chunk (jinja2's `generate()`): the same text as
     `render(…, "html")`, never held as one string. Past HTML_FULL_MAX benchmarks only the first
     ones in report order get a full section with plots; the others are one row each (report/view.py)."""
     _check(comparison, "html", lang)
-    page = _html_page(_view(view, comparison, lang))
+    page = _html_page(_view(view, comparison, lang, site_url))
     chunks = _template("html", template).generate(**_context(page, comparison, lang, full_report_hint))
     with open(path, "w", encoding="utf-8") as fh:
         fh.writelines(chunks)
 
 
-def _view(view: View | None, comparison: dict, lang: str) -> View:
+def _view(view: View | None, comparison: dict, lang: str, site_url: str | None = None) -> View:
     if view is None:
-        return build_view(comparison, lang)
+        return build_view(comparison, lang, site_url)
     if view.c is not comparison or view.lang != lang:
         raise ValueError("render: the view is of another comparison or language")
     return view
@@ -132,10 +133,14 @@ def _environment(fmt: str, extra_dir: str | None) -> jinja2.Environment:
     common = dict(loader=jinja2.FileSystemLoader(dirs), trim_blocks=True, lstrip_blocks=True,
                   keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     if fmt == "html":
-        return jinja2.Environment(autoescape=True, **common)
+        env = jinja2.Environment(autoescape=True, **common)
+        env.globals["icons"] = icons  # symbols every browser draws (inline SVG), not emoji
+        env.filters["without_emoji"] = icons.without_emoji
+        return env
     env = jinja2.Environment(autoescape=False, finalize=_md_finalize, **common)
     env.filters["code"] = md_code_block
     env.globals["mermaid"] = mermaid
+    env.globals["site_link"] = site_link
     return env
 
 
@@ -143,6 +148,11 @@ def _md_finalize(value: object) -> str:
     if type(value) is str:  # most of what a template prints: straight to the (cached) escaping
         return md_escape(value)
     return "" if value is None else md_inline(value)
+
+
+def site_link(url: str, text: str) -> Raw:
+    """A benchmark's link to its page on the nightly site (a URL made of safe characters only, in <>)."""
+    return Raw(f"[{md_escape(text)}](<{url}>)")
 
 
 def mermaid(chart: dict) -> Raw:

@@ -34,6 +34,7 @@ from profopt_ci.report.i18n import EN, note, t
 from profopt_ci.report.instruction_words import instructions_only
 from profopt_ci.report.instruction_words import meta_part as instr_meta
 from profopt_ci.report.instruction_words import notes as instr_notes
+from profopt_ci.report.site_links import page_url
 from profopt_ci.report.svg import bench_plots, overview_plot
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
@@ -43,8 +44,8 @@ HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plot
 class View:
     """The report's content for one comparison in one language; each part built when first read, once."""
 
-    def __init__(self, c: dict, lang: str) -> None:
-        self.c, self.lang = c, lang
+    def __init__(self, c: dict, lang: str, site_url: str | None = None) -> None:
+        self.c, self.lang, self.site_url = c, lang, site_url
         self.conf = confidence_label(c.get("confidence"))
         self.decision = c.get("decision")
         self.unpaired = c.get("mode") == "unpaired"
@@ -133,6 +134,8 @@ class Page:
     def _section(self, b: dict) -> dict:
         v = self.view
         section = bench_view(b, v.lang, v.conf, v.by_name.get(b.get("name"), []), self.error_cap)
+        label = v.c.get("hardware_label")
+        section["site"] = page_url(v.site_url, str(label), str(b.get("name"))) if v.site_url and label else None
         if self.plots:
             sides = (t(v.lang, "side.base"), t(v.lang, "side.head"))
             section["plots"] = bench_plots(b, v.c.get("threshold_pct"), sides, t(v.lang, "plots"))
@@ -205,9 +208,10 @@ class Sections(Sequence):
         self.reached += 1
 
 
-def build_view(c: dict, lang: str) -> View:
-    """The view of `c` in `lang`: build it once and hand it to every format that renders `c`."""
-    return View(c, lang)
+def build_view(c: dict, lang: str, site_url: str | None = None) -> View:
+    """The view of `c` in `lang`: build it once and hand it to every format that renders `c`.
+    `site_url`: where `profopt site` publishes the nightly history; each benchmark links to its page."""
+    return View(c, lang, site_url)
 
 
 def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -83,6 +83,20 @@ def new_path(label: str, commit: str, when: _dt.datetime | None = None) -> str:
     return f"{label_dir(label)}/{ts[:4]}/{ts}-{commit[:SHORT]}-{secrets.token_hex(3)}.json"
 
 
+CHANGES = "changes"  # <label>/changes/<YYYYMMDDTHHMMSSZ>-<to12>-<token>.json: a change point's bisect@1
+
+
+def change_path(label: str, to_commit: str, when: _dt.datetime | None = None) -> str:
+    """Where `refresh --bisect` keeps a change point's bisect@1 (the site reads it; never rewritten)."""
+    ts = timestamp(when)
+    return f"{label_dir(label)}/{CHANGES}/{ts}-{to_commit[:SHORT]}-{secrets.token_hex(3)}.json"
+
+
+def is_change_path(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) == 3 and parts[1] == CHANGES and parts[2].endswith(".json")
+
+
 def ignored(name: str) -> bool:
     # dotfiles (.gitattributes, editor droppings) and a top-level README are part of a data branch
     return name.startswith(".") or name.lower() in ("readme", "readme.md", "readme.txt")

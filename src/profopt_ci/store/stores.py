@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 from pathlib import Path
 
-from profopt_ci.documents.baseline import check_baseline
+from profopt_ci.documents.read import parse_document
 from profopt_ci.documents.types import json_default
 from profopt_ci.errors import UsageError
 from profopt_ci.gitutil import run_git
@@ -27,7 +27,9 @@ from profopt_ci.store.layout import (
     Entry,
     Store,
     Warn,
+    change_path,
     ignored,
+    is_change_path,
     new_path,
     parse_path,
     stderr_warn,
@@ -55,7 +57,7 @@ def entries(store: Store, label: str | None, *, warn: Warn = stderr_warn) -> lis
         e = parse_path(p)
         if e is not None:
             out.append(e)
-        elif not ignored(p.rsplit("/", 1)[-1]):
+        elif not ignored(p.rsplit("/", 1)[-1]) and not is_change_path(p):
             foreign.append(p)
     if foreign:
         shown = ", ".join(sorted(foreign)[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
@@ -68,14 +70,10 @@ def check_doc(raw: bytes | None, entry: Entry) -> tuple[dict | None, str | None]
     """(document, None) or (None, why it is unusable)."""
     if raw is None:
         return None, "cannot be read"
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"not valid JSON ({exc})"
-    try:
-        check_baseline(doc, entry.path)  # schema key + baseline.schema.json (documents.baseline)
+    try:  # one decode into the baseline@1 types (documents.read): the schema key, then every field
+        doc = parse_document(raw, entry.path, (BASELINE_SCHEMA,))
     except UsageError as exc:
-        return None, str(exc).removeprefix(f"{entry.path}: ")
+        return None, str(exc).removeprefix(entry.path).removeprefix(": ")
     commit = doc.get("commit")
     if not isinstance(commit, str) or not commit.startswith(entry.short):
         return None, f"its commit {commit!r} does not match the name"
@@ -112,6 +110,35 @@ def save(store: Store, doc: dict) -> str:
     data = (json.dumps(doc, separators=(",", ":"), default=json_default) + "\n").encode()
     message = f"profopt baseline {doc['hardware_label']} {doc['commit'][:SHORT]}"
     return store.write(path, data, message)
+
+
+def save_change(store: Store, doc: dict) -> str:
+    """Keep a change point's bisect@1 (with its `change_point` block) beside the label's runs, for the site."""
+    cp = doc.get("change_point") or {}
+    if not cp.get("label") or not cp.get("to_commit"):
+        raise UsageError("only a bisect@1 document with a change_point block can be stored")
+    data = (json.dumps(doc, separators=(",", ":"), default=json_default) + "\n").encode()
+    message = f"profopt change point {cp['label']} {cp.get('benchmark')} {str(cp['to_commit'])[:SHORT]}"
+    return store.write(change_path(cp["label"], str(cp["to_commit"])), data, message)
+
+
+def changes(store: Store, label: str | None, *, warn: Warn = stderr_warn) -> list[tuple[str, dict]]:
+    """The stored change points' bisect@1 documents (path, document), oldest first; unreadable ones
+    are named in a warning and left out."""
+    from profopt_ci.documents.names import BISECT_SCHEMA
+    from profopt_ci.documents.read import parse_document
+
+    paths = sorted(p for p in store.paths(label) if is_change_path(p))
+    out = []
+    for path, raw in store.read(paths).items():
+        try:
+            doc = parse_document(raw or b"", path, (BISECT_SCHEMA,))
+        except UsageError as exc:
+            warn(f"{store.describe()}: skipped {path}: {str(exc)[:300]}")
+            continue
+        if isinstance(doc.get("change_point"), dict):
+            out.append((path, doc))
+    return out
 
 
 def ancestors(repo: Path, commit: str, limit: int = REV_LIST_MAX) -> dict[str, int]:
