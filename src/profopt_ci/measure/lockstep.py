@@ -137,7 +137,8 @@ class WorkerProcess:
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path()}
+               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
+               "packages": round_index == 0}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
@@ -334,6 +335,8 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
         preload = built[side.name].get("preload")
         if isinstance(preload, list):
             sample["preload"] = [str(p) for p in preload][:20000]
+        if isinstance(finals[side.name].get("packages"), dict):  # the first round's: the side's environment
+            sample["packages"] = finals[side.name]["packages"]
         out[side.name] = sample
     return out
 

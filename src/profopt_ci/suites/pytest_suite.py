@@ -45,6 +45,37 @@ def import_pytest():
     return pytest
 
 
+def rewritten_tops() -> set[str]:
+    """The top-level modules pytest marks for assert rewriting before it loads plugins: every module
+    and package of each installed distribution with a `pytest11` entry point (as pytest's
+    `_iter_rewritable_modules` reads their files), whether or not the plugin is blocked."""
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return set()
+    from importlib import metadata
+
+    out: set[str] = set()
+    for dist in metadata.distributions():
+        try:
+            if any(ep.group == "pytest11" for ep in dist.entry_points):
+                out |= _tops([str(f) for f in dist.files or ()])
+        except Exception:  # noqa: S112 — a broken dist's metadata: pytest would skip it too
+            continue
+    return out
+
+
+def _tops(files: list[str]) -> set[str]:
+    tops = set()
+    for fn in files:
+        if "/" not in fn and fn.endswith(".py") and fn != "setup.py" and not fn.startswith("__editable__"):
+            tops.add(fn[:-3])
+        elif fn.count("/") == 1 and fn.endswith("__init__.py"):
+            tops.add(fn.partition("/")[0])
+    if not tops:  # a src layout's files: pytest tries again without the first component
+        inner = ["/".join(fn.split("/")[1:]) for fn in files if "/" in fn]
+        return _tops(inner) if inner else set()
+    return tops
+
+
 def _text(value: Any) -> Any:
     """A parameter as the report shows it: JSON scalars as they are, anything else as its repr."""
     if isinstance(value, (bool, int, float, str)) or value is None:
@@ -210,10 +241,6 @@ class _Hooks:
 
     def pytest_configure(self, config) -> None:
         config.addinivalue_line("markers", "benchmark: a benchmark (pytest-codspeed); profopt measures the test body")
-        from profopt_ci.suites import inworker
-
-        inworker.RUNNER_MODULES[:] = sorted({getattr(plugin, "__name__", "") for plugin, _ in
-                                             config.pluginmanager.list_plugin_distinfo()} - {""})
 
     def pytest_pyfunc_call(self, pyfuncitem):
         """The marker without the fixture: the whole test body, with its fixtures' values, is the step."""
