@@ -76,3 +76,10 @@ def plugin_wheel(dest: Path, name: str, module: str, source: str, version: str =
     entry = f"[pytest11]\n{module} = {module}\n".encode()
     return _write_wheel(dest, name, version, {f"{module}.py": source.encode()},
                         {"METADATA": meta, "entry_points.txt": entry, "top_level.txt": f"{module}\n".encode()})
+
+
+def module_wheel(dest: Path, name: str, module: str, source: str, version: str = "0.1") -> Path:
+    """A plain one-module distribution (no entry points)."""
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    return _write_wheel(dest, name, version, {f"{module}.py": source.encode()},
+                        {"METADATA": meta, "top_level.txt": f"{module}\n".encode()})

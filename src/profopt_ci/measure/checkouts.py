@@ -216,8 +216,15 @@ def make_venv(path: Path) -> tuple[str, dict[str, str]]:
     pip.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n')
     pip.chmod(0o755)
     (path / "bin" / "pip3").symlink_to("pip")
-    env = {"VIRTUAL_ENV": str(path), "PATH": os.pathsep.join([str(path / "bin"), *_path_without_ours()])}
-    return str(python), env
+    return str(python), venv_env(path)
+
+
+def venv_env(path: Path) -> dict[str, str]:
+    """What a side's venv adds to its environment: itself, its bin first on PATH, and PATH without
+    the bin directory of profopt's own venv (a side's `pytest` or `python` is its own)."""
+    ours = str(Path(sys.executable).parent) if sys.prefix != sys.base_prefix else None
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != ours]
+    return {"VIRTUAL_ENV": str(path), "PATH": os.pathsep.join([str(path / "bin"), *rest])}
 
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # profopt_ci itself
@@ -256,12 +263,6 @@ def _own_pip() -> Path | None:
 
     spec = importlib.util.find_spec("pip")
     return Path(spec.origin).parent if spec is not None and spec.origin else None
-
-
-def _path_without_ours() -> list[str]:
-    """PATH less the bin directory of profopt's own venv: a side's `pytest` or `python` is its own."""
-    ours = str(Path(sys.executable).parent) if sys.prefix != sys.base_prefix else None
-    return [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != ours]
 
 
 def side_spec(root: Path, rel_spec: Path) -> tuple[Spec | None, str | None]:

@@ -26,6 +26,7 @@ from typing import Any
 PYTEST_ARGS = ["-p", "no:benchmark", "-p", "no:codspeed", "-p", "no:xdist", "-p", "no:xdist.looponfail",
                "-p", "no:randomly",
                "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts=", "-s", "-q", "--no-header"]
+ERROR_LINES = 15  # of pytest's output, when its collection fails without a collect report
 _SHADOWED = ("pluggy", "iniconfig", "packaging", "_pytest", "pytest")
 
 
@@ -136,12 +137,19 @@ def _skip_reason(item) -> str | None:
 
 def collect(path: str, select: str | None) -> dict:
     """What pytest collects under `path` (cwd: the side's checkout), as collector.py reports it."""
+    import contextlib
+    import io
+
     pytest = import_pytest()
     col = _Collector(pytest)
     args = [path, "--collect-only", *PYTEST_ARGS, *(["-k", select] if select else [])]
-    code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
+    said = io.StringIO()  # pytest's own words (a conftest that cannot import is only said there)
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
     if code not in (0, 5) and not col.errors:  # 5: nothing collected
-        col.errors.append({"file": path, "line": None, "error": f"pytest --collect-only exited {int(code)}"})
+        last = "\n".join(said.getvalue().rstrip().splitlines()[-ERROR_LINES:])
+        col.errors.append({"file": path, "line": None,
+                           "error": f"pytest --collect-only exited {int(code)}" + (f":\n{last}" if last else "")})
     return {"benchmarks": col.benchmarks, "skipped": col.skipped, "errors": col.errors,
             "note": f"{col.other} other test(s) use neither the benchmark fixture nor the marker" if col.other else None}
 
