@@ -149,3 +149,20 @@ def test_the_same_compare_without_setup_runs_in_profopts_environment_and_says_so
     assert env["packages"]["pytest"] == pytest.__version__
     shown = run_cli(["report", str(root / ".profopt" / "comparison.json"), "--lang", "zh"], root)
     assert "profopt 自身的环境" in shown.stdout and "包 pytest" in shown.stdout
+
+
+def test_what_a_zygote_leaves_to_pytest_is_what_pytest_marks_for_rewriting():
+    """worker.preloadable leaves out suites.pytest_suite.rewritten_tops(); pytest's own reading of
+    the same distributions is the oracle (profopt's environment has pytest-timeout, xdist …)."""
+    from importlib import metadata
+
+    from _pytest.config import _iter_rewritable_modules
+
+    from profopt_ci.suites import pytest_suite
+
+    expected: set[str] = set()
+    for dist in metadata.distributions():
+        if any(ep.group == "pytest11" for ep in dist.entry_points):
+            expected |= set(_iter_rewritable_modules([str(f) for f in dist.files or []]))
+    assert "pytest_timeout" in expected
+    assert pytest_suite.rewritten_tops() == expected
