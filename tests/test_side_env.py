@@ -75,12 +75,14 @@ def wheelhouse(tmp_path_factory) -> Path:
     dest = tmp_path_factory.mktemp("wheels")
     wheels.with_requirements("pytest", dest)
     wheels.plugin_wheel(dest, "profopt-probe-plugin", "profopt_probe_plugin", PLUGIN)
+    # a project that installs a profopt of its own (a dev dependency): the worker must stay ours
+    wheels.module_wheel(dest, "profopt-ci", "profopt_ci", "raise ImportError('the side installed its own profopt_ci')\n")
     return dest
 
 
 def _project(tmp_path: Path, wheelhouse: Path, log: Path) -> Path:
     spec = (f"version: 1\nhardware_label: test\n"
-            f"setup: pip install -q --no-index --find-links {wheelhouse} pytest profopt-probe-plugin\n"
+            f"setup: pip install -q --no-index --find-links {wheelhouse} pytest profopt-probe-plugin profopt-ci\n"
             f"env: {{SESSION_LOG: {log}}}\n"
             "defaults: {rounds: 6, max_rounds: 6}\n"
             "suites:\n  - {pytest: tests/bench/}\n")

@@ -19,7 +19,7 @@ from profopt_ci.documents.results import save_json
 from profopt_ci.documents.sides import STATE_FILE
 from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gitutil import GitError, git
-from profopt_ci.measure.processes import Side
+from profopt_ci.measure.processes import WORKER_DIR, Side
 from profopt_ci.specfile.load import Spec, load_spec
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
@@ -188,7 +188,6 @@ def add_worktree(ws: Workspace, name: str, commit: str) -> Path:
     return path
 
 
-WORKER_DIR = "profopt-worker"  # in a side's venv: the one directory of profopt's it sees
 WORKER_PTH = "_profopt_worker.pth"
 
 
@@ -207,11 +206,14 @@ def make_venv(path: Path) -> tuple[str, dict[str, str]]:
     worker = path / WORKER_DIR
     worker.mkdir()
     (worker / "profopt_ci").symlink_to(PACKAGE_DIR, target_is_directory=True)
+    lines = [str(worker)]
     if not seed_pip(site):
-        borrowed = _own_pip()  # no bundled wheel (a distribution's Python without ensurepip): ours, read-only
+        borrowed = _own_pip()  # no bundled wheel (a distribution's Python without ensurepip): ours
         if borrowed is not None:
-            (worker / "pip").symlink_to(borrowed, target_is_directory=True)
-    (site / WORKER_PTH).write_text(f"{worker}\n")
+            (path / "profopt-pip").mkdir()
+            (path / "profopt-pip" / "pip").symlink_to(borrowed, target_is_directory=True)
+            lines.append(str(path / "profopt-pip"))
+    (site / WORKER_PTH).write_text("\n".join(lines) + "\n")
     pip = path / "bin" / "pip"
     pip.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n')
     pip.chmod(0o755)

@@ -164,6 +164,9 @@ def passed_env(environ: dict[str, str] | os._Environ) -> dict[str, str]:
             if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not SECRET_NAME.search(k)}
 
 
+WORKER_DIR = "profopt-worker"  # in a side's own venv: a directory holding only profopt_ci
+
+
 def own_environment(side: Side) -> bool:
     """Whether the side runs in a venv of its own (its setup's, checkouts.make_venv), not profopt's."""
     return bool(side.env.get("VIRTUAL_ENV"))
@@ -179,10 +182,12 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
     env.update(side.env)
     # The checkout first, so `bench.train:make_step` imports the side's code. A side in profopt's
     # environment gets profopt's PYTHONPATH and profopt_ci last, so the worker imports even when
-    # profopt runs from a source tree; a side's own venv gets only what the spec names: its venv's
-    # .pth holds profopt_ci, and nothing else of profopt's may reach it.
+    # profopt runs from a source tree; a side's own venv gets what the spec names and its worker
+    # directory (only profopt_ci: ahead of site-packages, so a profopt the setup installed cannot
+    # replace the worker this profopt speaks to), and nothing else of profopt's.
     if own_environment(side):
-        parts = [str(side.root), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+        worker = str(Path(side.env["VIRTUAL_ENV"]) / WORKER_DIR)
+        parts = [str(side.root), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p), worker]
     else:
         inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         parts = [str(side.root), *(p for p in inherited.split(os.pathsep) if p), _PACKAGE_PARENT]
