@@ -217,14 +217,25 @@ def test_not_a_git_repository(tmp_path):
 
 @pytest.mark.slow
 def test_setup_installs_each_side_into_its_own_venv(tmp_path):
-    """base never imports head's code: the package is only importable through `setup`'s install."""
+    """base never imports head's code: the package is only importable through `setup`'s install.
+    The venv has nothing of profopt's but its worker, so the build backend comes from the setup too
+    (profopt's own setuptools, packed back into a wheel: offline)."""
+    from importlib.metadata import version
+
+    import wheels
+
+    wheelhouse = tmp_path / "wheels"
+    wheelhouse.mkdir()
+    wheels.installed_wheel("setuptools", wheelhouse)
     pkg = {
         "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
                           '[project]\nname = "mypkg"\nversion = "0"\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
         "src/mypkg/__init__.py": "VALUE = 1\n",
         "bench/__init__.py": "",
         "bench/work.py": BUSY.replace("profopt_ci.record(loss=loss", "import mypkg; profopt_ci.record(value=mypkg.VALUE, loss=loss"),
-        "profopt.yml": "setup: pip install -q --no-build-isolation --no-deps --no-index -e .\n" + SPEC.format(rounds=3, max_rounds=3),
+        "profopt.yml": (f"setup:\n  - pip install -q --no-index --find-links {wheelhouse} setuptools=={version('setuptools')}\n"
+                        "  - pip install -q --no-build-isolation --no-deps --no-index -e .\n")
+                       + SPEC.format(rounds=3, max_rounds=3),
     }
     root = tmp_path / "repo"
     make_repo(root, [pkg, {"src/mypkg/__init__.py": "VALUE = 2\n"}])

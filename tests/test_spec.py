@@ -129,17 +129,23 @@ def test_validate_cli_exit_codes_and_messages(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert "2 benchmark(s): train-step, cli" in ok.stdout
     # without --no-import each callable is imported in a worker: the key's place and the exception
-    unimportable = run_cli(["validate"], tmp_path)
+    # (--no-setup: in profopt's own environment, said so; this tree's `pip install -e .` cannot run)
+    unimportable = run_cli(["validate", "--no-setup"], tmp_path)
     assert unimportable.returncode == 2
     assert "profopt.yml:8:5: callable `bench.train:make_step` of benchmark `train-step` does not import" in unimportable.stderr
     assert "ModuleNotFoundError: No module named 'bench'" in unimportable.stderr
+    assert "--no-setup: profopt's own environment" in unimportable.stderr
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "train.py").write_text("def other():\n    pass\n")
-    no_attr = run_cli(["validate"], tmp_path)
+    no_attr = run_cli(["validate", "--no-setup"], tmp_path)
     assert no_attr.returncode == 2 and "has no attribute 'make_step'" in no_attr.stderr
     (tmp_path / "bench" / "train.py").write_text("def make_step(**params):\n    return lambda: None\n")
-    imports = run_cli(["validate"], tmp_path)
+    imports = run_cli(["validate", "--no-setup"], tmp_path)
     assert imports.returncode == 0 and "every callable imports" in imports.stdout, imports.stderr
+    assert "--no-setup: checked with profopt's own interpreter and packages" in imports.stdout
+    # by default the setup runs first, as in compare: this one cannot install the tree (exit 3, its output)
+    setup = run_cli(["validate"], tmp_path, env={"PROFOPT_CACHE_DIR": str(tmp_path / "cache")})
+    assert setup.returncode == 3 and "setup failed on tree ('pip install -e .'" in setup.stderr, setup.stderr
     (tmp_path / "bad.yml").write_text("version: 1\nbenchmark:\n  - name: a\n")
     bad = run_cli(["validate", "--spec", "bad.yml"], tmp_path)
     assert bad.returncode == 2

@@ -1,7 +1,12 @@
 """`profopt validate`: check a spec, and (unless --no-import) that every callable imports.
 
-In: `--spec` (default ./profopt.yml) and `--no-import`. Out: one `ok` line on stdout and exit 0, or
-a `SpecError` listing every problem as FILE:LINE:COL (main() prints it; exit 2).
+In: `--spec` (default ./profopt.yml), `--no-import`, `--no-setup`. With `setup`, the callables are
+imported and the suites collected where compare will run them: in the tree's setup environment
+(measure/tree_env.py: built as compare builds a side's, cached by the setup and the files it reads);
+`--no-setup` keeps the fast check in profopt's own environment and says that it is one. Out: what
+each suite collected and one `ok` line on stdout, exit 0; or a `SpecError` listing every problem as
+FILE:LINE:COL with the collector's own last lines (main() prints it; exit 2); a setup that fails is
+exit 3 with its output.
 """
 from __future__ import annotations
 
@@ -17,34 +22,63 @@ def register(sub) -> None:
     suite_flag(v)
     v.add_argument("--no-import", action="store_true",
                    help="only check the spec; do not import each callable in a worker of the spec's environment")
+    v.add_argument("--no-setup", action="store_true",
+                   help="do not build the setup environment: import and collect with profopt's own interpreter "
+                        "and packages (fast; compare runs in the setup environment)")
     v.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
     spec = load(args.spec, args.suite)
+    side = _environment(spec, args) if spec.setup and not args.no_setup and (spec.suites or not args.no_import) else None
     if not args.no_import:
         from profopt_ci.specfile.imports import check_imports
 
-        problems = check_imports(spec, args.spec or spec.path.name)
+        problems = check_imports(spec, args.spec or spec.path.name, side)
         if problems:
             raise SpecError(problems)
     if spec.suites:
-        _suites(spec)
+        try:
+            _suites(spec, side)
+        except SpecError as exc:
+            if spec.setup and args.no_setup:  # the collector ran in profopt's environment: say so
+                raise SpecError([*exc.problems, f"{spec.path}:1: (--no-setup: collected with profopt's own "
+                                 "interpreter and packages; without it validate collects in the setup environment, "
+                                 "as compare does)"]) from None
+            raise
     names = ", ".join(b.name for b in spec.benchmarks[:20]) + (", …" if len(spec.benchmarks) > 20 else "")
     checked = "" if args.no_import else ", every callable imports"
     suites = f", {len(spec.suites)} suite(s)" if spec.suites else ""
     print(f"{spec.path}: ok — version {spec.version}, label {spec.hardware_label}, "
-          f"{len(spec.benchmarks)} benchmark(s){': ' + names if names else ''}{suites}{checked}")
+          f"{len(spec.benchmarks)} benchmark(s){': ' + names if names else ''}{suites}{checked}{_where(spec, side, args)}")
     return EXIT_OK
 
 
-def _suites(spec) -> None:
+def _environment(spec, args):
+    """The tree's setup environment, built or reused (setup's own lines go to stderr)."""
+    import sys
+
+    from profopt_ci.measure.tree_env import tree_environment
+
+    return tree_environment(spec, spec.path.resolve().parent, lambda line: print(line, file=sys.stderr))
+
+
+def _where(spec, side, args) -> str:
+    if side is not None:
+        return f"; checked in the setup environment ({side.python})"
+    if spec.setup and args.no_setup:
+        return ("; --no-setup: checked with profopt's own interpreter and packages, not in the setup "
+                "environment compare uses")
+    return ""
+
+
+def _suites(spec, side=None) -> None:
     """What each suite collected (name, kind, params) and what it skipped, with file:line; a suite
     that cannot be collected is a spec error (exit 2) naming where."""
     from profopt_ci.measure.processes import Side
     from profopt_ci.suites.collect import collect
 
-    col = collect(spec, spec.suites, Side(name="tree", root=spec.path.resolve().parent))
+    col = collect(spec, spec.suites, side or Side(name="tree", root=spec.path.resolve().parent))
     for e in col.entries:
         kind = e.get("style") or e.get("asv_type") or e.get("pyperf") or ""
         params = ", ".join(f"{k}={v}" for k, v in (e.get("params") or {}).items())

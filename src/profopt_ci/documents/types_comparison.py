@@ -65,6 +65,16 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 Metric._keys = frozenset(Metric.__struct_fields__)
 
 
+class SideEnvironment(_Closed, kw_only=True):
+    """Where a side's workers ran: the interpreter, whether in a venv of the side's own (its `setup`
+    installed it: nothing of profopt's but its worker) or in profopt's environment, and the
+    versions of the installed packages its steps imported (each benchmark's first round)."""
+
+    python: str
+    own: bool
+    packages: dict[str, str] | UnsetType = UNSET
+
+
 class SideInfo(_Closed, kw_only=True):
     """One side of a comparison: the ref as given, its commit, the machine and the environment."""
 
@@ -72,6 +82,7 @@ class SideInfo(_Closed, kw_only=True):
     commit: str | None | UnsetType = UNSET
     fingerprint: Free | UnsetType = UNSET
     env: Free | UnsetType = UNSET
+    environment: SideEnvironment | UnsetType = UNSET
 
 
 class Difference(_Closed, kw_only=True):

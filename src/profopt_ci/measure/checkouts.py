@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import sysconfig
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from profopt_ci.documents.results import save_json
 from profopt_ci.documents.sides import STATE_FILE
 from profopt_ci.errors import SpecError, UsageError
 from profopt_ci.gitutil import GitError, git
-from profopt_ci.measure.processes import Side
+from profopt_ci.measure.processes import WORKER_DIR, Side
 from profopt_ci.specfile.load import Spec, load_spec
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
@@ -189,29 +188,83 @@ def add_worktree(ws: Workspace, name: str, commit: str) -> Path:
     return path
 
 
-def make_venv(path: Path) -> tuple[str, dict[str, str]]:
-    """A venv that sees this interpreter's packages (torch, numpy…) but installs into itself.
+WORKER_PTH = "_profopt_worker.pth"
 
-    `--without-pip` keeps it fast; a `.pth` file appends our site-packages after its own, so what
-    setup installs (the side's project) shadows ours, and `pip` runs as `python -m pip` there.
+
+def make_venv(path: Path) -> tuple[str, dict[str, str]]:
+    """The side's own environment: a fresh venv holding what `python -m venv` puts there (pip, and
+    setuptools where this Python bundles it), what setup installs, and profopt's worker — a `.pth`
+    naming a directory that holds only `profopt_ci` (the worker imports nothing else) — and nothing
+    else of profopt's environment: the side's pytest loads the project's plugins and pins, not
+    profopt's (pytest-timeout, numpy 2 and pytest 9 of profopt's own broke a project pinned older).
     """
     import venv
 
     venv.EnvBuilder(with_pip=False, symlinks=True, clear=True).create(path)
     python = path / "bin" / "python"
     site = next((path / "lib").glob("python*/site-packages"))
-    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *_user_paths()])
-    (site / "_profopt_parent.pth").write_text("\n".join(ours) + "\n")
+    worker = path / WORKER_DIR
+    worker.mkdir()
+    (worker / "profopt_ci").symlink_to(PACKAGE_DIR, target_is_directory=True)
+    lines = [str(worker)]
+    if not seed_pip(site):
+        borrowed = _own_pip()  # no bundled wheel (a distribution's Python without ensurepip): ours
+        if borrowed is not None:
+            (path / "profopt-pip").mkdir()
+            (path / "profopt-pip" / "pip").symlink_to(borrowed, target_is_directory=True)
+            lines.append(str(path / "profopt-pip"))
+    (site / WORKER_PTH).write_text("\n".join(lines) + "\n")
     pip = path / "bin" / "pip"
     pip.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n')
     pip.chmod(0o755)
     (path / "bin" / "pip3").symlink_to("pip")
-    env = {"VIRTUAL_ENV": str(path), "PATH": f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return str(python), env
+    return str(python), venv_env(path)
 
 
-def _user_paths() -> list[str]:
-    return [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+def venv_env(path: Path) -> dict[str, str]:
+    """What a side's venv adds to its environment: itself, its bin first on PATH, and PATH without
+    the bin directory of profopt's own venv (a side's `pytest` or `python` is its own)."""
+    ours = str(Path(sys.executable).parent) if sys.prefix != sys.base_prefix else None
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != ours]
+    return {"VIRTUAL_ENV": str(path), "PATH": os.pathsep.join([str(path / "bin"), *rest])}
+
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # profopt_ci itself
+
+
+def seed_pip(site: Path) -> bool:
+    """The wheels `python -m venv` would install (ensurepip's, or a distribution's python-wheels),
+    unpacked into `site`: pure wheels, so unpacking is installing them, in 0.3 s where ensurepip
+    took 4 s a venv on this VM (it runs pip to install pip, and compiles every module)."""
+    import zipfile
+
+    wheels = bundled_wheels()
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(site)
+    return bool(wheels)
+
+
+def bundled_wheels() -> list[Path]:
+    """pip (and setuptools where bundled) as this interpreter's ensurepip carries them."""
+    try:
+        import ensurepip
+    except ImportError:
+        ensurepip = None
+    dirs = [Path(ensurepip.__file__).parent / "_bundled"] if ensurepip is not None else []
+    dirs.append(Path("/usr/share/python-wheels"))  # Debian's python3-venv
+    for d in dirs:
+        found = sorted(d.glob("pip-*-py3-none-any.whl"))
+        if found:
+            return [found[-1], *sorted(d.glob("setuptools-*-py3-none-any.whl"))[-1:]]
+    return []
+
+
+def _own_pip() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("pip")
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
 
 
 def side_spec(root: Path, rel_spec: Path) -> tuple[Spec | None, str | None]:

@@ -45,7 +45,8 @@ class WorkerProcess:
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path()}
+               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
+               "packages": round_index == 0}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid

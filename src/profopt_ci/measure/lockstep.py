@@ -165,6 +165,8 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
         preload = built[side.name].get("preload")
         if isinstance(preload, list):
             sample["preload"] = [str(p) for p in preload][:20000]
+        if isinstance(finals[side.name].get("packages"), dict):  # the first round's: the side's environment
+            sample["packages"] = finals[side.name]["packages"]
         out[side.name] = sample
     return out
 

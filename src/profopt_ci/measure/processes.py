@@ -164,6 +164,14 @@ def passed_env(environ: dict[str, str] | os._Environ) -> dict[str, str]:
             if (k in PASS_ENV or k.startswith(PASS_PREFIXES)) and not SECRET_NAME.search(k)}
 
 
+WORKER_DIR = "profopt-worker"  # in a side's own venv: a directory holding only profopt_ci
+
+
+def own_environment(side: Side) -> bool:
+    """Whether the side runs in a venv of its own (its setup's, checkouts.make_venv), not profopt's."""
+    return bool(side.env.get("VIRTUAL_ENV"))
+
+
 def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]:
     """The environment of every setup, worker and command: the allowlist of profopt's own
     (`passed_env`), then the spec's `env`, the benchmark's, the side's (its venv), and PYTHONPATH."""
@@ -172,10 +180,17 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
     if bench is not None:
         env.update(bench.env)
     env.update(side.env)
-    # The checkout first, so `bench.train:make_step` imports the side's code; profopt_ci last, so
-    # the worker and `profopt_ci.phase` import even when the side's environment lacks profopt.
-    inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
-    parts = [str(side.root), *(p for p in inherited.split(os.pathsep) if p), _PACKAGE_PARENT]
+    # The checkout first, so `bench.train:make_step` imports the side's code. A side in profopt's
+    # environment gets profopt's PYTHONPATH and profopt_ci last, so the worker imports even when
+    # profopt runs from a source tree; a side's own venv gets what the spec names and its worker
+    # directory (only profopt_ci: ahead of site-packages, so a profopt the setup installed cannot
+    # replace the worker this profopt speaks to), and nothing else of profopt's.
+    if own_environment(side):
+        worker = str(Path(side.env["VIRTUAL_ENV"]) / WORKER_DIR)
+        parts = [str(side.root), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p), worker]
+    else:
+        inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        parts = [str(side.root), *(p for p in inherited.split(os.pathsep) if p), _PACKAGE_PARENT]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PROFOPT_GITHUB_TOKEN", None)
@@ -237,7 +252,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
     if bench.callable:
         job = {
             "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
-            "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure",
+            "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure", "packages": round_index == 0,
         }
         what, tag = f"the worker for {bench.name} on {side.name}", f"{side.name}-{bench.name}"
         if zygote is not None:
@@ -259,6 +274,8 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         }
         if isinstance(data.get("preload"), list):
             sample["preload"] = [str(p) for p in data["preload"]][:20000]
+        if isinstance(data.get("packages"), dict):
+            sample["packages"] = data["packages"]
         return sample
     res = run_command(command_argv(bench.command), cwd=side.root, env=env, timeout_s=s.timeout_s, workdir=workdir)
     if res.timed_out or res.returncode != 0:

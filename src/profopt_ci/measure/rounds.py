@@ -44,6 +44,7 @@ class Track:
     samples: list[dict] = field(default_factory=list)
     warmed: bool = False
     quality: dict | None = None  # the quality pass's trace (analyze/quality.py), when one ran
+    packages: dict | None = None  # {distribution: version} its first worker imported (worker.imported_packages)
 
 
 @dataclass
@@ -131,6 +132,7 @@ def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundS
             state.zygotes.close(bench.name)
             return
         reported.append(sample.pop("preload", None))
+        keep_packages(track, sample)
         track.samples.append(sample)
         log(progress_line(bench.name, label, r, total, sample))
     learn_preload(state, bench.name, reported)
@@ -143,6 +145,13 @@ def learn_preload(state: RoundState, bench: str, reported: list) -> bool:
         return False
     state.preload[bench] = sorted({m for mods in reported for m in mods}, key=lambda m: (m.count("."), m))
     return True
+
+
+def keep_packages(track: Track, sample: dict) -> None:
+    """The packages a sample's worker reported (its first round's) go to the track, not the sample."""
+    packages = sample.pop("packages", None)
+    if isinstance(packages, dict) and track.packages is None:
+        track.packages = packages
 
 
 def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
@@ -183,6 +192,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
     if learn_preload(state, bench.name, reported):
         state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, placement.spare())
     for side in sides:
+        keep_packages(state.track(bench.name, side.name), samples[side.name])
         state.track(bench.name, side.name).samples.append(samples[side.name])
     if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):
         log(placement.warning and f"profopt: warning: {placement.warning}" or

@@ -67,21 +67,50 @@ def with_step(job: dict, use, seed: int | None = None):
 # import them once and fork each round's workers (measure/zygote.py). jax and tensorflow are not here:
 # both start threads at import and say fork() is unsafe after it. pytest and what it imports: a
 # suite's worker runs a pytest session each round, and its imports were most of a round's start.
+# Not pytest's plugins: see `preloadable`.
 PRELOAD = ("torch", "numpy", "scipy", "pandas", "sklearn", "torchvision", "torchaudio", "transformers",
            "pytest", "_pytest", "pluggy", "iniconfig")
-FORK_UNSAFE = ("jax", "jaxlib", "tensorflow")  # never preloaded, whatever plugin belongs to them
+FORK_UNSAFE = ("jax", "jaxlib", "tensorflow")  # never preloaded
+FORKED = False  # set in a worker a zygote forked (zygote_process): its preload is known already
 
 
 def preloadable() -> list[str]:
     """The modules of the PRELOAD packages this worker's step imported, submodules included (the
-    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo),
-    and of the packages of a suite runner's installed plugins (suites.inworker.RUNNER_MODULES: for
-    a pytest session, most of a round's start); measure/zygote.py imports them once. Packages
-    first, then their submodules by depth."""
+    factory may import them lazily: torch.optim's first optimizer imports torch._dynamo);
+    measure/zygote.py imports them once. Packages first, then their submodules by depth.
+
+    Never what the suite's runner must import itself (suites.inworker.runner_owned): pytest
+    rewrites the asserts of its entry-point plugins' packages as it imports them, so one imported
+    before the session runs unrewritten and pytest warns "Module already imported so cannot be
+    rewritten" — an error under the project's `filterwarnings = error`, and a session unlike a
+    fresh one. A forked worker reports nothing: its zygote's list was learnt from a fresh one."""
+    if FORKED:
+        return []
     suite = sys.modules.get("profopt_ci.suites.inworker")
-    plugins = {m.partition(".")[0] for m in getattr(suite, "RUNNER_MODULES", ())} - set(FORK_UNSAFE)
-    names = [m for m in list(sys.modules) if m.partition(".")[0] in PRELOAD or m.partition(".")[0] in plugins]
+    owned = suite.runner_owned() if suite is not None else set()
+    names = [m for m in list(sys.modules)
+             if m.partition(".")[0] in PRELOAD and m.partition(".")[0] not in owned]
     return sorted(names, key=lambda m: (m.count("."), m))[:20000]
+
+
+def imported_packages() -> dict[str, str]:
+    """{distribution: version} of the installed packages this process imported — the step's, its
+    runner's — not the standard library's, not profopt's own: where the side's numbers came from."""
+    from importlib import metadata
+
+    tops = {m.partition(".")[0] for m in list(sys.modules)} - set(sys.stdlib_module_names) - {"profopt_ci"}
+    try:
+        owners = metadata.packages_distributions()
+    except Exception:  # a broken dist's metadata must not fail the measurement
+        return {}
+    out: dict[str, str] = {}
+    for top in tops:
+        for dist in owners.get(top, ()):
+            try:
+                out[dist] = metadata.version(dist)
+            except Exception:  # noqa: S112 — listed but unreadable: left out
+                continue
+    return dict(sorted(out.items())[:500])
 
 
 def measure_job(job: dict) -> dict:
@@ -101,6 +130,7 @@ def measure_job(job: dict) -> dict:
         "quality": m.quality,
         "vm_hwm_kb": _vm_hwm_kb(),
         "preload": preloadable(),
+        **({"packages": imported_packages()} if job.get("packages") else {}),
         **m.device_peaks,
     }
 
@@ -185,7 +215,8 @@ def _serve(job: dict, step, rd, wr) -> int:
         elif op == "v" and warmed:
             wr.write(f"{stepper.value_ns()}\n")
         elif op == "q" and warmed:
-            wr.write("done " + json.dumps({**stepper.finish(), "vm_hwm_kb": _vm_hwm_kb()}) + "\n")
+            own = {"packages": imported_packages()} if job.get("packages") else {}
+            wr.write("done " + json.dumps({**stepper.finish(), "vm_hwm_kb": _vm_hwm_kb(), **own}) + "\n")
             return 0
         else:
             print(f"profopt worker: unexpected request {line.strip()!r}", file=sys.stderr)

@@ -39,6 +39,7 @@ def _child(sock: socket.socket, request: str, fds: list[int], zygote_pid: int) -
         _become(job)
         if job.get("cpus") and hasattr(os, "sched_setaffinity"):  # one thread now: what it starts inherits it
             os.sched_setaffinity(0, job["cpus"])
+        worker.FORKED = True
         os.environ[TAG_VAR] = job["tag"]  # what the step starts carries the worker's own tag
         if job.get("out"):  # a JSON job (the profiled run): its answer goes to a file
             code = worker.run_job(job["job"], job["out"])

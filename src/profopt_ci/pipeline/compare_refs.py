@@ -30,7 +30,7 @@ from profopt_ci.measure.checkouts import (
     resolve_refs,
 )
 from profopt_ci.measure.cpus import format_cpuset, parent_home
-from profopt_ci.measure.processes import Side, fingerprint, run_setup
+from profopt_ci.measure.processes import Side, fingerprint, own_environment, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
 from profopt_ci.pipeline import confirm
@@ -85,9 +85,21 @@ class CompareRun:
         return self.sides[0].commit == self.sides[1].commit
 
 
-def _side_meta(side: Side, fp: dict | None, plan: Plan) -> dict:
+def _side_meta(side: Side, fp: dict | None, plan: Plan, state: RoundState | None = None) -> dict:
     env = dict(plan.side_spec(side.name).env)
-    return {"ref": side.ref, "commit": side.commit, "fingerprint": fp or {}, "env": env}
+    meta = {"ref": side.ref, "commit": side.commit, "fingerprint": fp or {}, "env": env}
+    if state is not None:
+        meta["environment"] = side_environment(side, state)
+    return meta
+
+
+def side_environment(side: Side, state: RoundState) -> dict:
+    """The interpreter a side ran, whether in its own setup venv, and what its steps imported."""
+    packages: dict[str, str] = {}
+    for (_, name), track in sorted(state.tracks.items()):
+        if name == side.name and track.packages:
+            packages.update(track.packages)
+    return {"python": side.python, "own": own_environment(side), "packages": dict(sorted(packages.items()))}
 
 
 def _setup_sides(sides: list[Side], plan: Plan, log) -> dict[str, str]:
@@ -139,7 +151,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
     if run.same_commit:
         notes = [message("note.aa"), *notes]
     plan = run.plan
-    base_meta, head_meta = (_side_meta(s, run.fps.get(s.name), plan) for s in run.sides)
+    base_meta, head_meta = (_side_meta(s, run.fps.get(s.name), plan, run.state) for s in run.sides)
     pairs = [(plan.bench("base", b.name), plan.bench("head", b.name)) for b in run.benches]
     threshold = plan.spec.benchmarks[0].settings.threshold_pct
     nightly, nightly_notes = ({}, []) if run.nightly is None or partial else base_nightly(

@@ -91,10 +91,25 @@ def environments(c: dict, lang: str) -> list[dict]:
     rows += [(k, fb.get(k), fh.get(k)) for k in keys]
     eb, eh = base.get("env") or {}, head.get("env") or {}
     rows += [(t(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
+    vb, vh = base.get("environment") or {}, head.get("environment") or {}
+    if vb or vh:  # each side's venv has a path of its own by design; where each ran should match
+        sides.append((t(lang, "env.python"), vb.get("python"), vh.get("python")))
+        rows += [(t(lang, "env.where"), _where(vb, lang), _where(vh, lang)), *_packages(vb, vh, lang)]
     # ref and commit differ by design; only what should have been equal is marked.
     return [{"key": clip(str(k), 60), "base": value_text(b, 100), "head": value_text(h, 100),
              "differs": b != h and not designed} for designed, (k, b, h) in
             [(True, r) for r in sides] + [(False, r) for r in rows]]
+
+
+def _where(e: dict, lang: str) -> str | None:
+    """A side's own setup venv (nothing of profopt's but its worker), or profopt's environment."""
+    return None if not e else t(lang, "env.own" if e.get("own") else "env.profopt")
+
+
+def _packages(eb: dict, eh: dict, lang: str) -> list[tuple]:
+    """The versions of the packages each side's steps imported: one that differs is marked."""
+    pb, ph = eb.get("packages") or {}, eh.get("packages") or {}
+    return [(t(lang, "env.package", name=k), pb.get(k), ph.get(k)) for k in sorted(set(pb) | set(ph))]
 
 
 def phases(b: dict) -> dict:

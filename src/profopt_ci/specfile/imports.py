@@ -3,8 +3,9 @@
 In: a loaded `Spec` and the name it is shown by. Out: problem lines, `file:line:col: …` at the
 benchmark's `callable` key, each with the last lines of the exception. One child process per
 distinct (callable, environment), run by the spec's interpreter with `measure.processes.child_env` (the
-checkout first on sys.path), so an import that works here but not in a worker is caught.
-`setup` is not run: an import that needs it says so.
+checkout first on sys.path), so an import that works here but not in a worker is caught. `side`:
+the tree's setup environment (measure/tree_env.py) where validate built one; without it (`--no-setup`,
+or no setup) profopt's own interpreter, and an import that needs the setup says so.
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ _PROBE = ("import os, sys; sys.path.insert(0, os.getcwd()); "
           "callable(f) or sys.exit(f'{sys.argv[1]} is {type(f).__name__}, expected a factory function')")
 
 
-def check_imports(spec: Spec, shown: str) -> list[str]:
+def check_imports(spec: Spec, shown: str, side: Side | None = None) -> list[str]:
     """Problems for the callables that do not import; [] when all do."""
     root = spec.path.resolve().parent
-    side = Side(name="tree", root=root, python=sys.executable)
+    in_setup = side is not None
+    side = side or Side(name="tree", root=root, python=sys.executable)
     marks = _callable_marks(spec.path)
     problems, seen = [], {}
     for i, bench in enumerate(spec.benchmarks):
@@ -45,8 +47,8 @@ def check_imports(spec: Spec, shown: str) -> list[str]:
         if cause is None:
             continue
         line, col = marks.get(i, (1, 1))
-        hint = " (validate does not run `setup`; if the import needs it, run setup first or pass --no-import)" \
-            if spec.setup else ""
+        hint = " (--no-setup: profopt's own environment; compare imports it in the setup venv)" \
+            if spec.setup and not in_setup else (" (in the setup environment)" if in_setup else "")
         lines = [f"{shown}:{line}:{col}: callable `{bench.callable}` of benchmark `{bench.name}` does not import "
                  f"in a worker{hint}:"]
         lines += [f"    {ln}" for ln in cause.splitlines()]

@@ -39,7 +39,7 @@ def benchmark_dir(path: str) -> Path:
     p = Path(path)
     if p.is_file() and p.name.endswith(".json"):
         text = "\n".join(line for line in p.read_text().splitlines() if not line.lstrip().startswith("//"))
-        conf = json.loads(text)
+        conf = json.loads(re.sub(r",(\s*[\]}])", r"\1", text))  # asv's own reader takes trailing commas
         p = p.parent / conf.get("benchmark_dir", "benchmarks")
     if not p.is_dir():
         raise FileNotFoundError(f"{path}: no such asv benchmark directory")

@@ -14,7 +14,6 @@ file is (`expand.overlay`); a module both sides have is the base's own — it ma
 from __future__ import annotations
 
 import shutil
-import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -79,18 +78,3 @@ def _copy_modules(targets: list[str], head_root: Path, base_root: Path) -> list[
                 shutil.copy2(src, dst)
                 copied.append(str(cand))
     return copied
-
-
-def probe(items: list) -> dict[str, str | None]:
-    """In the side's process (suites/collector.py): each [name, target, params] built and run once —
-    {name: None, or why not, with the traceback's last lines}."""
-    from profopt_ci.measure.worker import build_step
-
-    out: dict[str, str | None] = {}
-    for name, target, params in items:
-        try:
-            build_step(target, params or {})()
-            out[name] = None
-        except Exception as exc:
-            out[name] = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc().splitlines(True)[-3:])
-    return out

@@ -16,12 +16,16 @@ import sys
 import traceback
 from pathlib import Path
 
+_MODULES = {"pytest": "pytest_suite", "asv": "asv_suite", "pyperf": "pyperf_suite", "callable": "callable_probe"}
+
 
 def _module(kind: str):
-    from profopt_ci.suites import asv_suite, callables, pyperf_suite, pytest_suite
+    """The kind's in-side module, and only it: a side's own venv holds profopt_ci but none of the
+    parent's packages (yaml, jsonschema), so nothing of the parent's side may be imported here."""
+    import importlib
 
     # "callable": only probed — a `module:factory` the base must build and run (benchmarks_from: head)
-    return {"pytest": pytest_suite, "asv": asv_suite, "pyperf": pyperf_suite, "callable": callables}[kind]
+    return importlib.import_module(f"profopt_ci.suites.{_MODULES[kind]}")
 
 
 def handle(job: dict) -> dict:

@@ -12,10 +12,14 @@ from typing import Any
 
 from profopt_ci.suites import parse_target
 
-# The plugin modules the suite's runner loaded from installed packages before any of the checkout's
-# code (pytest's entry-point plugins), filled by the adapter: a zygote may import them once
-# (worker.preloadable), as the runner itself imports them at every start.
-RUNNER_MODULES: list[str] = []
+
+def runner_owned() -> set[str]:
+    """Top-level modules a zygote must leave to the suite's runner (worker.preloadable): for a pytest
+    session that ran in this worker, those pytest rewrites on import; none for asv and pyperf."""
+    import sys
+
+    suite = sys.modules.get("profopt_ci.suites.pytest_suite")
+    return suite.rewritten_tops() if suite is not None else set()
 
 
 def run(target: str, use: Callable[[Callable[[], object]], Any], seed: int | None = None) -> Any:

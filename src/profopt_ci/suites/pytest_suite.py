@@ -26,6 +26,7 @@ from typing import Any
 PYTEST_ARGS = ["-p", "no:benchmark", "-p", "no:codspeed", "-p", "no:xdist", "-p", "no:xdist.looponfail",
                "-p", "no:randomly",
                "-p", "no:cacheprovider", "-p", "no:cov", "-o", "addopts=", "-s", "-q", "--no-header"]
+ERROR_LINES = 15  # of pytest's output, when its collection fails without a collect report
 _SHADOWED = ("pluggy", "iniconfig", "packaging", "_pytest", "pytest")
 
 
@@ -43,6 +44,37 @@ def import_pytest():
                           "cannot be benchmarked under a running pytest from its checkout; install it in the "
                           "side's `setup` venv instead of importing it from the tree") from None
     return pytest
+
+
+def rewritten_tops() -> set[str]:
+    """The top-level modules pytest marks for assert rewriting before it loads plugins: every module
+    and package of each installed distribution with a `pytest11` entry point (as pytest's
+    `_iter_rewritable_modules` reads their files), whether or not the plugin is blocked."""
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return set()
+    from importlib import metadata
+
+    out: set[str] = set()
+    for dist in metadata.distributions():
+        try:
+            if any(ep.group == "pytest11" for ep in dist.entry_points):
+                out |= _tops([str(f) for f in dist.files or ()])
+        except Exception:  # noqa: S112 — a broken dist's metadata: pytest would skip it too
+            continue
+    return out
+
+
+def _tops(files: list[str]) -> set[str]:
+    tops = set()
+    for fn in files:
+        if "/" not in fn and fn.endswith(".py") and fn != "setup.py" and not fn.startswith("__editable__"):
+            tops.add(fn[:-3])
+        elif fn.count("/") == 1 and fn.endswith("__init__.py"):
+            tops.add(fn.partition("/")[0])
+    if not tops:  # a src layout's files: pytest tries again without the first component
+        inner = ["/".join(fn.split("/")[1:]) for fn in files if "/" in fn]
+        return _tops(inner) if inner else set()
+    return tops
 
 
 def _text(value: Any) -> Any:
@@ -105,12 +137,19 @@ def _skip_reason(item) -> str | None:
 
 def collect(path: str, select: str | None) -> dict:
     """What pytest collects under `path` (cwd: the side's checkout), as collector.py reports it."""
+    import contextlib
+    import io
+
     pytest = import_pytest()
     col = _Collector(pytest)
     args = [path, "--collect-only", *PYTEST_ARGS, *(["-k", select] if select else [])]
-    code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
+    said = io.StringIO()  # pytest's own words (a conftest that cannot import is only said there)
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
     if code not in (0, 5) and not col.errors:  # 5: nothing collected
-        col.errors.append({"file": path, "line": None, "error": f"pytest --collect-only exited {int(code)}"})
+        last = "\n".join(said.getvalue().rstrip().splitlines()[-ERROR_LINES:])
+        col.errors.append({"file": path, "line": None,
+                           "error": f"pytest --collect-only exited {int(code)}" + (f":\n{last}" if last else "")})
     return {"benchmarks": col.benchmarks, "skipped": col.skipped, "errors": col.errors,
             "note": f"{col.other} other test(s) use neither the benchmark fixture nor the marker" if col.other else None}
 
@@ -210,10 +249,6 @@ class _Hooks:
 
     def pytest_configure(self, config) -> None:
         config.addinivalue_line("markers", "benchmark: a benchmark (pytest-codspeed); profopt measures the test body")
-        from profopt_ci.suites import inworker
-
-        inworker.RUNNER_MODULES[:] = sorted({getattr(plugin, "__name__", "") for plugin, _ in
-                                             config.pluginmanager.list_plugin_distinfo()} - {""})
 
     def pytest_pyfunc_call(self, pyfuncitem):
         """The marker without the fixture: the whole test body, with its fixtures' values, is the step."""
