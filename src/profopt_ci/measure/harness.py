@@ -250,6 +250,20 @@ def measure(
         _state.sync = None
 
 
+def _lead_in(step: Callable[[], object], n: int, sync: Callable[[], None] | None) -> None:
+    untimed = getattr(step, "profopt_untimed", None)
+    for _ in range(n):
+        if untimed is not None:
+            call, after = untimed()
+            call()
+            if after is not None:
+                after()
+        else:
+            step()
+    if sync is not None:
+        sync()
+
+
 class Stepper:
     """One value at a time, for a worker the parent drives in lockstep (`profopt_ci.measure.worker --serve`).
 
@@ -260,8 +274,11 @@ class Stepper:
     """
 
     def __init__(self, step: Callable[[], object], *, value_ms: float, warmup: int, warmup_ms: float = 100.0,
-                 device: CudaDevice | None = None) -> None:
-        self.step, self.device = step, device
+                 device: CudaDevice | None = None, lead: int = 0) -> None:
+        """`lead`: untimed steps before each value, so it starts as a step of the user's loop does —
+        its working set in the caches and its thread pool awake — not where the other side's value
+        left them."""
+        self.step, self.device, self.lead = step, device, lead
         self.value_ms, self.warmup, self.warmup_ms = value_ms, warmup, warmup_ms
         self.sync = device.synchronize if device is not None else None
         self.loops = 1
@@ -291,6 +308,12 @@ class Stepper:
 
     def value_ns(self) -> int:
         self.values += 1
+        if self.lead:
+            recording, _state.recording = _state.recording, False  # its phases are not the value's
+            try:
+                _lead_in(self.step, self.lead, self.sync)
+            finally:
+                _state.recording = recording
         return _time_loops(self.step, self.loops, self.sync)
 
     def finish(self) -> dict:

@@ -46,7 +46,7 @@ class WorkerProcess:
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
                "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
-               "packages": round_index == 0}
+               "packages": round_index == 0, "lead": lead_steps()}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
@@ -180,6 +180,14 @@ class WorkerProcess:
     def _close_files(self) -> None:
         self._out.close()
         self._err.close()
+
+
+LEAD_STEPS = 1  # untimed steps before each value (harness.Stepper); PROFOPT_LEAD_STEPS overrides, 0 none
+
+
+def lead_steps() -> int:
+    text = os.environ.get("PROFOPT_LEAD_STEPS", "").strip()
+    return int(text) if text.isdigit() else LEAD_STEPS
 
 
 @functools.lru_cache(maxsize=1)

@@ -29,7 +29,7 @@ from typing import Protocol
 from profopt_ci.figures import sig
 from profopt_ci.measure import other_load
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess
+from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, lead_steps
 from profopt_ci.measure.processes import (
     Side,
     _throughput,
@@ -143,7 +143,9 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c")))) for name in workers)
             warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
                     for name in workers}
-            pairs = pair_count(benches[sides[0].name].settings.round_ms, warm)
+            lead = lead_steps()  # the untimed steps before each value take round time too
+            pairs = pair_count(benches[sides[0].name].settings.round_ms,
+                               {n: ns * (loops + lead) // loops for n, ns in warm.items()})
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
                 values, first = drive(workers, pairs, rng, turns)
             placement.loaded(window)

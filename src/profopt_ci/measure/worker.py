@@ -199,6 +199,7 @@ def _serve(job: dict, step, rd, wr) -> int:
     # the thread probe (first round only) lasts at most one round's measuring, at least 50 ms
     probe_ms = max(50.0, min(threads.PROBE_MS, float(job.get("round_ms", 400.0))))
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
+                              lead=int(job.get("lead", 0)),
                               warmup_ms=warm_ms, device=harness.detect_device())
     warmed = False
     for line in rd:
