@@ -194,10 +194,11 @@ def truth(base: Path, head: Path, rounds: int = 80, block_ms: float = 20.0) -> d
     return json.loads(out.stdout)
 
 
-def compare(root: Path, src: Path, aa: bool) -> dict:
+def compare(root: Path, src: Path, aa: bool, name: str = "", extra: dict | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROFOPT_")}
     env["PYTHONPATH"] = str(src)
-    out = root / f".profopt-{src.parent.name}"
+    env.update(extra or {})
+    out = root / f".profopt-{name or src.parent.name}"
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "profopt_ci", "compare", "--base", "HEAD" if aa else "HEAD~1",
                            "--head", "HEAD", "--out", str(out / "comparison.json"), "--report", str(out / "report.md")],
@@ -218,7 +219,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="*", default=CPU_CASES, choices=list(CASES))
     p.add_argument("--markdown", type=Path, help="also write the per-run table here (Markdown)")
-    p.add_argument("--tree", action="append", default=[], help="NAME=PATH of a profopt checkout (default: this one)")
+    p.add_argument("--tree", action="append", default=[],
+                   help="NAME=PATH[,VAR=VALUE…]: a profopt checkout, and environment variables for its compare "
+                        "(default: this one)")
     p.add_argument("--repeat", type=int, default=1)
     args = p.parse_args()
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent)}
@@ -238,9 +241,11 @@ def main() -> int:
                 order = list(trees.items())
                 if rep % 2:
                     order.reverse()
-                for name, path in order:
+                for name, where in order:
+                    path, *assigned = where.split(",")
                     t = truth(root / "sides" / "base.py", root / "sides" / "head.py")
-                    c = compare(root, Path(path).resolve() / "src", head_src is None)
+                    c = compare(root, Path(path).resolve() / "src", head_src is None, name,
+                                dict(a.split("=", 1) for a in assigned))
                     rows.append((case, name, t, c, want))
                     if "error" in c:
                         print(f"{case:<13} {name:<8} ERROR {c['error']}", flush=True)

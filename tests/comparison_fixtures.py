@@ -9,7 +9,7 @@ import math
 import random
 
 from profopt_ci.analyze.bottleneck import note
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
                "memory_gb": 24.0, "os": "Linux-6.8.0-x86_64-with-glibc2.39", "python": "3.11.7",

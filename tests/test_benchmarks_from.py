@@ -13,7 +13,7 @@ import pytest
 from conftest import make_repo, run_cli
 from test_suites import LIB, SETTINGS, SLOW_LIB
 
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 BENCH = """\
 import mylib

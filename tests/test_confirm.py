@@ -13,8 +13,8 @@ from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.entries import build_entry, finish
-from profopt_ci.report.i18n import say
 from profopt_ci.specfile.load import parse_spec
+from profopt_ci.words.i18n import say
 
 SPEC = """\
 version: 1

@@ -27,7 +27,7 @@ from profopt_ci.action import image as action_image
 from profopt_ci.action import inputs as action_inputs
 from profopt_ci.action import local, runs, workspace
 from profopt_ci.errors import InfraError, UsageError
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 
 def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> action_inputs.ActionSettings:

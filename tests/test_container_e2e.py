@@ -34,7 +34,7 @@ from conftest import ROOT
 from profopt_ci.action import image as action_image
 from profopt_ci.action import inputs as action_inputs
 from profopt_ci.action import runs
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import cli_env, git, make_repo, run_cli
 
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 STEP = """\
 import os, time

@@ -1,6 +1,6 @@
 """Every statement a producer can put in a report has a Chinese rendering.
 
-The bottleneck note is messages (an id and its fields; report/i18n.message): each rule in rules.py
+The bottleneck note is messages (an id and its fields; words/i18n.message): each rule in rules.py
 is fired with sample figures chosen to emit *every* evidence line it has (optional ones included),
 bottleneck.py's fallbacks too, and every id emitted must have an en and a zh entry whose zh render
 keeps no English; every catalog entry of the note must be emitted by something. The comparison's
@@ -23,8 +23,8 @@ from test_report_snapshots import ZH_ALLOWED
 from profopt_ci.analyze import bottleneck as analyze
 from profopt_ci.analyze.facts import Facts
 from profopt_ci.analyze.rules import RULES
-from profopt_ci.report import i18n
 from profopt_ci.report.render import render
+from profopt_ci.words import i18n
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
@@ -157,7 +157,7 @@ def test_a_file_from_before_messages_still_renders():
 
 # ---- notes: messages too, checked at their producers ------------------------------------------------
 
-# The action's failure causes are message keys (action.cause.*, report/i18n_action.py), not notes.
+# The action's failure causes are message keys (action.cause.*, words/i18n_action.py), not notes.
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
                     "action.host", "action.entry")
 # Every module that writes a comparison note (a suite collector's own words ride inside note.suite_said).

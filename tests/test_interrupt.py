@@ -10,7 +10,7 @@ import time
 
 from conftest import cli_env, git, make_repo
 
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 WORK = """\
 import time

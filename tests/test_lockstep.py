@@ -18,9 +18,9 @@ import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.measure import cpus, lockstep
-from profopt_ci.report.i18n import text_of
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
+from profopt_ci.words.i18n import text_of
 
 SPEC = """\
 version: 1

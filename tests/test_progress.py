@@ -7,7 +7,7 @@ import json
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.measure.progress import Progress, progress_of
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 
 class Tty(io.StringIO):

@@ -11,9 +11,10 @@ import comparison_fixtures as fx
 import pytest
 
 from profopt_ci.errors import UsageError
-from profopt_ci.report import i18n, icons
+from profopt_ci.report import icons
 from profopt_ci.report.format import md_inline, num, pct
 from profopt_ci.report.render import headline, load_comparison, render, shrink
+from profopt_ci.words import i18n
 
 LIMIT = 65000
 HINT = "the job summary and the `profopt-report` artifact"
@@ -459,7 +460,7 @@ def test_catalogs_have_the_same_keys():
 
 def test_every_bottleneck_class_has_a_name_in_both_languages():
     from profopt_ci.analyze.rules import CLASSES
-    from profopt_ci.report import i18n
+    from profopt_ci.words import i18n
 
     for cls in CLASSES:
         key = cls.replace("-", "_").replace(" ", "_").replace("/", "_")

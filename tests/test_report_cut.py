@@ -263,8 +263,8 @@ def test_compact_rows_are_what_a_template_loop_prints(lang):
     from profopt_ci.report import icons
     from profopt_ci.report.bench_view import _change_text, _ci_or_tolerance
     from profopt_ci.report.format import DASH, NAME_MAX, clip
-    from profopt_ci.report.i18n import word
     from profopt_ci.report.instruction_words import cell_suffix
+    from profopt_ci.words.i18n import word
 
     def compact_row(b: dict, lang: str) -> dict:  # what the page's template loop printed per row
         decision = str(b.get("decision") or "inconclusive")

@@ -15,10 +15,10 @@ import comparison_fixtures as fx
 import pytest
 
 from profopt_ci.analyze.decide import ordered_metrics, summary_sentence
-from profopt_ci.report.i18n import text_of
 from profopt_ci.report.render import render
 from profopt_ci.report.svg import ticks
 from profopt_ci.report.text import width
+from profopt_ci.words.i18n import text_of
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("PROFOPT_UPDATE_SNAPSHOTS") == "1"

@@ -13,9 +13,9 @@ from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import shard
-from profopt_ci.report.i18n import text_of
 from profopt_ci.store import layout, stored_baselines
 from profopt_ci.store import stores as store
+from profopt_ci.words.i18n import text_of
 
 BUSY = CPU_STEP
 

@@ -13,8 +13,8 @@ import pytest
 from conftest import make_repo, run_cli
 
 from profopt_ci.measure import harness
-from profopt_ci.report.i18n import text_of
 from profopt_ci.report.render import render
+from profopt_ci.words.i18n import text_of
 
 LIB = """\
 def work(n):

@@ -17,7 +17,7 @@ from conftest import cli_env, make_repo
 
 from profopt_ci.measure import cpus, threads
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.report.i18n import text_of
+from profopt_ci.words.i18n import text_of
 
 ALL = sorted(range(os.cpu_count() or 1))
 

@@ -2,7 +2,7 @@
 
 In: a phase's exit status and flags (`PhaseResult`), or a failure's message key and fields
 (`Cause`). Out: an `Outcome` (the CLI's exit code, or 3 and its cause) and the failure note put on
-top of the report, in the report's language through `report/i18n.py` (keys `action.*`).
+top of the report, in the report's language through `words/i18n.py` (keys `action.*`).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from profopt_ci.errors import InfraError
-from profopt_ci.report import i18n
+from profopt_ci.words import i18n
 
 
 def say(line: str) -> None:

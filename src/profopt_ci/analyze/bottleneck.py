@@ -2,7 +2,7 @@
 
 In: one side's profile summary, the comparison's metrics and the base's summary. Out: {class,
 rule, evidence, evidence_msgs, next_action, next_action_msg} for the comparison entry's
-`bottleneck`: the evidence and next action as messages (report/i18n.message: id, figures, English)
+`bottleneck`: the evidence and next action as messages (words/i18n.message: id, figures, English)
 that the report says in its language, with their English also as the plain strings `evidence` and
 `next_action` that integrators read.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from profopt_ci.analyze.facts import Facts
 from profopt_ci.analyze.rules import RULES, op_pairs
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 TOP_OPS = 30  # the length of a summary's ops list when it was cut
 NO_CLEAR_ACTION = "next_action.no_clear"

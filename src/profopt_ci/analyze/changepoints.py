@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from profopt_ci.figures import is_measurement as _usable
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 METRIC = "step_time_ms"
 DEFAULT_N = 30
@@ -161,6 +161,6 @@ def drift(fresh: float, history: list[float], *, threshold_pct: float = 3.0, z_c
 
 
 def drift_note(name: str, d: dict) -> dict:
-    """The report's note on a fresh base that left its nightly series (a message, report/i18n.message)."""
+    """The report's note on a fresh base that left its nightly series (a message, words/i18n.message)."""
     return message("note.drift", name=name, fresh_ms=d["fresh"], median_ms=d["history_median"], runs=d["n"],
                    delta_pct=abs(d["delta_pct"]), direction="slower" if d["delta_pct"] > 0 else "faster", z=d["z"])

@@ -13,8 +13,8 @@ from __future__ import annotations
 from profopt_ci.analyze.decide import check_constraint
 from profopt_ci.measure.callgrind import TOP_FUNCTIONS
 from profopt_ci.measure.instruction_runs import side_metrics
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
+from profopt_ci.words.i18n import message
 
 DIFF_ROWS = 10
 MIN_SHARE = 0.001  # a function row must move at least 0.1% of the base's Ir per step

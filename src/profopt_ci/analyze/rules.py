@@ -9,9 +9,9 @@ class changes what the later ones measure (an OOM hides everything; a per-step s
 input pipeline makes every other share look smaller than it is).
 
 A signal reads `Facts` (one side's profile summary, the comparison's metrics, the base profile)
-and returns the evidence — messages (report/i18n.message: an id, the figures that fired it, the
+and returns the evidence — messages (words/i18n.message: an id, the figures that fired it, the
 English) — or None. A rule's next action is a message id too; the words are in the report's
-catalogs (report/messages_en.py, messages_zh.py).
+catalogs (words/messages_en.py, messages_zh.py).
 Thresholds marked † in the research are module constants here, so they can be tuned in one place.
 CUDA-only rules read the summary's "gpu" block and never fire on a host-only profile.
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from profopt_ci.analyze.facts import Evidence, Facts
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "launch/framework overhead",
            "interpreter overhead", "data loading", "host-device sync")
@@ -325,7 +325,7 @@ def _compute(f: Facts) -> Evidence | None:
     return ev + ([text] if text else [])
 
 
-RULES: list[Rule] = [  # each one's next action is report/messages_*.py's next_action.<its name as a key>
+RULES: list[Rule] = [  # each one's next action is words/messages_*.py's next_action.<its name as a key>
     Rule("near capacity", "memory capacity", _near_capacity),
     Rule("memory regression", "memory capacity", _memory_regression),
     Rule("KV-cache growth", "memory capacity", _kv_growth),

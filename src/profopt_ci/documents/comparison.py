@@ -21,7 +21,7 @@ from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.documents.results import now_iso
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 
 def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[str, Any], base: dict,

@@ -183,6 +183,6 @@ class Bisect(_Closed, kw_only=True):
     first_bad: Step | None
     steps: list[Step]
     probes: list[Probe]
-    notes: list[Note]  # messages (report/i18n.message); plain strings in a file from before them
+    notes: list[Note]  # messages (words/i18n.message); plain strings in a file from before them
     seconds: Number
     change_point: ChangePoint | UnsetType = UNSET

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from profopt_ci.measure import callgrind
 from profopt_ci.measure.processes import BenchmarkFailed, Side
-from profopt_ci.report.i18n import EN
 from profopt_ci.specfile.load import Benchmark, Spec
+from profopt_ci.words.i18n import EN
 
 MIN_RUNS = 2
 MAX_RUNS = 5

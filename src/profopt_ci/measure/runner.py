@@ -16,7 +16,7 @@ import platform
 import statistics
 import time
 
-from profopt_ci.report.i18n import message
+from profopt_ci.words.i18n import message
 
 PROBE = "python-loop@1"  # the workload below; a new workload is a new name (histories do not mix)
 REPEATS = 7

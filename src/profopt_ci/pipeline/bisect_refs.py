@@ -29,9 +29,9 @@ from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import describe_commit, first_parent_range, is_ancestor, toplevel
 from profopt_ci.measure.checkouts import resolve_commit
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Spec
 from profopt_ci.specfile.plan import Overrides, make_plan
+from profopt_ci.words.i18n import message
 
 # (good commit, commit, benchmark names, attempt) → {benchmark: estimate} (analyze.bisection.observe)
 Measure = Callable[[str, str, list[str], int], dict[str, dict]]

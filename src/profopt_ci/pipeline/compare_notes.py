@@ -7,9 +7,9 @@ messages for the terminal (said once, as they are known) and for the comparison'
 from __future__ import annotations
 
 from profopt_ci.measure.cpus import Placement, format_cpuset
-from profopt_ci.report.i18n import Note, message, text_of
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
+from profopt_ci.words.i18n import Note, message, text_of
 
 
 def pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:

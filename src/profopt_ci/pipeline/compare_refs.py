@@ -49,12 +49,12 @@ from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, 
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.profile.side_pass import annotate, profile_all
-from profopt_ci.report.i18n import Note, message, text_of
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stored_baselines import runner_history
 from profopt_ci.suites.callables import expand_callables
 from profopt_ci.suites.expand import expand_compare
+from profopt_ci.words.i18n import Note, message, text_of
 
 
 @dataclass

@@ -17,8 +17,8 @@ import random
 from collections.abc import Callable
 
 from profopt_ci.analyze.decide import decide_benchmark
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
+from profopt_ci.words.i18n import message
 
 CHANGED = ("regressed", "improved")
 TIMED = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")

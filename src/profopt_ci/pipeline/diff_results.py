@@ -19,8 +19,8 @@ from profopt_ci.pipeline.entries import (
     policy,
     verdict,
 )
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark, Settings, Spec, resolve_settings
+from profopt_ci.words.i18n import message
 
 
 def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None = None) -> dict:

@@ -30,8 +30,8 @@ from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
+from profopt_ci.words.i18n import message
 
 ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
 _PENDING = "_pending_metrics"  # an unpaired entry's Benchmark until `resolve`; never serialized

@@ -19,9 +19,9 @@ from pathlib import Path
 from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
+from profopt_ci.words.i18n import message
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:

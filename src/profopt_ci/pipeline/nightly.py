@@ -26,10 +26,10 @@ from profopt_ci.gitutil import describe_commit, first_parent_range, git, topleve
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.bisect_refs import run_bisect
 from profopt_ci.report.bisect_md import render_bisect
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Spec
 from profopt_ci.specfile.plan import Overrides
 from profopt_ci.store.stores import at_or_before, open_store, save_change
+from profopt_ci.words.i18n import message
 
 RECENT = changepoints.MIN_SIZE + 2  # a step whose first run after it is this new was not seen before
 HISTORY_N = changepoints.DEFAULT_N

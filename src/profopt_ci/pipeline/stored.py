@@ -42,7 +42,6 @@ from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff_results import _bench_from_results
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
 from profopt_ci.pipeline.run_tree import run_tree
-from profopt_ci.report.i18n import Note, message
 from profopt_ci.specfile.load import Spec
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.gitstore import GitStore
@@ -57,6 +56,7 @@ from profopt_ci.store.stored_baselines import (
     samples_from_summary,
 )
 from profopt_ci.store.stores import age_days, at_or_before, open_store, save
+from profopt_ci.words.i18n import Note, message
 
 
 def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,

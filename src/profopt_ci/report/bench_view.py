@@ -16,8 +16,8 @@ from profopt_ci.analyze.rules import action_id
 from profopt_ci.report import icons
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import DECISION_EMOJI, VERDICT_SYMBOL, metric_label, metric_word
-from profopt_ci.report.i18n import EN, bottleneck_class, say, t, word
 from profopt_ci.report.instruction_words import cell_suffix, column_header, is_runs_range
+from profopt_ci.words.i18n import EN, bottleneck_class, say, t, word
 
 EVIDENCE_MAX = 5
 

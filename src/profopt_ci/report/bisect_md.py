@@ -8,7 +8,7 @@ text: escaped like any cell (no mentions, no raw HTML, no markers).
 from __future__ import annotations
 
 from profopt_ci.report.format import DASH, NAME_MAX, clip, md_inline
-from profopt_ci.report.i18n import say
+from profopt_ci.words.i18n import say
 
 WORDS = {
     "en": {

@@ -14,8 +14,8 @@ from profopt_ci.analyze.decide import ordered_metrics
 from profopt_ci.documents.types import Sample
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word
-from profopt_ci.report.i18n import t
 from profopt_ci.report.instruction_words import block_note
+from profopt_ci.words.i18n import t
 
 _PHASES = attrgetter("phases_ms")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from profopt_ci.analyze.decide import gain, main_metric, ordered_metrics
 from profopt_ci.errors import cause_lines
 from profopt_ci.report.format import clip, confidence_label, num, pct
-from profopt_ci.report.i18n import EN, t, word
 from profopt_ci.report.instruction_words import floor_text, is_runs_range, threshold_shown
+from profopt_ci.words.i18n import EN, t, word
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from profopt_ci.report.format import Raw, chart_label, chart_title, clip, num, pct
-from profopt_ci.report.i18n import t
+from profopt_ci.words.i18n import t
 
 HISTORY_MAX = 12      # benchmarks with a trend in the comment
 POINTS_MAX = 40       # nightly values per trend

@@ -12,7 +12,7 @@ No statistics here, only words around the JSON's figures.
 from __future__ import annotations
 
 from profopt_ci.measure.instruction_runs import FUNCTIONS_NOTE, WHAT_IT_IS
-from profopt_ci.report.i18n import note, t, text_of
+from profopt_ci.words.i18n import note, t, text_of
 
 INSTRUCTION_METRICS = ("instructions", "est_cycles")
 

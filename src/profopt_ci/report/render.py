@@ -37,10 +37,10 @@ from profopt_ci.report import icons
 from profopt_ci.report import view as view_mod
 from profopt_ci.report.format import Raw, chart_label, chart_title, md_code_block, md_escape, md_inline
 from profopt_ci.report.headline import headline
-from profopt_ci.report.i18n import LANGS, t
 from profopt_ci.report.markdown import markdown
 from profopt_ci.report.shrink import shrink
 from profopt_ci.report.view import View, build_view
+from profopt_ci.words.i18n import LANGS, t
 
 __all__ = ["render", "write_html", "build_view", "headline", "shrink", "load_comparison", "FORMATS", "MAX_CHARS"]
 

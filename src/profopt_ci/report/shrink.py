@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from profopt_ci.report.i18n import EN, t
+from profopt_ci.words.i18n import EN, t
 
 SECTION = re.compile(
     r"<!-- profopt:section (?P<name>[a-z0-9-]+) (?P<rank>\d+)(?P<collapse> collapse)? -->\n"

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from profopt_ci.report.i18n import t
+from profopt_ci.words.i18n import t
 
 if TYPE_CHECKING:
     from profopt_ci.report.view import Page

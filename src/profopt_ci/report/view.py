@@ -30,12 +30,12 @@ from profopt_ci.report.details import (
 from profopt_ci.report.format import clip, confidence_label, num, value_text
 from profopt_ci.report.headline import headline
 from profopt_ci.report.history import history_view
-from profopt_ci.report.i18n import EN, note, t
 from profopt_ci.report.instruction_words import instructions_only
 from profopt_ci.report.instruction_words import meta_part as instr_meta
 from profopt_ci.report.instruction_words import notes as instr_notes
 from profopt_ci.report.site_links import page_url
 from profopt_ci.report.svg import bench_plots, overview_plot
+from profopt_ci.words.i18n import EN, note, t
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
 HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plots; the rest are rows

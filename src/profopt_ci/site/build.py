@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 
 from profopt_ci import __version__
-from profopt_ci.report.i18n import t
 from profopt_ci.report.site_links import data_path, page_path
 from profopt_ci.site import data_files, pages
 from profopt_ci.site.marks import Memo, find_changes
@@ -26,6 +25,7 @@ from profopt_ci.site.series import labels_of
 from profopt_ci.site.table import RowCache
 from profopt_ci.store.layout import Store, stderr_warn
 from profopt_ci.store.stores import changes
+from profopt_ci.words.i18n import t
 
 ASSETS = ("site.css", "index.js", "bench.js", "uplot/uPlot.iife.min.js", "uplot/uPlot.min.css", "uplot/LICENSE")
 UPLOT_VERSION = "1.6.32"

@@ -18,12 +18,12 @@ from markupsafe import Markup
 
 from profopt_ci.report.format import DASH, num, pct
 from profopt_ci.report.headline import metric_label
-from profopt_ci.report.i18n import t, word
 from profopt_ci.report.site_links import data_path, page_path
 from profopt_ci.site.marks import Change
 from profopt_ci.site.series import Label, Series
 from profopt_ci.site.sparkline import sparkline
 from profopt_ci.site.table import RowCache, rows
+from profopt_ci.words.i18n import t, word
 
 TEMPLATES = Path(__file__).parent / "templates"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "

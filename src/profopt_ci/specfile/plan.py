@@ -22,8 +22,8 @@ from typing import Any
 
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import cpus as cpuset
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_settings
+from profopt_ci.words.i18n import message
 
 
 @dataclass

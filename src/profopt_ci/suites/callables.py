@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from profopt_ci.measure.processes import Side
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.plan import Plan
+from profopt_ci.words.i18n import message
 
 
 def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.measure.processes import Side, child_env, read_answer, run_child, tail
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, env_of, parse_constraints, resolve_settings
 from profopt_ci.suites import parse_target, target
+from profopt_ci.words.i18n import message
 
 COLLECT_TIMEOUT_S = 600.0
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from profopt_ci.errors import cause_lines
 from profopt_ci.measure.processes import Side
-from profopt_ci.report.i18n import message
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, resolve_settings
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.suites import target
 from profopt_ci.suites.collect import Collection, collect, label, probe
+from profopt_ci.words.i18n import message
 
 
 def suites_of(plan: Plan, side: str) -> list[Suite]:

@@ -4,8 +4,8 @@ bottleneck classes.
 In: a language (`en` or `zh`), a message key and its fields, or a message object a producer wrote
 (`{"id", "args", "text"}`, see `message`: a bottleneck's evidence, a comparison's notes). Out: plain
 text in that language; English when the catalog lacks a key, and a plain string from an older file
-as it is (English beats a wrong guess). The catalogs are data modules (report/messages_en.py,
-report/messages_zh.py): adding a language is one more catalog; a message's fields are formatted by
+as it is (English beats a wrong guess). The catalogs are data modules (words/messages_en.py,
+words/messages_zh.py): adding a language is one more catalog; a message's fields are formatted by
 Python's format specs (`{share:.0%}`) and the few list and term specs in SPECS.
 """
 from __future__ import annotations
@@ -14,17 +14,17 @@ import numbers
 import string
 from collections.abc import Callable, Mapping
 
-from profopt_ci.report import i18n_action, i18n_site
-from profopt_ci.report.messages_en import EN
-from profopt_ci.report.messages_zh import TERMS_ZH, ZH
+from profopt_ci.words import i18n_action, i18n_site
+from profopt_ci.words.messages_en import EN
+from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
 __all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "Note", "message", "say", "note", "text_of", "t", "word", "bottleneck_class"]
 
 LANGS = ("en", "zh")
 Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
-EN.update(i18n_action.EN)  # the action's failure causes (report/i18n_action.py)
+EN.update(i18n_action.EN)  # the action's failure causes (words/i18n_action.py)
 ZH.update(i18n_action.ZH)
-EN.update(i18n_site.EN)  # the site's pages (profopt site, report/i18n_site.py)
+EN.update(i18n_site.EN)  # the site's pages (profopt site, words/i18n_site.py)
 ZH.update(i18n_site.ZH)
 
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

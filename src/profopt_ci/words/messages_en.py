@@ -1,7 +1,7 @@
 """The report's English message catalog: message key → text with `{placeholders}`.
 
 In: nothing (data). Out: `EN`, the reference catalog: every key the report uses is here, and
-report/i18n.py falls back to it for a key another language lacks. Plain text: the renderer
+words/i18n.py falls back to it for a key another language lacks. Plain text: the renderer
 escapes what fills the placeholders. Some entries (instr.what, instr.functions) are also the
 English notes measure/instruction_runs.py writes into the JSON.
 """
@@ -285,7 +285,7 @@ EN: dict[str, str] = {
     "next_action.compute": "AMP/bf16 autocast (TF32 on GPU), dimensions multiple of 8, SDPA/flash attention; on CPU check the thread settings",
     "next_action.no_clear": "no single resource dominates: optimize the hottest op or function below, or profile with a larger input so one cost stands out",
     "next_action.no_profile": "set profile: torch or cprofile (a Python callable or command) to get a bottleneck note",
-    # comparison notes, said by their producers as messages (report/i18n.message)
+    # comparison notes, said by their producers as messages (words/i18n.message)
     "note.aa": "A/A: this measures noise only (base and head are the same commit)",
     "note.partial": "interrupted: partial results",
     "note.lockstep_live": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; live "

@@ -279,7 +279,7 @@ ZH: dict[str, str] = {
     "next_action.compute": "AMP/bf16 autocast（GPU 上 TF32）、维度取 8 的倍数、SDPA/flash attention；在 CPU 上检查线程设置",
     "next_action.no_clear": "没有单一资源占主导：优化下面最热的算子或函数，或用更大的输入剖析，让某一项开销凸显出来",
     "next_action.no_profile": "设置 profile: torch 或 cprofile（Python 可调用对象或命令）以获得瓶颈判断",
-    # comparison notes (report/messages_en.py)
+    # comparison notes (words/messages_en.py)
     "note.aa": "A/A：这只测量噪声（基线与新版是同一个提交）",
     "note.partial": "已中断：部分结果",
     "note.lockstep_live": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
@@ -344,7 +344,7 @@ ZH: dict[str, str] = {
     "note.bisect_one_commit": "两次每日运行之间只有一个提交：未经二分即指认（影响取自每日运行的中位数）",
 }
 
-# Terms inside messages (report/i18n.py SPECS "term", "shares"): sides, scopes, op categories, metric keys.
+# Terms inside messages (words/i18n.py SPECS "term", "shares"): sides, scopes, op categories, metric keys.
 TERMS_ZH: dict[str, str] = {
     "base": "基线", "head": "新版", "params": "参数", "env": "环境变量", "fingerprint": "硬件指纹",
     "hardware": "硬件", "gemm": "GEMM", "elementwise": "逐元素", "copy/memory": "拷贝/内存",
