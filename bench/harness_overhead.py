@@ -13,7 +13,7 @@ import statistics
 import time
 import timeit
 
-from profopt_ci.measure import harness
+from profopt_ci.harness import timing as harness
 
 
 def busy(us: float):

@@ -119,7 +119,7 @@ def repo_factory(tmp_path):
 @pytest.fixture(autouse=True)
 def fresh_harness_state():
     """Each test starts with no recorded phases or quality values, whatever ran before it."""
-    from profopt_ci.measure import harness
+    from profopt_ci.harness import timing as harness
 
     harness._state = harness._State()
     yield

@@ -6,7 +6,7 @@ import time
 import pytest
 
 import profopt_ci
-from profopt_ci.measure import harness
+from profopt_ci.harness import timing as harness
 from profopt_ci.tutorial import benchmark_fn, format_optimization_report, summarize_optimization_result
 
 

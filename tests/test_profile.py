@@ -113,7 +113,7 @@ def test_llm_infer_phases_kv_growth_and_same_output(tmp_path, machine_balance):
 
 
 def _digest_of(step) -> str:
-    from profopt_ci.measure import harness
+    from profopt_ci.harness import timing as harness
 
     m = harness.measure(step, warmup=0, values=1, loops=1)
     return m.quality["output_digest"]

@@ -13,7 +13,7 @@ import pytest
 from conftest import make_repo, run_cli
 
 from profopt_ci.analyze.quality import check_at_steps
-from profopt_ci.measure import harness
+from profopt_ci.harness import timing as harness
 from profopt_ci.measure.quality import parse_trace
 from profopt_ci.specfile.model import Constraint
 

@@ -154,13 +154,13 @@ def test_the_same_compare_without_setup_runs_in_profopts_environment_and_says_so
 
 
 def test_what_a_zygote_leaves_to_pytest_is_what_pytest_marks_for_rewriting():
-    """worker.preloadable leaves out suites.pytest_suite.rewritten_tops(); pytest's own reading of
+    """worker.preloadable leaves out harness.pytest_suite.rewritten_tops(); pytest's own reading of
     the same distributions is the oracle (profopt's environment has pytest-timeout, xdist …)."""
     from importlib import metadata
 
     from _pytest.config import _iter_rewritable_modules
 
-    from profopt_ci.suites import pytest_suite
+    from profopt_ci.harness import pytest_suite
 
     expected: set[str] = set()
     for dist in metadata.distributions():

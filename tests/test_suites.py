@@ -12,7 +12,7 @@ import time
 import pytest
 from conftest import make_repo, run_cli
 
-from profopt_ci.measure import harness
+from profopt_ci.harness import timing as harness
 from profopt_ci.report.render import render
 from profopt_ci.words.i18n import text_of
 

@@ -15,7 +15,8 @@ import time
 import pytest
 from conftest import cli_env, make_repo
 
-from profopt_ci.measure import cpus, threads
+from profopt_ci.harness import threads
+from profopt_ci.measure import cpus
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.words.i18n import text_of
 
@@ -112,7 +113,7 @@ def test_declared_reads_torch_the_variables_and_threadpoolctl_pools(monkeypatch)
 def test_pin_all_moves_every_thread_of_the_process():
     code = (
         "import os, threading, time\n"
-        "from profopt_ci.measure import threads\n"
+        "from profopt_ci.harness import threads\n"
         "ev = threading.Event()\n"
         "ts = [threading.Thread(target=ev.wait) for _ in range(3)]\n"
         "[t.start() for t in ts]\n"

@@ -126,7 +126,7 @@ def test_the_placement_settles_by_topology_and_records_why(smt8):
     second = p.beside(2)
     assert second == [0, 1] and not cores(smt8, second) & cores(smt8, [2, 3])
     assert p.beside(3) is None  # only two cores left: the passes run one after the other
-    from profopt_ci.profile.side_pass import pass_sets
+    from profopt_ci.measure.side_pass import pass_sets
 
     assert pass_sets(p, 2) == [[2, 3], [0, 1]] and pass_sets(p, 1) == [[2, 3]]
     wide = Placement(pool=list(range(8)), topology=smt8)

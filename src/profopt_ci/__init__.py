@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from profopt_ci.measure.harness import phase, record
+from profopt_ci.harness.timing import phase, record
 
 _TUTORIAL = ("benchmark_fn", "format_optimization_report", "summarize_optimization_result")
 

@@ -32,7 +32,7 @@ def command(args: argparse.Namespace) -> int:
     spec = load(args.spec, args.suite)
     side = _environment(spec, args) if spec.setup and not args.no_setup and (spec.suites or not args.no_import) else None
     if not args.no_import:
-        from profopt_ci.specfile.imports import check_imports
+        from profopt_ci.measure.import_check import check_imports
 
         problems = check_imports(spec, args.spec or spec.path.name, side)
         if problems:

@@ -19,10 +19,11 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from profopt_ci.documents import read
+from profopt_ci.documents import decode as decoded
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.documents.types import Results, ResultsEntry
 from profopt_ci.documents.types_comparison import Entry
+from profopt_ci.errors import UsageError
 
 PART_BYTES = 8 * 1024 ** 2  # the file's text read back at once
 
@@ -53,16 +54,16 @@ def read_in_parts(box: list[bytes], fd: int, p: str, name: str) -> dict[str, Any
         try:
             top = msgspec.json.decode(raw, type=_outline(kind))
         except msgspec.ValidationError as exc:
-            got = read._schema_of(raw, p, (name,), strict=False)
+            got = decoded._schema_of(raw, p, (name,), strict=False)
             if got != name:
-                raise read._wrong_schema(p, got, (name,)) from None
-            raise read._invalid(p, name, exc, raw) from None
+                raise decoded._wrong_schema(p, got, (name,)) from None
+            raise decoded._invalid(p, name, exc, raw) from None
         except msgspec.DecodeError as exc:
-            raise read._malformed(p, raw, (name,), exc) from None
+            raise decoded._malformed(p, raw, (name,), exc) from None
         except RecursionError:
-            raise read.UsageError(f"{p}: nested too deeply — expected a {name} file") from None
+            raise UsageError(f"{p}: nested too deeply — expected a {name} file") from None
         except ValueError as exc:
-            raise read.UsageError(f"{p}: {str(exc)[:200]} — expected a {name} file") from None
+            raise UsageError(f"{p}: {str(exc)[:200]} — expected a {name} file") from None
         base = _address(raw)
         texts = top.benchmarks
         keyed = isinstance(texts, dict)
@@ -88,7 +89,7 @@ def _entries(fd: int, p: str, name: str, spans: list[tuple[Any, int, int]], kind
         end = spans[j - 1][1] + spans[j - 1][2]
         text = os.pread(fd, end - start, start)
         if len(text) != end - start:
-            raise read.UsageError(f"{p}: changed while it was read — expected a {name} file")
+            raise UsageError(f"{p}: changed while it was read — expected a {name} file")
         view = memoryview(text)
         for key, at, size in spans[i:j]:
             part = view[at - start:at - start + size]
@@ -96,10 +97,10 @@ def _entries(fd: int, p: str, name: str, spans: list[tuple[Any, int, int]], kind
             try:
                 entry = decode(part)
             except msgspec.ValidationError as exc:
-                raise read._invalid(p, name, exc, bytes(part), kind=kind, prefix=prefix) from None
+                raise decoded._invalid(p, name, exc, bytes(part), kind=kind, prefix=prefix) from None
             except (msgspec.DecodeError, RecursionError, ValueError):
-                raise read.UsageError(f"{p}: {prefix} cannot be read again as it was (changed while it was read?)"
+                raise UsageError(f"{p}: {prefix} cannot be read again as it was (changed while it was read?)"
                                       f" — expected a {name} file") from None
-            out.append((key, read._entry(entry)))
+            out.append((key, decoded._entry(entry)))
         i = j
     return out

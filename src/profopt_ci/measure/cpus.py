@@ -11,40 +11,14 @@ import contextlib
 import ctypes
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
+
+from profopt_ci.cpulists import format_cpuset, parse_cpuset
 
 PR_SET_PDEATHSIG = 1
 # Environment variables a step's thread count is read from, most specific first.
 THREAD_VARS = ("PROFOPT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-def parse_cpuset(text: str) -> list[int]:
-    """'0,2-3' → [0, 2, 3]; ValueError naming what was expected."""
-    out: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        lo, sep, hi = part.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
-            raise ValueError(f"expected CPU numbers and ranges like 2-3 or 0,2,4, got {text!r}")
-        a, b = int(lo), int(hi) if sep else int(lo)
-        if b < a:
-            raise ValueError(f"range {part} runs backwards in {text!r}")
-        out.update(range(a, b + 1))
-    return sorted(out)
-
-
-def format_cpuset(cpus: Iterable[int]) -> str:
-    """[0, 2, 3] → '0,2-3' (the form taskset and docker --cpuset-cpus read)."""
-    nums, parts = sorted(set(cpus)), []
-    i = 0
-    while i < len(nums):
-        j = i
-        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
-            j += 1
-        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 _HOME: dict[str, list[int]] = {}  # while profopt's parent keeps to one CPU: the pool it may use
@@ -116,7 +90,7 @@ class Placement:
     """Where one benchmark's two lockstep workers run, settled once from the step's own parallelism.
 
     The first round's workers start unpinned on the pool (the CPUs profopt may use), each probes its
-    step (measure/threads.py), and `settle` sizes the set: the most CPUs either side needs — its busy
+    step (harness/threads.py), and `settle` sizes the set: the most CPUs either side needs — its busy
     threads, or what torch or the thread variables declare — at least `floor`, at most the pool. A
     `requested` set (spec `cpuset`, `--cpuset`, the action's input) wins; both say in `warning` when
     the set is narrower than the step.
@@ -244,3 +218,20 @@ def child_preexec(cpus: list[int] | None) -> Callable[[], None]:
             os.sched_setaffinity(0, where)
 
     return preexec
+
+
+def placement_for(spec, bench) -> Placement:
+    """Where both sides of `bench` will run under lockstep: the CPUs profopt may use, the thread
+    variables' floor and the requested set (the spec's `cpuset`, checked against the pool: a
+    UsageError naming it otherwise); the benchmark's first round settles it."""
+    from profopt_ci.errors import UsageError
+
+    env = {**os.environ, **spec.env, **bench.env}
+    pool = available()
+    requested = None
+    if spec.cpuset:
+        try:
+            requested = choose(spec.cpuset, 1, pool)
+        except ValueError as exc:
+            raise UsageError(f"cpuset {spec.cpuset}: {exc}") from None
+    return Placement(pool=pool, floor=threads_of(env), requested=requested)

@@ -60,6 +60,6 @@ def instructions_job(job: dict, build_step) -> dict:
     n = steps_for(cal, float(job.get("target_ir", 2e7)), int(job.get("max_steps", 1024)))
     _region(step, n, "profopt-n", seed)
     _region(step, 2 * n, "profopt-2n", seed)
-    harness = sys.modules.get("profopt_ci.measure.harness")
+    harness = sys.modules.get("profopt_ci.harness.timing")
     quality = dict(harness._state.quality) if harness is not None else {}
     return {"n": n, "cal_ir": cal, "quality": quality, "labels": ["profopt-cal", "profopt-n", "profopt-2n"]}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from profopt_ci.measure import lockstep
-from profopt_ci.measure.cpus import Placement, describe, format_cpuset
+from profopt_ci.measure.cpus import Placement, describe, format_cpuset, placement_for
 from profopt_ci.measure.processes import (
     BenchmarkFailed,
     Side,
@@ -163,7 +163,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
     a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds."""
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
-    placement = state.placements.setdefault(bench.name, plan.placement(bench))
+    placement = state.placements.setdefault(bench.name, placement_for(plan.spec, bench))
     unsettled = placement.cpus is None
     try:
         probes = {}

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from profopt_ci.cpulists import parse_cpuset
+
 SYSFS = Path("/sys")
 
 
@@ -30,8 +32,6 @@ def _read(path: Path) -> str | None:
 
 
 def _cpulist(text: str | None) -> list[int]:
-    from profopt_ci.measure.cpus import parse_cpuset
-
     try:
         return parse_cpuset(text) if text else []
     except ValueError:

@@ -9,7 +9,7 @@ checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.jso
 job, never stdout, which the user's step may print to) one value at a time:
 
     worker: `built`
-    parent: `p` → worker: `threads {json}` (measure/threads.py: the step's parallelism, probed
+    parent: `p` → worker: `threads {json}` (harness/threads.py: the step's parallelism, probed
                                          while the worker is not pinned yet; first round only)
     parent: `a 0,1` → worker: `pinned N` (every thread of the worker moved onto those CPUs)
     parent: `c` → worker: `loops N` (its own calibration to ~value_ms)
@@ -41,7 +41,7 @@ def load_factory(target: str):
 def build_step(target: str, params: dict, seed: int | None = None):
     factory = load_factory(target)
     if seed is not None:  # after the module's imports, before the factory: numpy and torch are loaded
-        from profopt_ci.measure import harness
+        from profopt_ci.harness import timing as harness
 
         harness.seed_all(seed)
     step = factory(**params)
@@ -53,10 +53,10 @@ def build_step(target: str, params: dict, seed: int | None = None):
 def with_step(job: dict, use, seed: int | None = None):
     """`use(step)` with the job's step built, and its value. A collected suite benchmark's step is
     built inside the suite's own runner (its pytest test, at the benchmark call), so `use` runs
-    nested there (profopt_ci.suites.inworker); a `module:factory` step is built here."""
+    nested there (profopt_ci.harness.suite_run); a `module:factory` step is built here."""
     target, params = job["callable"], job.get("params") or {}
     if "+suite:" in target:
-        from profopt_ci.suites import inworker
+        from profopt_ci.harness import suite_run as inworker
 
         return inworker.run(target, use, seed)
     return use(build_step(target, params, seed))
@@ -79,14 +79,14 @@ def preloadable() -> list[str]:
     factory may import them lazily: torch.optim's first optimizer imports torch._dynamo);
     measure/zygote.py imports them once. Packages first, then their submodules by depth.
 
-    Never what the suite's runner must import itself (suites.inworker.runner_owned): pytest
+    Never what the suite's runner must import itself (harness.suite_run.runner_owned): pytest
     rewrites the asserts of its entry-point plugins' packages as it imports them, so one imported
     before the session runs unrewritten and pytest warns "Module already imported so cannot be
     rewritten" — an error under the project's `filterwarnings = error`, and a session unlike a
     fresh one. A forked worker reports nothing: its zygote's list was learnt from a fresh one."""
     if FORKED:
         return []
-    suite = sys.modules.get("profopt_ci.suites.inworker")
+    suite = sys.modules.get("profopt_ci.harness.suite_run")
     owned = suite.runner_owned() if suite is not None else set()
     names = [m for m in list(sys.modules)
              if m.partition(".")[0] in PRELOAD and m.partition(".")[0] not in owned]
@@ -114,7 +114,7 @@ def imported_packages() -> dict[str, str]:
 
 
 def measure_job(job: dict) -> dict:
-    from profopt_ci.measure import harness
+    from profopt_ci.harness import timing as harness
 
     m = with_step(job, lambda step: harness.measure(
         step,
@@ -158,7 +158,7 @@ def profile_job(job: dict) -> dict:
 
 
 def _profile_step(job: dict, step, steps: int) -> dict:
-    from profopt_ci.measure import harness
+    from profopt_ci.harness import timing as harness
     from profopt_ci.profile import capture
 
     trace = harness.trace(step, steps) if steps else None
@@ -191,7 +191,8 @@ def serve_job(job: dict, fd_in: int | None = None, fd_out: int | None = None) ->
 
 
 def _serve(job: dict, step, rd, wr) -> int:
-    from profopt_ci.measure import harness, threads
+    from profopt_ci.harness import threads
+    from profopt_ci.harness import timing as harness
 
     wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up

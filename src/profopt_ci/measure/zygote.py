@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from profopt_ci.measure.children import ChildResult, answer_of, kill_all, tail
 from profopt_ci.measure.zygote_process import MAX_MSG
 
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
@@ -81,8 +82,8 @@ class Zygote:
         """Let a zygote still importing on the spare CPUs use every CPU profopt may: the rounds wait
         for it now, so nothing is measured beside it (a spare CPU that another job keeps busy made
         a pinned torch import several times slower than a free one)."""
+        from profopt_ci.harness.threads import pin_all
         from profopt_ci.measure.cpus import available
-        from profopt_ci.measure.threads import pin_all
 
         pin_all(available(), self.proc.pid)  # one that exited meanwhile: `ready` says what happened
 
@@ -137,8 +138,6 @@ class Zygote:
         return word, rest
 
     def _tail(self) -> str:
-        from profopt_ci.measure.processes import tail
-
         try:
             self._err.seek(0)
             return tail(self._err.read().decode("utf-8", "replace")) or "no output"
@@ -146,8 +145,6 @@ class Zygote:
             return "no output"
 
     def close(self) -> None:
-        from profopt_ci.measure.processes import kill_all
-
         try:
             self.sock.close()
         finally:
@@ -161,7 +158,6 @@ def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict
                root: Path, *, pad: bool = False, cpus: list[int] | None = None) -> tuple[int | None, str]:
     """A JSON job forked from the zygote (worker.run_job) in `root` with `env`, on `cpus` when given:
     (exit code or None on timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
-    from profopt_ci.measure.processes import kill_all, tail
     from profopt_ci.measure.proctree import tag_env
 
     env, tag = tag_env(env)
@@ -184,8 +180,6 @@ def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir:
     """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
     so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
     the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
-    from profopt_ci.measure.processes import ChildResult, answer_of
-
     out = workdir / f"out-{tag}.json"
     out.unlink(missing_ok=True)
     code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad, cpus=cpus)

@@ -6,7 +6,7 @@ messages for the terminal (said once, as they are known) and for the comparison'
 """
 from __future__ import annotations
 
-from profopt_ci.measure.cpus import Placement, format_cpuset
+from profopt_ci.measure.cpus import Placement, format_cpuset, placement_for
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.words.i18n import Note, message, text_of
@@ -16,7 +16,7 @@ def pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
     """How the pairing runs, said once on the terminal now and once in the report (the CPU set of
     each benchmark is settled by its first round: `placement_notes`)."""
     for b in benches:
-        plan.placement(b)  # a bad cpuset is a usage error before anything runs
+        placement_for(plan.spec, b)  # a bad cpuset is a usage error before anything runs
     kinds = sorted({b.settings.pairing for b in benches})
     lock = [b for b in benches if b.settings.pairing == "lockstep"]
     lines = []

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from profopt_ci.analyze import instruction_entries
+from profopt_ci.analyze.bottleneck import annotate
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
@@ -33,6 +34,7 @@ from profopt_ci.measure.cpus import format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, own_environment, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
+from profopt_ci.measure.side_pass import profile_all
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, placement_notes
 from profopt_ci.pipeline.entries import (
@@ -48,7 +50,6 @@ from profopt_ci.pipeline.entries import (
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
-from profopt_ci.profile.side_pass import annotate, profile_all
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stored_baselines import runner_history

@@ -19,8 +19,8 @@ from profopt_ci.measure import instruction_runs, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
+from profopt_ci.measure.side_pass import after_side
 from profopt_ci.pipeline.guards import mark_failures
-from profopt_ci.profile.side_pass import after_side
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.suites.expand import expand_tree

@@ -151,7 +151,7 @@ def _trace_file(trace_dir: Path | None, filename: str) -> Iterator[Path]:
 
 def _timed_pass(step: Callable[[], object], steps: int) -> tuple[float, dict[str, float]]:
     """Mean step ms and the user's phase() ms per step, without any profiler attached."""
-    from profopt_ci.measure import harness
+    from profopt_ci.harness import timing as harness
 
     m = harness.measure(step, warmup=1, values=1, loops=steps)
     return m.values_ms[0], dict(m.phases_ms)

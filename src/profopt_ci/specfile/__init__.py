@@ -2,6 +2,6 @@
 
 load (find, read, check, resolve) → model (`Spec`, `Benchmark`, `Settings`, the value parsers);
 yamlnodes and checks are its YAML and schema/semantic layers, guard the hostile-input limits,
-imports the `validate` import check, plan the spec + command-line overrides + each side's own spec
+plan the spec + command-line overrides + each side's own spec
 resolved once (`Plan`), which every later stage reads.
 """

@@ -139,7 +139,7 @@ def _semantic(data: dict[str, Any]):
         if key in (data.get("defaults") or {}):
             yield from _percent_problem(data["defaults"][key], ["defaults", key])
     if isinstance(data.get("cpuset"), str):
-        from profopt_ci.measure.cpus import parse_cpuset
+        from profopt_ci.cpulists import parse_cpuset
 
         try:
             parse_cpuset(data["cpuset"])

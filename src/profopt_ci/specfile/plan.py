@@ -20,8 +20,8 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from profopt_ci.cpulists import parse_cpuset
 from profopt_ci.errors import UsageError
-from profopt_ci.measure import cpus as cpuset
 from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_settings
 from profopt_ci.words.i18n import message
 
@@ -74,7 +74,7 @@ def overrides(*, threshold: str | None = None, rounds: int | None = None, max_ro
             raise UsageError(f"--threshold: {exc}") from None
     if cpus is not None:
         try:
-            cpuset.parse_cpuset(cpus)
+            parse_cpuset(cpus)
         except ValueError as exc:
             raise UsageError(f"--cpuset: {exc}") from None
     label = hardware_label or env.get("PROFOPT_HARDWARE_LABEL") or None
@@ -137,19 +137,6 @@ class Plan:
             if b.name == name:
                 return b
         return next(b for b in self.spec.benchmarks if b.name == name)
-
-    def placement(self, bench: Benchmark) -> cpuset.Placement:
-        """Where both sides of `bench` will run under lockstep: the CPUs profopt may use, the thread
-        variables' floor and the requested set (checked against the pool); the first round settles it."""
-        env = {**os.environ, **self.spec.env, **bench.env}
-        pool = cpuset.available()
-        requested = None
-        if self.spec.cpuset:
-            try:
-                requested = cpuset.choose(self.spec.cpuset, 1, pool)
-            except ValueError as exc:
-                raise UsageError(f"cpuset {self.spec.cpuset}: {exc}") from None
-        return cpuset.Placement(pool=pool, floor=cpuset.threads_of(env), requested=requested)
 
     def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Spec:
         """Resolve one side: its own spec's definitions under the plan's settings (see module doc)."""

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from profopt_ci.harness.suite_targets import parse_target, target
 from profopt_ci.measure.processes import Side, child_env, read_answer, run_child, tail
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, env_of, parse_constraints, resolve_settings
-from profopt_ci.suites import parse_target, target
 from profopt_ci.words.i18n import message
 
 COLLECT_TIMEOUT_S = 600.0

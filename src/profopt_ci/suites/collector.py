@@ -16,7 +16,8 @@ import sys
 import traceback
 from pathlib import Path
 
-_MODULES = {"pytest": "pytest_suite", "asv": "asv_suite", "pyperf": "pyperf_suite", "callable": "callable_probe"}
+_MODULES = {"pytest": "profopt_ci.harness.pytest_suite", "asv": "profopt_ci.harness.asv_suite",
+            "pyperf": "profopt_ci.harness.pyperf_suite", "callable": "profopt_ci.suites.callable_probe"}
 
 
 def _module(kind: str):
@@ -25,7 +26,7 @@ def _module(kind: str):
     import importlib
 
     # "callable": only probed — a `module:factory` the base must build and run (benchmarks_from: head)
-    return importlib.import_module(f"profopt_ci.suites.{_MODULES[kind]}")
+    return importlib.import_module(_MODULES[kind])
 
 
 def handle(job: dict) -> dict:

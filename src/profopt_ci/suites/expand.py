@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from profopt_ci.errors import cause_lines
+from profopt_ci.harness.suite_targets import target
 from profopt_ci.measure.processes import Side
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, resolve_settings
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.suites import target
 from profopt_ci.suites.collect import Collection, collect, label, probe
 from profopt_ci.words.i18n import message
 
@@ -157,7 +157,7 @@ def overlay(suites: list[Suite], head_root: Path, base_root: Path, log: Callable
 
 def _copy_asv_conf(src: Path, dst: Path) -> None:
     """An asv.conf.json item: its benchmark directory travels with it."""
-    from profopt_ci.suites.asv_suite import benchmark_dir
+    from profopt_ci.harness.asv_suite import benchmark_dir
 
     try:
         bdir = benchmark_dir(str(src))

@@ -142,7 +142,7 @@ def _step(b) -> Callable[[], object]:
         timer = _SeparateProcessTimer(functools.partial(b.func, *args))
         return functools.partial(timer.timeit, 1)
     if kind in RECORDED:
-        from profopt_ci.measure import harness
+        from profopt_ci.harness import timing as harness
 
         key, fn = RECORDED[kind], (lambda: b.run(*args)) if kind == "memory" else functools.partial(b.func, *args)
 
@@ -168,6 +168,6 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
 
 def probe(locators: list[str]) -> dict[str, str | None]:
     """Each benchmark once: setup_cache, setup, one step, teardown; {locator: None or why not}."""
-    from profopt_ci.suites import probe_by_running
+    from profopt_ci.harness.suite_targets import probe_by_running
 
     return probe_by_running(run, locators, traceback_lines=8)

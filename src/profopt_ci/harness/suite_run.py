@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from profopt_ci.suites import parse_target
+from profopt_ci.harness.suite_targets import parse_target
 
 
 def runner_owned() -> set[str]:
@@ -18,7 +18,7 @@ def runner_owned() -> set[str]:
     session that ran in this worker, those pytest rewrites on import; none for asv and pyperf."""
     import sys
 
-    suite = sys.modules.get("profopt_ci.suites.pytest_suite")
+    suite = sys.modules.get("profopt_ci.harness.pytest_suite")
     return suite.rewritten_tops() if suite is not None else set()
 
 
@@ -30,19 +30,19 @@ def run(target: str, use: Callable[[Callable[[], object]], Any], seed: int | Non
 
     def seeded(step):
         if seed is not None:  # after the suite's imports and setup, before the first step
-            from profopt_ci.measure import harness
+            from profopt_ci.harness import timing as harness
 
             harness.seed_all(seed)
         return use(step)
 
     if kind == "pytest":
-        from profopt_ci.suites import pytest_suite
+        from profopt_ci.harness import pytest_suite
 
         return pytest_suite.run(locator, seeded)
     if kind == "asv":
-        from profopt_ci.suites import asv_suite
+        from profopt_ci.harness import asv_suite
 
         return asv_suite.run(locator, seeded)
-    from profopt_ci.suites import pyperf_suite
+    from profopt_ci.harness import pyperf_suite
 
     return pyperf_suite.run(locator, seeded)

@@ -1,9 +1,8 @@
 """After the timed rounds: one run per side for the quality pass and the profile, then the bottleneck note.
 
 In: the `Plan`, the benchmarks, the prepared `Side`s and which (benchmark, side) pairs measured ok.
-Out: per benchmark and side the profile summary and the quality trace (measure/quality.py); each
-comparison entry annotated with `profile` (per side: the summary; `hot_diff`) and `bottleneck`
-(class, evidence, next action: analyze/bottleneck.py).
+Out: per benchmark and side the profile summary and the quality trace (measure/quality.py); the
+bottleneck note is analyze/bottleneck.py's, from these.
 
 Never mixed into the timed samples: this run is its own worker process, taken after the rounds. A
 callable's worker first runs the quality pass (`quality_steps` steps from a fresh factory and the
@@ -96,21 +95,6 @@ def _forked_profile(spec: Spec, bench: Benchmark, side: Side, workdir: Path, tra
         failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
         return {"kind": "none", "reason": failure.message[:2000]}
     return data
-
-
-def annotate(entry: dict, profiles: dict[str, dict]) -> None:
-    """Attach both profiles, the hot-op diff and the head's bottleneck note to a comparison entry."""
-    from profopt_ci.analyze import bottleneck as analyze
-
-    base, head = profiles.get("base"), profiles.get("head")
-    try:
-        entry["profile"] = {"base": base, "head": head, "hot_diff": analyze.hot_diff(base, head)}
-        entry["bottleneck"] = analyze.bottleneck(head, entry.get("metrics"), base)
-    except Exception as exc:  # a profile answer the step tampered with: drop it, keep the comparison
-        reason = f"profile unusable: {type(exc).__name__}: {str(exc)[:300]}"
-        none = {"kind": "none", "reason": reason}
-        entry["profile"] = {"base": none, "head": none, "hot_diff": []}
-        entry["bottleneck"] = None
 
 
 def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]:

@@ -102,6 +102,6 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
 
 
 def probe(locators: list[str]) -> dict[str, str | None]:
-    from profopt_ci.suites import probe_by_running
+    from profopt_ci.harness.suite_targets import probe_by_running
 
     return probe_by_running(run, locators)

@@ -281,7 +281,7 @@ class _Hooks:
             raise RuntimeError(f"{loc} calls the benchmark fixture {self.calls[loc]} times — expected once "
                                "(as in pytest-benchmark): split it into one test per measured call")
         if fixture is not None and fixture.extra_info:
-            from profopt_ci.measure import harness
+            from profopt_ci.harness import timing as harness
 
             harness.record(**{f"extra_info.{k}": v for k, v in fixture.extra_info.items()})
         if self.probing or self.use is None:

@@ -1,0 +1,36 @@
+"""CPU lists as taskset, docker --cpuset-cpus and the spec's `cpuset` write them: `"0,2-3"` ⇄ [0, 2, 3].
+
+Standard library only and nothing of profopt's: the spec's checks and every process that pins
+(the parent, a worker, a zygote) read it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def parse_cpuset(text: str) -> list[int]:
+    """'0,2-3' → [0, 2, 3]; ValueError naming what was expected."""
+    out: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"expected CPU numbers and ranges like 2-3 or 0,2,4, got {text!r}")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if b < a:
+            raise ValueError(f"range {part} runs backwards in {text!r}")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def format_cpuset(cpus: Iterable[int]) -> str:
+    """[0, 2, 3] → '0,2-3' (the form taskset and docker --cpuset-cpus read)."""
+    nums, parts = sorted(set(cpus)), []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
