@@ -132,3 +132,42 @@ def test_the_placement_settles_by_topology_and_records_why(smt8):
     wide = Placement(pool=list(range(8)), topology=smt8)
     wide.settle({"base": {"need": 3}, "head": {"need": 3}})
     assert pass_sets(wide, 2) == [wide.cpus] and pass_sets(None, 2) == [None]
+
+
+QUALITY_STEP = """\
+import profopt_ci
+
+def make_step(lr=0.1):
+    state = {"loss": 1.0}
+    def step():
+        sum(i * i for i in range(2000))
+        state["loss"] *= 1 - lr
+        profopt_ci.record(loss=state["loss"])
+    return step
+"""
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_both_sides_passes_come_back_whether_run_at_once_or_one_after_the_other(tmp_path, vm2, size):
+    """Each side's quality pass and profile, on disjoint sets at once (a 1-CPU step on two cores) or
+    one after the other on the measured set (a 2-CPU step): both sides' results, never one twice."""
+    from profopt_ci.measure.processes import Side
+    from profopt_ci.measure.side_pass import pass_sets, profile_all
+    from profopt_ci.specfile.load import parse_spec
+    from profopt_ci.specfile.plan import make_plan, overrides
+
+    (tmp_path / "q.py").write_text(QUALITY_STEP)
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: q, callable: 'q:make_step', quality_steps: 5,"
+                      " constraints: [{metric: loss, rel_tol: 0.01}]}\n", str(tmp_path / "profopt.yml"))
+    plan = make_plan(spec, overrides())
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    for side in sides:
+        plan.attach(side.name, None)
+    placement = Placement(pool=[0, 1], topology=vm2)
+    placement.settle({"base": {"need": size}, "head": {"need": size}})
+    assert len(pass_sets(placement, 2)) == (2 if size == 1 else 1)
+    profiles, traces = profile_all(plan, spec.benchmarks, sides, lambda b, s: True, tmp_path, None,
+                                   lambda line: None, None, {"q": placement})
+    assert set(profiles["q"]) == {"base", "head"} and set(traces["q"]) == {"base", "head"}
+    assert all(p["kind"] == "cprofile" for p in profiles["q"].values())
+    assert traces["q"]["base"]["values"]["loss"] == traces["q"]["head"]["values"]["loss"]

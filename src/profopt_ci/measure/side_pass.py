@@ -152,7 +152,8 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
         done: dict[str, tuple[dict, dict | None]] = {}
         queue = list(todo)
         if len(sets) > 1 and not known and queue:  # the balance is measured alone, by the first pass
-            done[queue[0].name] = one(queue.pop(0), sets[0])
+            first = queue.pop(0)
+            done[first.name] = one(first, sets[0])
         if len(sets) > 1:
             with ThreadPoolExecutor(max_workers=max(1, len(queue))) as pool:
                 done.update(zip([s.name for s in queue], pool.map(one, queue, sets[:len(queue)]), strict=True))
