@@ -188,7 +188,8 @@ print(json.dumps({"base_ms": statistics.median(per[0]), "head_ms": statistics.me
 
 
 def truth(base: Path, head: Path, rounds: int = 80, block_ms: float = 20.0) -> dict:
-    """Both steps in one interpreter on the CPUs this process may use, blocks alternated."""
+    """Both steps in one interpreter on the CPUs this process may use, blocks alternated (the
+    geometric mean of one run just before compare and one just after is what compare is held to)."""
     out = subprocess.run([sys.executable, "-c", TRUTH, str(base), str(head), str(rounds), str(block_ms)],
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
@@ -243,14 +244,21 @@ def main() -> int:
                     order.reverse()
                 for name, where in order:
                     path, *assigned = where.split(",")
-                    t = truth(root / "sides" / "base.py", root / "sides" / "head.py")
+                    # the truth just before and just after: this machine's speed drifts by tens of
+                    # percent over minutes, so one taken alone measures the drift as much as compare
+                    before = truth(root / "sides" / "base.py", root / "sides" / "head.py")
                     c = compare(root, Path(path).resolve() / "src", head_src is None, name,
                                 dict(a.split("=", 1) for a in assigned))
+                    after = truth(root / "sides" / "base.py", root / "sides" / "head.py")
+                    t = {k: (before[k] * after[k]) ** 0.5 if k.endswith("_ms") else (before[k] + after[k]) / 2
+                         for k in before}
+                    t["spread_pct"] = 100 * abs(after["head_ms"] / before["head_ms"] - 1)
                     rows.append((case, name, t, c, want))
                     if "error" in c:
                         print(f"{case:<13} {name:<8} ERROR {c['error']}", flush=True)
                         continue
                     print(f"{case:<13} {name:<8} truth {t['base_ms']:7.3f} -> {t['head_ms']:7.3f} ms "
+                          f"(±{t['spread_pct']:.0f}%) "
                           f"{t['change_pct']:+6.1f}% | compare {c['base_ms']:7.3f} -> {c['head_ms']:7.3f} ms "
                           f"{c['change_pct']:+6.1f}% [{c['ci'][0]}, {c['ci'][1]}] | head time "
                           f"{100 * (c['head_ms'] / t['head_ms'] - 1):+6.1f}% change "
