@@ -92,9 +92,13 @@ def test_observe_counts_threads_that_do_work_and_not_idle_ones():
             for t in ts:
                 t.join()
 
-        two = threads.observe(two_threads, budget_ms=200)
         if len(ALL) >= 2:
-            assert two["busy"] >= 2 and two["parallelism"] > 1.0, two
+            # another test process may hold one of the two CPUs for a whole probe (CI runs two);
+            # a probe that could not count two threads would fail all three tries
+            tries = []
+            while len(tries) < 3 and not (tries and tries[-1]["busy"] >= 2 and tries[-1]["parallelism"] > 1.0):
+                tries.append(threads.observe(two_threads, budget_ms=200))
+            assert tries[-1]["busy"] >= 2 and tries[-1]["parallelism"] > 1.0, tries
         idle.set()
     finally:
         os.sched_setaffinity(0, mine)
