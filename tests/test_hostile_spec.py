@@ -54,6 +54,10 @@ def test_a_recursive_anchor_and_deep_nesting_are_spec_errors():
     ("    env: {A: \"x\\0y\"}\n", "p.yml:5:", "NUL"),
     ("    timeout_s: 1.0e+300\n", "p.yml:5:", "at most"),
     ("    rounds: " + "9" * 5000 + "\n", "p.yml:1:1", "4300"),
+    # an integer too large for a float: named by its length (formatting it as a float raised OverflowError)
+    ("    rounds: " + "9" * 400 + "\n", "p.yml:5:13", "`benchmarks[0].rounds` is an integer of 400 digits — expected at most"),
+    ("    params: {n: " + "7" * 400 + "}\n", "p.yml:5:", "an integer of 400 digits — expected a number a benchmark can use"),
+    ("    params: {n: -" + "7" * 4000 + "}\n", "p.yml:5:", "an integer of 4000 digits"),
 ])
 def test_values_that_fail_later_are_spec_errors(bad, where, words):
     lines = problems(OK + bad)

@@ -34,6 +34,7 @@ from random import Random
 from typing import Protocol
 
 from profopt_ci.figures import sig
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.cpus import Placement, child_preexec
 from profopt_ci.measure.processes import (
     Side,
@@ -110,7 +111,7 @@ class WorkerProcess:
                                   [to_r, from_w, self._out.fileno(), self._err.fileno()])
                 self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
             else:
-                path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
+                path = workdir / f"serve-{file_part(f'{side.name}-{bench.name}')}-{round_index}.json"
                 path.write_text(json.dumps(job))
                 self.proc = subprocess.Popen(
                     [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.errors import InfraError
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.proctree import kill_tagged, tag_env
 from profopt_ci.measure.zygote import Zygote, forked_worker
@@ -305,7 +306,8 @@ def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: f
 def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: str,
                timeout_s: float) -> tuple[ChildResult, dict | None]:
     """One `profopt_ci.measure.worker` process on a job; its JSON answer, or None when it failed."""
-    job_path, out_path = workdir / f"job-{tag}.json", workdir / f"out-{tag}.json"
+    part = file_part(tag)  # a suite benchmark's name may hold `/`, `..`, spaces, 300 characters
+    job_path, out_path = workdir / f"job-{part}.json", workdir / f"out-{part}.json"
     job_path.write_text(json.dumps(job))
     out_path.unlink(missing_ok=True)
     argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]

@@ -32,6 +32,7 @@ import threading
 import time
 from pathlib import Path
 
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.zygote_process import MAX_MSG
 
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
@@ -55,7 +56,7 @@ class Zygote:
         self.name = name
         self._lock = threading.Lock()  # one request and its answer at a time (the profiled runs share it)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        path = workdir / f"zygote-{name}.json"
+        path = workdir / f"zygote-{file_part(name)}.json"
         path.write_text(json.dumps({"preload": list(preload), "sock": theirs.fileno(),
                                     "pool": available() if cpus else None}))
         self._err = tempfile.TemporaryFile()
@@ -175,7 +176,7 @@ def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir:
     the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
     from profopt_ci.measure.processes import ChildResult, answer_of
 
-    out = workdir / f"out-{tag}.json"
+    out = workdir / f"out-{file_part(tag)}.json"
     out.unlink(missing_ok=True)
     code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad)
     res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",

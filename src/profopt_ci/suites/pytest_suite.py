@@ -68,8 +68,11 @@ class _Collector:
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.errors.append({"file": report.nodeid or "?", "line": None,
-                                "error": str(report.longrepr)[-3000:]})
+            from profopt_ci.suites import where_in_text
+
+            text = str(report.longrepr)
+            self.errors.append({"file": report.nodeid or "?", "line": None, **where_in_text(text, os.getcwd()),
+                                "error": text[-3000:]})
 
     def pytest_collection_finish(self, session) -> None:
         for item in session.items:
