@@ -156,15 +156,24 @@ def overlay(suites: list[Suite], head_root: Path, base_root: Path, log: Callable
     for s in suites:
         rel = Path(s.path)
         src, dst = head_root / rel, base_root / rel
-        if src.is_dir():
+        kind = _file_kind(src)  # a path the head lacks is not copied: each side's collector says so
+        if kind == "dir":
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".asv"))
-        elif src.is_file():
+        elif kind == "file":
             dst.parent.mkdir(parents=True, exist_ok=True)
             if s.kind == "asv" and src.name.endswith(".json"):
                 _copy_asv_conf(src, dst)
             shutil.copy2(src, dst)
     return True
+
+
+def _file_kind(path: Path) -> str | None:
+    """"dir", "file", or None: no such path, or one the file system refuses (a name too long)."""
+    try:
+        return "dir" if path.is_dir() else "file" if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _copy_asv_conf(src: Path, dst: Path) -> None:
