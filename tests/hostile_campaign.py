@@ -100,6 +100,10 @@ ASV_BROKEN = "import json\n\nCONFIG = json.loads('{')\n\n\ndef time_x():\n    pa
 VERBS = ("validate", "report", "diff", "merge", "compare")
 
 
+class Hung(BaseException):
+    """Raised by the case's alarm: a BaseException, so no `except Exception` in profopt swallows it."""
+
+
 @dataclass
 class Case:
     verb: str
@@ -145,7 +149,7 @@ def run_case(case: Case, cwd: Path) -> Outcome:
     problem = None
 
     def on_alarm(*_):
-        raise TimeoutError(f"no answer in {case.timeout_s} s (a hang?)")
+        raise Hung(f"no answer in {case.timeout_s} s (a hang?)")
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(case.timeout_s)
@@ -174,7 +178,7 @@ def judge(code: int | None, err: str, case: Case) -> str | None:
     if "internal error" in err:
         return "internal error: " + err[err.index("internal error"):][:300]
     if "Traceback (most recent call last)" in err:
-        return "a traceback: " + err[err.index("Traceback"):][:300]
+        return "a traceback: " + err[err.index("Traceback"):][:1500]
     if code == 3 and case.out is not None and not case.out.is_file():
         return f"exit 3 without {case.out.name}"
     return None
@@ -285,7 +289,7 @@ def mutate_doc(rng: random.Random, doc: dict) -> dict:
     return doc
 
 
-def mutate_record(rng: random.Random, doc: dict) -> dict:
+def mutate_record(rng: random.Random, doc: dict, prefer: str | None = None) -> dict:
     """One key of one record removed or given a hostile value: the shard record, a benchmark entry,
     its goal, profile, metrics or error, the sides — the records readers take apart field by field."""
     doc = copy.deepcopy(doc)
@@ -293,6 +297,8 @@ def mutate_record(rng: random.Random, doc: dict) -> dict:
     if not records:
         return doc
     record = rng.choice(records)
+    if prefer and isinstance(doc.get(prefer), dict) and doc[prefer] and rng.random() < 0.5:
+        record = doc[prefer]  # the record this verb reads first (merge: the shard record)
     key = rng.choice(list(record))
     roll = rng.random()
     if roll < 0.4:
@@ -406,12 +412,13 @@ def _report(seeds: Seeds, rng: random.Random, k: int) -> Case:
                 f"comparison {data[:2000]!r}")
 
 
-def _results(seeds: Seeds, rng: random.Random, k: int, pool: list[Path], tag: str) -> tuple[Path, str]:
+def _results(seeds: Seeds, rng: random.Random, k: int, pool: list[Path], tag: str,
+             prefer: str | None = None) -> tuple[Path, str]:
     seed = rng.choice(pool).read_bytes()
     roll = rng.random()
     if roll < 0.2:
         return _file(seeds, f"{tag}-{k}.json", seed), "as measured"
-    data = (_dump(mutate_record(rng, json.loads(seed))) if roll < 0.5 else _dump(mutate_doc(rng, json.loads(seed)))
+    data = (_dump(mutate_record(rng, json.loads(seed), prefer)) if roll < 0.5 else _dump(mutate_doc(rng, json.loads(seed)))
             if roll < 0.85 else mutate_bytes(rng, seed))
     return _file(seeds, f"{tag}-{k}.json", data), f"{data[:1500]!r}"
 
@@ -428,7 +435,8 @@ def _diff(seeds: Seeds, rng: random.Random, k: int) -> Case:
 def _merge(seeds: Seeds, rng: random.Random, k: int) -> Case:
     files, what = [], []
     for j in range(rng.choice([1, 2, 2, 2, 3])):
-        path, how = _results(seeds, rng, k * 10 + j, seeds.shards if rng.random() < 0.85 else seeds.results, "shard")
+        path, how = _results(seeds, rng, k * 10 + j, seeds.shards if rng.random() < 0.85 else seeds.results, "shard",
+                             "shard")
         files.append(str(path))
         what.append(how)
     out = seeds.work / "cases" / f"merged-{k}.json"

@@ -28,8 +28,9 @@ MAX_DEPTH = 64
 EXPANSION_FACTOR = 20  # an alias may repeat a subtree, but not blow the document up 20-fold
 EXPANSION_FLOOR = 200_000
 # Limits far past any real benchmark, so a typo'd exponent is caught here, not as an OverflowError later.
-NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "warmup": 10**7, "values": 10**7,
-                 "rounds": 10**6, "max_rounds": 10**6, "items_per_iteration": 1e18, "seed": 2**63}
+NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "value_ms": 86400e3, "round_ms": 86400e3,
+                 "warmup": 10**7, "values": 10**7, "rounds": 10**6, "max_rounds": 10**6, "quality_steps": 10**7,
+                 "items_per_iteration": 1e18, "seed": 2**63}
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: far faster on big specs
 _STR = "tag:yaml.org,2002:str"
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
