@@ -20,12 +20,13 @@ comparisons, the share caught at each effect, and the median rounds and wall tim
     python bench/verdict_accuracy.py --comparisons 10 --rounds-comparisons 4   # about 20 minutes
     python bench/verdict_accuracy.py --comparisons 2 --rounds-comparisons 1 --resample 50  # a smoke run
 
-`--near-tau` (issue 28): the cases are A/A and +0.5τ, +τ, +1.5τ, +2τ at the default τ, and every
+`--near-tau` (issue 28): the cases are A/A and +0.5τ … +2τ at the default τ, and every
 comparison is decided by two rules side by side — the shipped one (`stats._decide`: the CI excludes
 0 and the estimate reaches τ) and "the CI lies wholly beyond τ" — on the same resampled rounds
 (common random numbers), so the two columns differ only by the rule:
 
-    python bench/verdict_accuracy.py --near-tau --comparisons 3 --rounds-comparisons 0 --resample 1000
+    python bench/verdict_accuracy.py --near-tau --comparisons 3 --rounds-comparisons 0 --resample 1000 \
+        --noise-scale 1 3
 """
 from __future__ import annotations
 
@@ -112,7 +113,7 @@ def parse_variant(text: str) -> tuple[str, str, str | None]:
 # (label, extra work, threshold override); None: the default τ
 CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+5%", 0.05, None), ("+10%", 0.10, None)]
 DEFAULT_TAU = 3.0
-NEAR_TAU = [("A/A", 0.0, None)] + [(f"+{k:g}τ", k * DEFAULT_TAU / 100, None) for k in (0.5, 1.0, 1.5, 2.0)]
+NEAR_TAU = [("A/A", 0.0, None)] + [(f"+{k:g}τ", k * DEFAULT_TAU / 100, None) for k in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)]
 
 
 def ci_beyond_tau(res: dict, tau: float) -> str:
@@ -238,11 +239,16 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
               f"inconclusive {share(allv, 'inconclusive')}, unstable {share(allv, 'unstable')}")
 
 
-def report_rules(real: dict[str, list[dict]], settings, resample: int, rng: random.Random) -> None:
-    """--near-tau: each case decided by both RULES over the same resampled rounds."""
-    residuals = _residuals(real)
+def report_rules(real: dict[str, list[dict]], settings, resample: int, rng: random.Random, scale: float = 1.0) -> None:
+    """--near-tau: each case decided by both RULES over the same resampled rounds; `scale` widens the
+    measured A/A residuals (a noisier machine, synthetic)."""
+    residuals = [x * scale for x in _residuals(real)]
+    ratios = [math.exp(x) for x in residuals]
+    robust = 1.4826 * statistics.median(abs(x) for x in residuals)
     print(f"\n== near τ = {settings.threshold_pct:g}%: {resample} resampled comparisons per case, both rules on the "
-          f"same rounds; rounds {settings.rounds} → {settings.max_rounds}")
+          f"same rounds; rounds {settings.rounds} → {settings.max_rounds}; A/A residuals of "
+          f"{sum(len(r['ratios']) for r in real['A/A'])} real rounds × {scale:g}: per-round CV "
+          f"{statistics.stdev(ratios) * 100:.2f}% (robust {robust * 100:.2f}%)")
     print(f"{'case':<8} {'rule':<38} {'flagged':>8} {'unchanged':>10} {'inconcl.':>9} {'unstable':>9} {'rounds':>7}"
           "  real (shipped rule)")
     for label, extra, _ in NEAR_TAU:
@@ -255,7 +261,7 @@ def report_rules(real: dict[str, list[dict]], settings, resample: int, rng: rand
             verdicts = [v for v, _ in got]
             flagged = sum(v in ("regressed", "improved") for v in verdicts) / len(verdicts) * 100
             real_txt = (", ".join(f"{v} {measured.count(v)}" for v in sorted(set(measured)))
-                        if measured and name.startswith("shipped") else "")
+                        if measured and name.startswith("shipped") and scale == 1 else "")
             print(f"{label:<8} {name:<38} {flagged:>7.1f}% {share(verdicts, 'unchanged'):>10} "
                   f"{share(verdicts, 'inconclusive'):>9} {share(verdicts, 'unstable'):>9} "
                   f"{statistics.median(n for _, n in got):>7g}  {real_txt}")
@@ -275,7 +281,9 @@ def main() -> int:
     p.add_argument("--resample", type=int, default=200, help="resampled comparisons per case and pairing")
     p.add_argument("--seed", type=int, default=12345)
     p.add_argument("--near-tau", action="store_true",
-                   help="cases A/A, +0.5τ, +τ, +1.5τ, +2τ, each decided by both verdict rules (see above)")
+                   help="cases A/A and +0.5τ … +2τ, each decided by both verdict rules (see above)")
+    p.add_argument("--noise-scale", type=float, nargs="+", default=[1.0],
+                   help="--near-tau: also resample with the A/A residuals widened this many times (a noisier machine)")
     p.add_argument("--workload", choices=("python", "torch"), default="python",
                    help="python: a ~1 ms pure-Python loop (default); torch: a ~1 ms one-thread MLP training step, "
                         "whose workers fork from a zygote")
@@ -311,8 +319,10 @@ def main() -> int:
         if not real[name].get("A/A"):
             continue
         if args.near_tau:
-            report_rules(real[name], parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings),
-                                                "x.yml").benchmarks[0].settings, args.resample, rng)
+            spec_settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings),
+                                       "x.yml").benchmarks[0].settings
+            for scale in args.noise_scale:
+                report_rules(real[name], spec_settings, args.resample, rng, scale)
         else:
             report(name, pairing, settings, real[name], args.resample, rng)
     return 0

@@ -61,11 +61,15 @@ def test_a_pytest_suite_with_a_syntax_error_is_a_failed_entry_with_file_and_line
     assert failed["error"]["message"].startswith("tests/bench/test_broken.py:5: ")
     assert "SyntaxError" in failed["error"]["message"]
     assert (root / "report.md").is_file() and "test\\_broken.py:5" in (root / "report.md").read_text()
+    fine = by["test_fine"]  # the files pytest could collect are still measured
+    assert fine["decision"] != "failed" and fine["samples"]["base"] and fine["samples"]["head"]
     # the same through `profopt run`: the results are written, the entry failed, exit 3
     run = run_cli(["run", "--out", "r.json"], root)
     assert run.returncode == 3 and "internal error" not in run.stderr, run.stderr[-3000:]
-    entry = json.loads((root / "r.json").read_text())["benchmarks"]["pytest:tests/bench/"]
+    results = json.loads((root / "r.json").read_text())["benchmarks"]
+    entry = results["pytest:tests/bench/"]
     assert entry["status"] == "failed" and entry["error"].startswith("tests/bench/test_broken.py:5: ")
+    assert results["test_fine"]["status"] == "ok" and results["test_fine"]["samples"]
 
 
 HOSTILE_IDS = ["a/b", "..", "with space", "ünï 名前", "x" * 300, "../../escaped"]

@@ -110,7 +110,8 @@ def collect(path: str, select: str | None) -> dict:
     """What pytest collects under `path` (cwd: the side's checkout), as collector.py reports it."""
     pytest = import_pytest()
     col = _Collector(pytest)
-    args = [path, "--collect-only", *PYTEST_ARGS, *(["-k", select] if select else [])]
+    # a test file that cannot be collected is one error; the other files are still collected and measured
+    args = [path, "--collect-only", "--continue-on-collection-errors", *PYTEST_ARGS, *(["-k", select] if select else [])]
     code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
     if code not in (0, 5) and not col.errors:  # 5: nothing collected
         col.errors.append({"file": path, "line": None, "error": f"pytest --collect-only exited {int(code)}"})
