@@ -239,13 +239,16 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
               f"inconclusive {share(allv, 'inconclusive')}, unstable {share(allv, 'unstable')}")
 
 
-def report_rules(real: dict[str, list[dict]], settings, resample: int, rng: random.Random, scale: float = 1.0) -> None:
+def report_rules(name: str, real: dict[str, list[dict]], settings, resample: int, rng: random.Random,
+                 scale: float = 1.0) -> None:
     """--near-tau: each case decided by both RULES over the same resampled rounds; `scale` widens the
     measured A/A residuals (a noisier machine, synthetic)."""
     residuals = [x * scale for x in _residuals(real)]
     ratios = [math.exp(x) for x in residuals]
     robust = 1.4826 * statistics.median(abs(x) for x in residuals)
-    print(f"\n== near τ = {settings.threshold_pct:g}%: {resample} resampled comparisons per case, both rules on the "
+    walls = [r["wall"] for case in real.values() for r in case]
+    print(f"\n== {name} (round_ms {settings.round_ms:g}; median wall of a real comparison "
+          f"{statistics.median(walls):.1f} s): near τ = {settings.threshold_pct:g}%: {resample} resampled comparisons per case, both rules on the "
           f"same rounds; rounds {settings.rounds} → {settings.max_rounds}; A/A residuals of "
           f"{sum(len(r['ratios']) for r in real['A/A'])} real rounds × {scale:g}: per-round CV "
           f"{statistics.stdev(ratios) * 100:.2f}% (robust {robust * 100:.2f}%)")
@@ -255,14 +258,14 @@ def report_rules(real: dict[str, list[dict]], settings, resample: int, rng: rand
         shift = math.log1p(extra)
         streams = [[shift + rng.choice(residuals) for _ in range(settings.max_rounds)] for _ in range(resample)]
         measured = [r["verdict"] for r in real.get(label, [])]
-        for name, rule in RULES.items():
+        for rule_name, rule in RULES.items():
             got = [sequential_verdict(iter(stream).__next__, settings.rounds, settings.max_rounds,
                                       settings.threshold_pct, rule) for stream in streams]
             verdicts = [v for v, _ in got]
             flagged = sum(v in ("regressed", "improved") for v in verdicts) / len(verdicts) * 100
             real_txt = (", ".join(f"{v} {measured.count(v)}" for v in sorted(set(measured)))
-                        if measured and name.startswith("shipped") and scale == 1 else "")
-            print(f"{label:<8} {name:<38} {flagged:>7.1f}% {share(verdicts, 'unchanged'):>10} "
+                        if measured and rule_name.startswith("shipped") and scale == 1 else "")
+            print(f"{label:<8} {rule_name:<38} {flagged:>7.1f}% {share(verdicts, 'unchanged'):>10} "
                   f"{share(verdicts, 'inconclusive'):>9} {share(verdicts, 'unstable'):>9} "
                   f"{statistics.median(n for _, n in got):>7g}  {real_txt}")
 
@@ -322,7 +325,7 @@ def main() -> int:
             spec_settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings),
                                        "x.yml").benchmarks[0].settings
             for scale in args.noise_scale:
-                report_rules(real[name], spec_settings, args.resample, rng, scale)
+                report_rules(name, real[name], spec_settings, args.resample, rng, scale)
         else:
             report(name, pairing, settings, real[name], args.resample, rng)
     return 0
