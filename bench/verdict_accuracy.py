@@ -19,6 +19,14 @@ comparisons, the share caught at each effect, and the median rounds and wall tim
     python bench/verdict_accuracy.py                              # full size (about an hour on 2 vCPUs)
     python bench/verdict_accuracy.py --comparisons 10 --rounds-comparisons 4   # about 20 minutes
     python bench/verdict_accuracy.py --comparisons 2 --rounds-comparisons 1 --resample 50  # a smoke run
+
+`--near-tau` (issue 28): the cases are A/A and +0.5τ … +2τ at the default τ, and every
+comparison is decided by two rules side by side — the shipped one (`stats._decide`: the CI excludes
+0 and the estimate reaches τ) and "the CI lies wholly beyond τ" — on the same resampled rounds
+(common random numbers), so the two columns differ only by the rule:
+
+    python bench/verdict_accuracy.py --near-tau --comparisons 3 --rounds-comparisons 0 --resample 1000 \
+        --noise-scale 1 3
 """
 from __future__ import annotations
 
@@ -104,6 +112,26 @@ def parse_variant(text: str) -> tuple[str, str, str | None]:
     return name or "lockstep", extra, fork
 # (label, extra work, threshold override); None: the default τ
 CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+5%", 0.05, None), ("+10%", 0.10, None)]
+DEFAULT_TAU = 3.0
+NEAR_TAU = [("A/A", 0.0, None)] + [(f"+{k:g}τ", k * DEFAULT_TAU / 100, None) for k in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)]
+
+
+def ci_beyond_tau(res: dict, tau: float) -> str:
+    """The other rule: flagged only when the whole CI lies beyond τ; unchanged when it lies within
+    ±τ; otherwise inconclusive (unstable past 10% outlier rounds), as stats._decide words them."""
+    lo, hi = res["ci_low_pct"], res["ci_high_pct"]
+    if res["n"] < stats.MIN_ROUNDS or lo is None or hi is None:
+        return "inconclusive"
+    if lo >= tau:
+        return "regressed"
+    if hi <= -tau:
+        return "improved"
+    if -tau <= lo and hi <= tau:
+        return "unchanged"
+    return "unstable" if res["outliers"] > stats.UNSTABLE_SHARE * res["n"] else "inconclusive"
+
+
+RULES = {"shipped: CI excludes 0, estimate ≥ τ": lambda res, tau: res["verdict"], "CI wholly beyond τ": ci_beyond_tau}
 
 
 def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | None, seed: int,
@@ -141,8 +169,9 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
             "forked": [forked.get(r, False) for r in sorted(b.keys() & h.keys())]}
 
 
-def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> tuple[str, int]:
-    """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used)."""
+def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float, rule=None) -> tuple[str, int]:
+    """The compare procedure over log-ratios drawn one round at a time: (verdict, rounds used);
+    `rule(result, τ)`: another verdict rule over the same statistics (default: the shipped one)."""
     looks = look_schedule.plan_looks(rounds, max_rounds)
     d: list[float] = []
     verdict = "inconclusive"
@@ -150,8 +179,8 @@ def sequential_verdict(draw, rounds: int, max_rounds: int, threshold: float) -> 
         while len(d) < n:
             d.append(draw())
         alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
-        verdict = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold,
-                                      alpha=alpha)["verdict"]
+        res = stats.paired_change([1.0] * n, [math.exp(x) for x in d], threshold_pct=threshold, alpha=alpha)
+        verdict = rule(res, threshold) if rule is not None else res["verdict"]
         if verdict not in ("inconclusive", "unstable"):
             break
     return verdict, len(d)
@@ -210,6 +239,43 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
               f"inconclusive {share(allv, 'inconclusive')}, unstable {share(allv, 'unstable')}")
 
 
+def report_rules(name: str, real: dict[str, list[dict]], settings, resample: int, rng: random.Random,
+                 scale: float = 1.0) -> None:
+    """--near-tau: each case decided by both RULES over the same resampled rounds; `scale` widens the
+    measured A/A residuals (a noisier machine, synthetic)."""
+    residuals = [x * scale for x in _residuals(real)]
+    ratios = [math.exp(x) for x in residuals]
+    robust = 1.4826 * statistics.median(abs(x) for x in residuals)
+    walls = [r["wall"] for case in real.values() for r in case]
+    print(f"\n== {name} (round_ms {settings.round_ms:g}; median wall of a real comparison "
+          f"{statistics.median(walls):.1f} s): near τ = {settings.threshold_pct:g}%: {resample} resampled comparisons per case, both rules on the "
+          f"same rounds; rounds {settings.rounds} → {settings.max_rounds}; A/A residuals of "
+          f"{sum(len(r['ratios']) for r in real['A/A'])} real rounds × {scale:g}: per-round CV "
+          f"{statistics.stdev(ratios) * 100:.2f}% (robust {robust * 100:.2f}%)")
+    print(f"{'case':<8} {'rule':<38} {'flagged':>8} {'unchanged':>10} {'inconcl.':>9} {'unstable':>9} {'rounds':>7}"
+          "  real (shipped rule)")
+    for label, extra, _ in NEAR_TAU:
+        shift = math.log1p(extra)
+        streams = [[shift + rng.choice(residuals) for _ in range(settings.max_rounds)] for _ in range(resample)]
+        measured = [r["verdict"] for r in real.get(label, [])]
+        for rule_name, rule in RULES.items():
+            got = [sequential_verdict(iter(stream).__next__, settings.rounds, settings.max_rounds,
+                                      settings.threshold_pct, rule) for stream in streams]
+            verdicts = [v for v, _ in got]
+            flagged = sum(v in ("regressed", "improved") for v in verdicts) / len(verdicts) * 100
+            real_txt = (", ".join(f"{v} {measured.count(v)}" for v in sorted(set(measured)))
+                        if measured and rule_name.startswith("shipped") and scale == 1 else "")
+            print(f"{label:<8} {rule_name:<38} {flagged:>7.1f}% {share(verdicts, 'unchanged'):>10} "
+                  f"{share(verdicts, 'inconclusive'):>9} {share(verdicts, 'unstable'):>9} "
+                  f"{statistics.median(n for _, n in got):>7g}  {real_txt}")
+
+
+def _residuals(real: dict[str, list[dict]]) -> list[float]:
+    aa = [x for run in real["A/A"] for x in run["ratios"]]
+    center = statistics.median(aa)
+    return [x - center for x in aa]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--comparisons", type=int, default=30, help="real lockstep comparisons per case (default 30)")
@@ -217,6 +283,10 @@ def main() -> int:
                    help="real A/A comparisons of pairing: rounds (default 10; its effects are resampled)")
     p.add_argument("--resample", type=int, default=200, help="resampled comparisons per case and pairing")
     p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--near-tau", action="store_true",
+                   help="cases A/A and +0.5τ … +2τ, each decided by both verdict rules (see above)")
+    p.add_argument("--noise-scale", type=float, nargs="+", default=[1.0],
+                   help="--near-tau: also resample with the A/A residuals widened this many times (a noisier machine)")
     p.add_argument("--workload", choices=("python", "torch"), default="python",
                    help="python: a ~1 ms pure-Python loop (default); torch: a ~1 ms one-thread MLP training step, "
                         "whose workers fork from a zygote")
@@ -228,7 +298,8 @@ def main() -> int:
     variants = [parse_variant(v) for v in args.variants]
     rng = random.Random(args.seed)
     real: dict[str, dict[str, list[dict]]] = {name: {} for name, _, _ in variants} | {"rounds": {}}
-    plan = [(name, case, args.comparisons) for name, _, _ in variants for case in CASES] + \
+    cases = NEAR_TAU if args.near_tau else CASES
+    plan = [(name, case, args.comparisons) for name, _, _ in variants for case in cases] + \
         [("rounds", CASES[0], args.rounds_comparisons)]
     how = {name: ("lockstep", extra, fork) for name, extra, fork in variants} | {"rounds": ("rounds", "", None)}
     with tempfile.TemporaryDirectory(prefix="profopt-accuracy-") as tmp:
@@ -248,7 +319,14 @@ def main() -> int:
             print(f"[{i}/{len(todo)}] {name} {label}: {res['verdict']}, {res['rounds']} rounds, {res['wall']:.1f} s",
                   file=sys.stderr, flush=True)
     for name, (pairing, settings, _) in how.items():
-        if real[name].get("A/A"):
+        if not real[name].get("A/A"):
+            continue
+        if args.near_tau:
+            spec_settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings),
+                                       "x.yml").benchmarks[0].settings
+            for scale in args.noise_scale:
+                report_rules(name, real[name], spec_settings, args.resample, rng, scale)
+        else:
             report(name, pairing, settings, real[name], args.resample, rng)
     return 0
 

@@ -54,6 +54,11 @@ def test_a_recursive_anchor_and_deep_nesting_are_spec_errors():
     ("    env: {A: \"x\\0y\"}\n", "p.yml:5:", "NUL"),
     ("    timeout_s: 1.0e+300\n", "p.yml:5:", "at most"),
     ("    rounds: " + "9" * 5000 + "\n", "p.yml:1:1", "4300"),
+    # an integer too large for a float: named by its length (formatting it as a float raised OverflowError)
+    ("    rounds: " + "9" * 400 + "\n", "p.yml:5:13", "`benchmarks[0].rounds` is an integer of 400 digits — expected at most"),
+    ("    params: {n: " + "7" * 400 + "}\n", "p.yml:5:", "an integer of 400 digits — expected a number a benchmark can use"),
+    ("    params: {n: -" + "7" * 4000 + "}\n", "p.yml:5:", "an integer of 4000 digits"),
+    ("    round_ms: 1.0e+300\n", "p.yml:5:", "expected at most 8.64e+07"),  # rounds that would never end
 ])
 def test_values_that_fail_later_are_spec_errors(bad, where, words):
     lines = problems(OK + bad)
@@ -74,6 +79,13 @@ def test_dev_zero_and_huge_error_lists_through_the_cli(tmp_path):
     proc = run_cli(["validate"], tmp_path, timeout=120)
     assert proc.returncode == 2 and "internal error" not in proc.stderr
     assert len(proc.stderr.splitlines()) == 51 and "300 problem(s) (250 more not shown)" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--rounds", "--max-rounds"])
+def test_rounds_on_the_command_line_have_the_specs_limit(tmp_path, flag):
+    """`--rounds` with 400 digits was taken as it is: a compare that would never end (issue 28)."""
+    proc = run_cli(["compare", flag, "9" * 400], tmp_path, timeout=60)
+    assert proc.returncode == 2 and "expected at most 1,000,000" in proc.stderr, proc.stderr
 
 
 def test_a_missing_spec_is_still_a_usage_error(tmp_path):

@@ -117,6 +117,20 @@ def test_inconclusive_and_unstable_verdicts():
     assert "paired, 60 rounds" in text.splitlines()[2]
 
 
+def test_the_header_gives_the_range_of_rounds_the_benchmarks_ran():
+    """Each benchmark stops at its own look: the header said the largest ("paired, 28 rounds") when
+    most ran 12 (issue 28)."""
+    c = fx.no_change()
+    for b, n in zip(c["benchmarks"], (12, 28, 12), strict=True):
+        b["rounds"] = n
+    c["rounds"] = 28
+    assert " · paired, 12–28 rounds · " in md(c).splitlines()[2]
+    assert "配对，12–28 轮" in render(c, "md", "zh")
+    assert "paired, 12–28 rounds" in render(c, "html")
+    failed = fx.failed()  # a benchmark that failed before any round does not widen the range
+    assert " · paired, 20 rounds · " in md(failed).splitlines()[2]
+
+
 def test_no_change_and_unpaired_notes():
     assert md(fx.no_change()).splitlines()[0] == "➖ no-change — no change beyond ±3% in 3 benchmarks"
     text = md(fx.unpaired())

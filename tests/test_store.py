@@ -488,6 +488,16 @@ def test_merge_refuses_what_does_not_add_up(tmp_path):
         "2/2 missing": [one],
         "given twice": [one, write("w.json", part(1, 2, ["b"], allx))],
     }
+    # a shard record cut short or edited by hand (the campaign of issue 28 found a KeyError here)
+    for key in ("index", "count"):
+        cut = part(2, 2, ["b"], allx)
+        del cut["shard"][key]
+        cases[f"`shard.{key}` is missing"] = [one, write(f"no-{key}.json", cut)]
+    cases["`shard.count` is 'two'"] = [one, write("words.json", {**part(2, 2, ["b"], allx), "shard": {
+        "index": 2, "count": "two", "all": allx}})]
+    cases["`shard` is str"] = [one, write("str.json", {**part(2, 2, ["b"], allx), "shard": "2/2"})]
+    cases["`shard.index` 3 is past `shard.count` 2"] = [one, write("past.json", part(3, 2, ["b"], allx))]
+    cases["`shard.all` is not a list"] = [one, write("all.json", part(2, 2, ["b"], "abc"))]
     for words, files in cases.items():
         proc = run_cli(["merge", *files, "--out", "bad.json"], tmp_path)
         assert proc.returncode == 2, (words, proc.stderr)

@@ -60,15 +60,18 @@ def _count(x: float) -> str:
 def diff_lines(rows: list[dict]) -> list[str]:
     """"list_sort (libpython3.11.so): Ir +12.3% (1.2M → 1.35M per step)"; plain text (the view escapes)."""
     out = []
-    for r in rows:
+    for r in rows:  # a comparison file's rows: any figure may be missing (a row without its figures is left out)
         where = f" ({r['object']})" if r.get("object") else ""
-        if r.get("delta_pct") is not None:
-            figures = f"Ir {r['delta_pct']:+.1f}% ({_count(r['base_ir'])} → {_count(r['head_ir'])} per step)"
-        elif r.get("only_in") == "head":
-            figures = f"Ir new in head: {_count(r['head_ir'])} per step (base below its top {TOP_FUNCTIONS})"
+        base_ir, head_ir = r.get("base_ir"), r.get("head_ir")
+        if r.get("delta_pct") is not None and base_ir is not None and head_ir is not None:
+            figures = f"Ir {r['delta_pct']:+.1f}% ({_count(base_ir)} → {_count(head_ir)} per step)"
+        elif r.get("only_in") == "head" and head_ir is not None:
+            figures = f"Ir new in head: {_count(head_ir)} per step (base below its top {TOP_FUNCTIONS})"
+        elif r.get("only_in") != "head" and base_ir is not None:
+            figures = f"Ir gone in head: {_count(base_ir)} per step in base"
         else:
-            figures = f"Ir gone in head: {_count(r['base_ir'])} per step in base"
-        out.append(f"{r['name']}{where}: {figures}")
+            continue
+        out.append(f"{r.get('name') or '?'}{where}: {figures}")
     return out
 
 

@@ -29,13 +29,18 @@ class Parser(argparse.ArgumentParser):
 
 
 def positive(text: str) -> int:
-    """An argparse type: a whole number ≥ 1."""
+    """An argparse type for a number of rounds: a whole number from 1 to the spec's own limit."""
+    from profopt_ci.specfile.guard import NUMBER_LIMITS
+
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} — expected at least 1")
+    if value > NUMBER_LIMITS["rounds"]:  # a typo'd length, not a run of years
+        raise argparse.ArgumentTypeError(f"{text[:20]}{'…' if len(text) > 20 else ''} — expected at most "
+                                         f"{NUMBER_LIMITS['rounds']:,}")
     return value
 
 

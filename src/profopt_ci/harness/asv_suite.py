@@ -74,8 +74,11 @@ def collect(path: str, select: str | None) -> dict:
     out: dict[str, list] = {"benchmarks": [], "skipped": [], "errors": []}
     try:
         found = list(disc_benchmarks(str(root)))
-    except Exception as exc:
-        out["errors"].append({"file": rel, "line": None, "error": f"{type(exc).__name__}: {exc}"})
+    except Exception as exc:  # a benchmark module that raises at import: where, in the suite's own code
+        from profopt_ci.harness.suite_errors import where_raised
+
+        where = {"file": rel, "line": None, **where_raised(exc, os.getcwd())}
+        out["errors"].append({**where, "error": f"{type(exc).__name__}: {exc}"})
         return out
     for b in found:
         kind, where = _kind(b), _where(b)

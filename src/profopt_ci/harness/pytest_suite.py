@@ -100,8 +100,11 @@ class _Collector:
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self.errors.append({"file": report.nodeid or "?", "line": None,
-                                "error": str(report.longrepr)[-3000:]})
+            from profopt_ci.harness.suite_errors import where_in_text
+
+            text = str(report.longrepr)
+            self.errors.append({"file": report.nodeid or "?", "line": None, **where_in_text(text, os.getcwd()),
+                                "error": text[-3000:]})
 
     def pytest_collection_finish(self, session) -> None:
         for item in session.items:
@@ -142,7 +145,8 @@ def collect(path: str, select: str | None) -> dict:
 
     pytest = import_pytest()
     col = _Collector(pytest)
-    args = [path, "--collect-only", *PYTEST_ARGS, *(["-k", select] if select else [])]
+    # a test file that cannot be collected is one error; the other files are still collected and measured
+    args = [path, "--collect-only", "--continue-on-collection-errors", *PYTEST_ARGS, *(["-k", select] if select else [])]
     said = io.StringIO()  # pytest's own words (a conftest that cannot import is only said there)
     with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
         code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])

@@ -34,6 +34,7 @@ import subprocess
 from pathlib import Path
 
 from profopt_ci.errors import UsageError
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.processes import BenchmarkFailed, Side, child_env, command_argv, run_child, tail
 from profopt_ci.profile import callgrind_out
 from profopt_ci.specfile.load import Benchmark, Spec
@@ -102,7 +103,7 @@ def run_once(spec: Spec, bench: Benchmark, side: Side, workdir: Path, index: int
     env.update({k: v for k, v in DETERMINISM_ENV.items() if k not in spec.env and k not in bench.env})
     valgrind = valgrind_path(env)
     tag = f"{side.name}-{bench.name}-{index}"
-    run_dir = workdir / f"cg-{tag}"
+    run_dir = workdir / f"cg-{file_part(tag)}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     log = run_dir / "valgrind.log"

@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.processes import Side, kill_all, tail
 from profopt_ci.measure.proctree import tag_env
@@ -57,7 +58,7 @@ class WorkerProcess:
                                   [to_r, from_w, self._out.fileno(), self._err.fileno()])
                 self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
             else:
-                path = workdir / f"serve-{side.name}-{bench.name}-{round_index}.json"
+                path = workdir / f"serve-{file_part(f'{side.name}-{bench.name}')}-{round_index}.json"
                 path.write_text(json.dumps(job))
                 self.proc = subprocess.Popen(
                     [side.python, "-m", "profopt_ci.measure.worker", "--serve", str(path)], cwd=side.root,

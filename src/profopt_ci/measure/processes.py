@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.errors import InfraError
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import (  # noqa: F401 — the child basics, where the stages look for them
     BenchmarkFailed,
     ChildResult,
@@ -237,7 +238,8 @@ def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: s
                timeout_s: float, cpus: list[int] | None = None) -> tuple[ChildResult, dict | None]:
     """One `profopt_ci.measure.worker` process on a job (on `cpus` when given); its JSON answer, or
     None when it failed."""
-    job_path, out_path = workdir / f"job-{tag}.json", workdir / f"out-{tag}.json"
+    part = file_part(tag)  # a suite benchmark's name may hold `/`, `..`, spaces, 300 characters
+    job_path, out_path = workdir / f"job-{part}.json", workdir / f"out-{part}.json"
     job_path.write_text(json.dumps(job))
     out_path.unlink(missing_ok=True)
     argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]

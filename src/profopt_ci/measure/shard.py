@@ -112,9 +112,31 @@ def merge(paths: list[str | Path]) -> tuple[dict, list[str]]:
     return merged, warnings
 
 
+def _shard_record(path: str, info: object) -> dict | None:
+    """A file's `shard` record as `run --shard` writes it, or a usage error naming the key (a record
+    edited by hand, or cut short, is refused here rather than failing the merge half-way)."""
+    if not info:
+        return None
+    if not isinstance(info, dict):
+        raise UsageError(f"cannot merge {path}: `shard` is {type(info).__name__} — expected the record "
+                         "`profopt run --shard I/N` writes (index, count, benchmarks, all)")
+    for key in ("index", "count"):
+        value = info.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            got = "missing" if key not in info else f"{value!r}"[:40]
+            raise UsageError(f"cannot merge {path}: `shard.{key}` is {got} — expected a whole number ≥ 1, "
+                             "as `profopt run --shard I/N` writes it")
+    if info["index"] > info["count"]:
+        raise UsageError(f"cannot merge {path}: `shard.index` {info['index']} is past `shard.count` {info['count']}")
+    listed = info.get("all")
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(n, str) for n in listed)):
+        raise UsageError(f"cannot merge {path}: `shard.all` is not a list of benchmark names")
+    return info
+
+
 def _check_shards(docs: list[tuple[str, dict]], seen: dict[str, str], warnings: list[str]) -> list[str]:
     """Benchmark order of the unsharded run; refuses a missing shard or benchmark."""
-    infos = [(p, d.get("shard")) for p, d in docs]
+    infos = [(p, _shard_record(p, d.get("shard"))) for p, d in docs]
     if not all(info for _, info in infos):
         unsharded = [p for p, info in infos if not info]
         if len(docs) > 1:

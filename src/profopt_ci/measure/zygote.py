@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import ChildResult, answer_of, kill_all, tail
 from profopt_ci.measure.zygote_process import MAX_MSG
 
@@ -60,7 +61,7 @@ class Zygote:
         self.cpus = cpus  # where it imports; None: every CPU profopt may use
         self._lock = threading.Lock()  # one request and its answer at a time (the profiled runs share it)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        path = workdir / f"zygote-{name}.json"
+        path = workdir / f"zygote-{file_part(name)}.json"
         path.write_text(json.dumps({"preload": list(preload), "sock": theirs.fileno(),
                                     "pool": available() if cpus else None}))
         self._err = tempfile.TemporaryFile()
@@ -180,7 +181,7 @@ def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir:
     """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
     so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
     the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
-    out = workdir / f"out-{tag}.json"
+    out = workdir / f"out-{file_part(tag)}.json"
     out.unlink(missing_ok=True)
     code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad, cpus=cpus)
     res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",

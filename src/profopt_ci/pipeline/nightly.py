@@ -13,7 +13,6 @@ commits; one that spans a single commit names it without measuring.
 from __future__ import annotations
 
 import os
-import re
 import statistics
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from profopt_ci.analyze import changepoints
 from profopt_ci.documents import bisect as bisect_doc
 from profopt_ci.documents.results import save_json
 from profopt_ci.errors import ProfoptError, UsageError
+from profopt_ci.filenames import file_part
 from profopt_ci.gitutil import describe_commit, first_parent_range, git, toplevel
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.bisect_refs import run_bisect
@@ -99,8 +99,7 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
             if doc is None:
                 continue
         doc["change_point"] = {"label": label, **cp}
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", cp["benchmark"])[:80] + f"-{bad[:12]}"
-        path = out_dir / f"{name}.json"
+        path = out_dir / f"{file_part(cp['benchmark'], 80)}-{file_part(bad[:12])}.json"
         save_json(doc, path)
         path.with_suffix(".md").write_text(render_bisect(doc), encoding="utf-8")
         try:  # the bisection is in out_dir whatever the store says

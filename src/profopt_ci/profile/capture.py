@@ -40,6 +40,7 @@ from pathlib import Path
 
 from profopt_ci.errors import UsageError
 from profopt_ci.figures import sig as _r
+from profopt_ci.filenames import file_part
 from profopt_ci.profile import machine as machine_mod
 from profopt_ci.profile.kineto import CAPTURE_SYNC, summarize_trace
 
@@ -115,7 +116,7 @@ def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | Non
             step()
             sync()
             prof.step()
-    with _trace_file(trace_dir, f"{name}.trace.json") as path:
+    with _trace_file(trace_dir, f"{file_part(name)}.trace.json") as path:
         prof.export_chrome_trace(str(path))
         with open(path, encoding="utf-8") as fh:
             trace = json.load(fh)
@@ -193,7 +194,7 @@ def _capture_cprofile(step: Callable[[], object], steps: int, trace_dir: Path | 
     trace_path = None
     if trace_dir is not None:
         Path(trace_dir).mkdir(parents=True, exist_ok=True)
-        trace_path = Path(trace_dir) / f"{name}.pstats"
+        trace_path = Path(trace_dir) / f"{file_part(name)}.pstats"
         stats.dump_stats(str(trace_path))
     summary = {"kind": "cprofile", "reason": None, "trace_path": str(trace_path) if trace_path else None}
     summary.update(summarize_pstats(stats, steps=steps, step_ms=step_ms, phases_ms=phases))
@@ -311,7 +312,7 @@ def capture_command(argv_or_cmd: str | list[str], *, cwd: Path | str | None = No
     if parts is None:
         return _none("not a Python process: no profile taken")
     head, target, rest = parts
-    with _trace_file(trace_dir, f"{name}.pstats") as out, tempfile.TemporaryDirectory() as tmp:
+    with _trace_file(trace_dir, f"{file_part(name)}.pstats") as out, tempfile.TemporaryDirectory() as tmp:
         if target[0] == "-c":  # cProfile has no -c: run the code from a file instead
             script = Path(tmp) / "profopt_command.py"
             script.write_text(target[1] if len(target) > 1 else "", encoding="utf-8")

@@ -7,6 +7,7 @@ constraint rows, the bottleneck note and the failed side's error tail. Formattin
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 
 from markupsafe import Markup, escape
@@ -204,12 +205,13 @@ def _goal(b: dict, lang: str, conf: str) -> str | None:
         return None
     key = main_metric(b) or str(goal.get("metric"))
     label = metric_word(lang, key)
-    target = goal.get("target_pct")
+    target = _finite(goal.get("target_pct"))  # the goal is free-form in the document: figures only if numbers
     if target is None:
         return label
     direction = "increase" if goal.get("direction") == "increase" else "decrease"
     text = t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
-    achieved, met = goal.get("achieved_pct"), goal.get("met")
+    achieved, met = _finite(goal.get("achieved_pct")), goal.get("met")
+    met = met if isinstance(met, bool) else None
     m = (b.get("metrics") or {}).get(key) or {}
     if achieved is not None and m.get("verdict") in ("inconclusive", "unstable"):
         # Not "missed": at this noise the CI cannot say either way.
@@ -218,6 +220,16 @@ def _goal(b: dict, lang: str, conf: str) -> str | None:
     if met is not None and achieved is not None:
         text += " — " + t(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
     return text
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _bottleneck(b: dict, lang: str) -> dict:

@@ -114,8 +114,8 @@ def _packages(eb: dict, eh: dict, lang: str) -> list[tuple]:
 
 def phases(b: dict) -> dict:
     prof = b.get("profile") or {}
-    base = (prof.get("base") or {}).get("phases") or _sample_phases((b.get("samples") or {}).get("base"))
-    head = (prof.get("head") or {}).get("phases") or _sample_phases((b.get("samples") or {}).get("head"))
+    base = _profile_phases(prof, "base") or _sample_phases((b.get("samples") or {}).get("base"))
+    head = _profile_phases(prof, "head") or _sample_phases((b.get("samples") or {}).get("head"))
     names = list(base) + [k for k in head if k not in base]
     rows = []
     for name in names:
@@ -125,10 +125,16 @@ def phases(b: dict) -> dict:
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows}
 
 
+def _profile_phases(prof: dict, side: str) -> dict:
+    """A side's profile phases: {} unless a mapping (a profile summary is free-form in the document)."""
+    phases_ms = (prof.get(side) or {}).get("phases")
+    return phases_ms if isinstance(phases_ms, dict) else {}
+
+
 def may_have_phases(b: dict) -> bool:
     """False where `phases(b)` surely has no rows: no profile phases and no timed phase in a sample."""
     prof = b.get("profile") or {}
-    if (prof.get("base") or {}).get("phases") or (prof.get("head") or {}).get("phases"):
+    if _profile_phases(prof, "base") or _profile_phases(prof, "head"):
         return True
     samples = b.get("samples") or {}
     for side in ("base", "head"):

@@ -239,7 +239,7 @@ def _meta(c: dict, lang: str, conf: str) -> str:
     if c.get("mode") == "unpaired":
         parts.append(t(lang, "meta.unpaired"))
     elif timed:
-        parts.append(t(lang, "meta.paired", rounds=c.get("rounds", "?")))
+        parts.append(_paired_rounds(c, lang))
     if timed:
         parts.append(t(lang, "meta.threshold", t=f"{c.get('threshold_pct') or 0:g}"))
     parts += [p for p in (instr_meta(c, lang),) if p]
@@ -248,6 +248,16 @@ def _meta(c: dict, lang: str, conf: str) -> str:
         parts.append(str(c["hardware_label"]))
     parts.append(t(lang, "meta.sides", base=_side(c.get("base")), head=_side(c.get("head"))))
     return " · ".join(parts)
+
+
+def _paired_rounds(c: dict, lang: str) -> str:
+    """"paired, 12 rounds", or the range when the benchmarks ran different numbers of rounds (the
+    sequential looks stop each at its own): the document's `rounds` is only the largest."""
+    ran = [r for r in (b.get("rounds") for b in c.get("benchmarks") or [])
+           if isinstance(r, int) and not isinstance(r, bool) and r > 0]
+    if not ran or min(ran) == max(ran):
+        return t(lang, "meta.paired", rounds=ran[0] if ran else c.get("rounds", "?"))
+    return t(lang, "meta.paired_range", lo=min(ran), hi=max(ran))
 
 
 def _side(side: dict | None) -> str:

@@ -28,8 +28,9 @@ MAX_DEPTH = 64
 EXPANSION_FACTOR = 20  # an alias may repeat a subtree, but not blow the document up 20-fold
 EXPANSION_FLOOR = 200_000
 # Limits far past any real benchmark, so a typo'd exponent is caught here, not as an OverflowError later.
-NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "warmup": 10**7, "values": 10**7,
-                 "rounds": 10**6, "max_rounds": 10**6, "items_per_iteration": 1e18, "seed": 2**63}
+NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "value_ms": 86400e3, "round_ms": 86400e3,
+                 "warmup": 10**7, "values": 10**7, "rounds": 10**6, "max_rounds": 10**6, "quality_steps": 10**7,
+                 "items_per_iteration": 1e18, "seed": 2**63}
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: far faster on big specs
 _STR = "tag:yaml.org,2002:str"
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -211,12 +212,23 @@ def _walk_values(data: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             limit = NUMBER_LIMITS.get(str(at[-1]) if at else "")
             if limit is not None and abs(value) > limit:
-                yield at, f"`{_label(at)}` is {value:.6g} — expected at most {limit:g}"
+                yield at, f"`{_label(at)}` is {_shown(value)} — expected at most {limit:g}"
             elif abs(value) > 1e300 or (isinstance(value, int) and abs(value) >= 2**63):
-                yield at, f"`{_label(at)}` is {value:.6g} — expected a number a benchmark can use (below 2**63)"
+                yield at, f"`{_label(at)}` is {_shown(value)} — expected a number a benchmark can use (below 2**63)"
         elif not isinstance(value, _JSON_SCALARS):
             kind = "a date" if isinstance(value, (datetime.date, datetime.datetime)) else f"a {type(value).__name__}"
             yield at, f"`{_label(at)}` is {kind} — expected a string, number, boolean, list or mapping (JSON values)"
+
+
+def _shown(value: int | float) -> str:
+    """A number as a message shows it; an integer too large for a float is named by its length
+    (formatting it as a float raised OverflowError)."""
+    if isinstance(value, float) or abs(value) < 10**15:
+        return f"{value:.6g}"
+    try:
+        return f"an integer of {len(str(abs(value)))} digits"
+    except ValueError:  # past sys.get_int_max_str_digits(), str() refuses it too
+        return "an integer of thousands of digits"
 
 
 def _env_problems(env: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from profopt_ci.documents.names import BASELINE_SCHEMA  # noqa: E402,F401 — one owner (documents)
+from profopt_ci.filenames import file_part
 
 DEFAULT_STORE = "git:profopt-data"
 DEFAULT_REMOTE = "origin"
@@ -31,6 +32,7 @@ REV_LIST_MAX = 50_000
 NAME_RE = re.compile(r"^(?P<ts>\d{8}T\d{6}Z)-(?P<sha>[0-9a-f]{7,40})(?:-(?P<tok>[0-9a-z]{1,16}))?\.json$")
 YEAR_RE = re.compile(r"^\d{4}$")
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9._-]")
+MAX_LABEL_DIR = 200  # labels up to this length keep the folder they always had
 
 
 Warn = Callable[[str], None]
@@ -43,6 +45,8 @@ def stderr_warn(message: str) -> None:
 def label_dir(label: str) -> str:
     """A hardware label as one safe path component (the file keeps the real label)."""
     safe = _LABEL_BAD.sub("_", label.strip()) or "_"
+    if len(safe) > MAX_LABEL_DIR:  # past a file system's 255 bytes: cut, and a hash keeps labels apart
+        safe = file_part(label, MAX_LABEL_DIR)
     return "_" + safe if safe.startswith(".") else safe
 
 

@@ -39,9 +39,11 @@ def handle(job: dict) -> dict:
             raise FileNotFoundError(f"{job['path']}: no such file or directory in this checkout")
         return mod.collect(job["path"], job.get("select"))
     except Exception as exc:  # the suite as a whole: one clear error, the traceback's end for context
+        from profopt_ci.harness.suite_errors import where_raised
+
         tb = "".join(traceback.format_exception(exc)[-3:]) if not isinstance(exc, (FileNotFoundError, ImportError)) else ""
-        return {"benchmarks": [], "skipped": [], "errors": [{"file": job.get("path"), "line": None,
-                                                            "error": f"{type(exc).__name__}: {exc}\n{tb}".strip()}]}
+        where = {"file": job.get("path"), "line": None, **where_raised(exc, os.getcwd())}
+        return {"benchmarks": [], "skipped": [], "errors": [{**where, "error": f"{type(exc).__name__}: {exc}\n{tb}".strip()}]}
 
 
 def main(argv: list[str] | None = None) -> int:

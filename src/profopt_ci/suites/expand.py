@@ -34,12 +34,14 @@ def from_head(plan: Plan) -> bool:
     return (plan.spec.benchmarks_from or "head") == "head"
 
 
-def _placeholder(plan: Plan, err: dict) -> Benchmark:
-    """A suite that could not be collected stays in the report as one failed benchmark."""
+def _placeholder(plan: Plan, suite: str) -> Benchmark:
+    """A suite that could not be collected stays in the report as one failed benchmark named after
+    it (`asv:benchmarks/asv.conf.json`); it fails on every side before any round, so no worker
+    ever runs it (its name holds `/`: file names made from it are escaped all the same)."""
     spec = plan.spec
     settings = resolve_settings(spec.raw.get("defaults") or {}, plan.overrides.settings())
-    kind = err["suite"].partition(":")[0]
-    return Benchmark(name=err["suite"], callable=target(kind, err.get("file") or "?"), command=None, params={},
+    kind = suite.partition(":")[0]
+    return Benchmark(name=suite, callable=target(kind, suite.partition(":")[2] or "?"), command=None, params={},
                      items_per_iteration=None, unit="items", goal=None, constraints=[], env={},
                      settings=settings, suite=kind)
 
@@ -47,6 +49,14 @@ def _placeholder(plan: Plan, err: dict) -> Benchmark:
 def _error_text(err: dict) -> str:
     where = f"{err.get('file')}:{err['line']}: " if err.get("line") else (f"{err.get('file')}: " if err.get("file") else "")
     return f"{where}{err['error']}"
+
+
+def _suite_errors(col: Collection) -> dict[str, str]:
+    """Each suite that could not be collected: all its errors, each with its file:line."""
+    out: dict[str, list[str]] = {}
+    for e in col.errors:
+        out.setdefault(e["suite"], []).append(_error_text(e))
+    return {suite: "\n".join(texts) for suite, texts in out.items()}
 
 
 def _add(spec: Spec, benches: list[Benchmark]) -> Spec:
@@ -60,9 +70,10 @@ def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Collectio
     col = collect(plan.spec, plan.spec.suites, side, plan.overrides.settings())
     _say(col, side.name, log)
     cant = probe(plan.spec, col.benchmarks, side)
-    places = [_placeholder(plan, e) for e in col.errors]
+    errors = _suite_errors(col)
+    places = [_placeholder(plan, suite) for suite in errors]
     for b in places:
-        plan.failures[b.name] = {side.name: _error_text(next(e for e in col.errors if e["suite"] == b.name))}
+        plan.failures[b.name] = {side.name: errors[b.name]}
     for name, why in cant.items():
         plan.failures[name] = {side.name: f"it cannot run here: {why}"}
     plan.spec = _add(plan.spec, [*col.benchmarks, *places])
@@ -85,14 +96,15 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     base_suites = suites if shared else suites_of(plan, "base")
     base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {})
     _say(base_col, "base", log)
-    places = [_placeholder(plan, e) for e in head_col.errors]
-    for b, err in zip(places, head_col.errors, strict=True):
-        plan.failures[b.name] = {"head": _error_text(err)}
+    head_errors, base_errors = _suite_errors(head_col), _suite_errors(base_col)
+    places = [_placeholder(plan, suite) for suite in head_errors]
+    for b in places:  # failed on both sides: nothing of it runs, not even on the base alone
+        plan.failures[b.name] = {"head": head_errors[b.name], "base": base_errors.get(b.name)
+                                 or f"not measured: the head's suite could not be collected — {head_errors[b.name]}"}
     for name, why in probe(plan.side_spec("head"), head_col.benchmarks, head).items():
         plan.failures[name] = {"head": f"it cannot run on head: {why}"}
     base_names = base_col.names() & head_col.names()
     base_cant = probe(plan.side_spec("base"), [b for b in base_col.benchmarks if b.name in base_names], base)
-    base_errors = {e["suite"]: _error_text(e) for e in base_col.errors}
     for b in head_col.benchmarks:
         if b.name in plan.failures:
             continue
@@ -144,15 +156,24 @@ def overlay(suites: list[Suite], head_root: Path, base_root: Path, log: Callable
     for s in suites:
         rel = Path(s.path)
         src, dst = head_root / rel, base_root / rel
-        if src.is_dir():
+        kind = _file_kind(src)  # a path the head lacks is not copied: each side's collector says so
+        if kind == "dir":
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".asv"))
-        elif src.is_file():
+        elif kind == "file":
             dst.parent.mkdir(parents=True, exist_ok=True)
             if s.kind == "asv" and src.name.endswith(".json"):
                 _copy_asv_conf(src, dst)
             shutil.copy2(src, dst)
     return True
+
+
+def _file_kind(path: Path) -> str | None:
+    """"dir", "file", or None: no such path, or one the file system refuses (a name too long)."""
+    try:
+        return "dir" if path.is_dir() else "file" if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _copy_asv_conf(src: Path, dst: Path) -> None:

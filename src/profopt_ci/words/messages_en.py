@@ -71,6 +71,7 @@ EN: dict[str, str] = {
     "count.inconclusive": "{n} inconclusive",
     "count.failed": "{n} failed",
     "meta.paired": "paired, {rounds} rounds",
+    "meta.paired_range": "paired, {lo}–{hi} rounds",
     "meta.unpaired": "unpaired",
     "meta.threshold": "threshold ±{t}%",
     "meta.confidence": "{conf} confidence",

@@ -68,6 +68,7 @@ ZH: dict[str, str] = {
     "count.inconclusive": "不确定 {n}",
     "count.failed": "失败 {n}",
     "meta.paired": "配对，{rounds} 轮",
+    "meta.paired_range": "配对，{lo}–{hi} 轮",
     "meta.unpaired": "非配对",
     "meta.threshold": "阈值 ±{t}%",
     "meta.confidence": "置信度 {conf}",
