@@ -82,6 +82,26 @@ def test_the_next_generation_is_started_on_the_spare_cpus_when_a_generation_begi
     assert logged == [] and successor.pid != live[3]
 
 
+def test_where_no_cpu_is_spare_a_generation_serves_a_first_look_of_rounds(tmp_path, monkeypatch):
+    """Its successor would import on the measured CPUs, between values: fewer generations (issue 27)."""
+    from profopt_ci.measure import zygote as zy
+
+    monkeypatch.delenv("PROFOPT_FORK_ROUNDS", raising=False)
+    monkeypatch.setattr(zy, "FORK_ROUNDS_NO_SPARE", 3)  # the rule, at a size a test can run
+    monkeypatch.setattr(zy, "FORK_ROUNDS", 2)
+    b, sides, envs = _setup(tmp_path)
+    served: dict[str, list[int]] = {"spare": [], "none": []}
+    for how, spare in (("spare", [0]), ("none", None)):
+        pool = ZygotePool()
+        try:
+            for _ in range(4):
+                served[how].append(pool.for_round("z", sides, envs, ["json"], tmp_path, print, spare=spare)["base"].pid)
+        finally:
+            pool.close()
+    assert served["spare"][0] == served["spare"][1] != served["spare"][2] == served["spare"][3]
+    assert served["none"][0] == served["none"][1] == served["none"][2] != served["none"][3]
+
+
 def test_a_first_zygote_prepared_after_round_one_is_the_one_round_two_forks_from(tmp_path):
     b, sides, envs = _setup(tmp_path)
     pool = ZygotePool(every=3)

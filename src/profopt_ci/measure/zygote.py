@@ -40,6 +40,9 @@ from profopt_ci.measure.children import ChildResult, answer_of, kill_all, tail
 from profopt_ci.measure.zygote_process import MAX_MSG
 
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
+# where the rounds leave no spare CPU the next generation imports on the measured ones, between values:
+# a generation then serves a first look's worth of rounds (docs/accuracy.md: issue 27)
+FORK_ROUNDS_NO_SPARE = 12
 READY_TIMEOUT_S = 300.0
 
 
@@ -236,7 +239,7 @@ class Forked:
 class ZygotePool:
     """Each benchmark's zygote — one both sides share when they can (`shareable`), else one per side —
     replaced every `every` rounds (PROFOPT_FORK_ROUNDS overrides FORK_ROUNDS; below 2 turns forking
-    off). A zygote that fails to start turns forking off for that benchmark, said once: its rounds go
+    off), every FORK_ROUNDS_NO_SPARE where the next generation would import on the measured CPUs. A zygote that fails to start turns forking off for that benchmark, said once: its rounds go
     on in fresh processes.
 
     Why shared: every child of one zygote inherits its layout, so two per-side zygotes add a
@@ -249,8 +252,9 @@ class ZygotePool:
     def __init__(self, every: int | None = None) -> None:
         if every is None:
             text = os.environ.get("PROFOPT_FORK_ROUNDS", "").strip()
-            every = int(text) if text.isdigit() else FORK_ROUNDS
-        self.every = every
+            every = int(text) if text.isdigit() else None
+        self.fixed = every is not None  # set by the caller or PROFOPT_FORK_ROUNDS: no adapting to the CPUs
+        self.every = FORK_ROUNDS if every is None else every
         self.live: dict[str, tuple[dict[str, Zygote], int]] = {}
         self.next: dict[str, dict[str, Zygote]] = {}  # the next generation, importing on spare CPUs
         self.broken: set[str] = set()
@@ -271,6 +275,8 @@ class ZygotePool:
         if not preload and not share:
             return None
         every = self.every if preload else 1
+        if preload and not spare and not self.fixed:
+            every = max(every, FORK_ROUNDS_NO_SPARE)
         current = self.live.get(bench)
         if current is not None and current[1] < every:
             self.live[bench] = (current[0], current[1] + 1)
