@@ -8,15 +8,24 @@ verdicts, are what is checked here.
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib
+import inspect
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import comparison_fixtures as fx
 import pytest
 from conftest import CPU_STEP, make_repo, run_cli
+from test_i18n_coverage import english
 
-from profopt_ci.words.i18n import EN, ZH, say
+from profopt_ci.analyze.decide import decide_benchmark, decided
+from profopt_ci.report.render import render
+from profopt_ci.specfile.model import Goal
+from profopt_ci.words.i18n import EN, ZH, message, say
 
 PROSE = ("summary", "reason", "detail", "cause", "note", "outlier_note")
 FAST = "{warmup: 1, value_ms: 1, round_ms: 60, rounds: 6, max_rounds: 6, seed: 3, profile: \"off\", quality_steps: 5}"
@@ -153,3 +162,55 @@ def test_an_asv_suite_comparison_says_everything_in_messages(tmp_path):
     assert by["bench_lib.track_length"]["decision"] == "no-change", by["bench_lib.track_length"]
     assert by["bench_lib.time_broken"]["decision"] == "failed"
     _check(c)
+    # where en and zh disagreed: a track_ benchmark's recorded value held (zh said "no paired rounds")
+    assert "its recorded value held within the constraint" in render(c, "md", "en")
+    assert ZH["reason.held"] in render(c, "md", "zh")
+
+
+# ---- the catalogs of what a comparison states ------------------------------------------------------
+
+STATEMENTS = ("reason.", "why.", "con.", "summary.", "sum.", "cause.", "drift.", "mname.")
+PRODUCERS = ("analyze.decide", "analyze.quality", "analyze.stats", "analyze.unpaired", "analyze.changepoints",
+             "analyze.instruction_entries", "measure.instruction_runs", "pipeline.entries", "pipeline.confirm",
+             "suites.expand", "suites.callables")
+FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
+# A sample value by the field's spec: what a producer passes for it.
+SAMPLES = {"msg": message("why.not_confirmed"), "msgs": [message("sum.memory_unchanged"), message("sum.con_ok", metric="x")],
+           "metrics": ["step_time_ms", "peak_memory_mb"], "metric": "instructions", "sides": ["base", "head"],
+           "side": "head", "verdict": "improved", "term": "failed",
+           "broken": [["x", message("con.delta", delta="2%", op=">", limit="1%")]]}
+
+
+def sample(key: str) -> dict:
+    return message(key, **{name: SAMPLES.get(spec, 7 if spec else "7") for name, spec in FIELD.findall(EN[key])})
+
+
+@pytest.mark.parametrize("key", sorted(k for k in EN if k.startswith(STATEMENTS)))
+def test_every_statement_says_itself_in_zh_without_english(key):
+    m = sample(key)
+    assert say("en", m) == m["text"] and key in ZH
+    zh = re.sub(r"`[^`]*`", " ", say("zh", m))  # code a user types stays as it is
+    assert not english(zh) - {"Benjamini", "Hochberg"}, (key, zh)
+    assert json.loads(json.dumps(m)) == m
+
+
+def test_every_statement_is_made_by_a_producer():
+    """No dead words; metric names are said through the `metric(s)` spec, not named."""
+    named = set()
+    for name in PRODUCERS:
+        tree = ast.parse(inspect.getsource(importlib.import_module(f"profopt_ci.{name}")))
+        named |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in EN}
+    catalog = {k for k in EN if k.startswith(STATEMENTS) and not k.startswith("mname.")}
+    assert catalog == catalog & named, catalog - named
+
+
+def test_a_goal_metric_that_held_says_so_in_every_language():
+    """Where en and zh disagreed: a no-change decided by its goal metric (zh said "every metric unchanged")."""
+    c = fx.keep()
+    b = c["benchmarks"][0]
+    b["goal"]["metric"] = "peak_memory_mb"
+    bench = dataclasses.replace(fx.JUDGED, goal=Goal("peak_memory_mb", "decrease", 10.0))
+    decided(b, *decide_benchmark(bench, b["metrics"], b["constraints"]))
+    assert b["decision"] == "no-change" and b["reason"] == "goal metric peak memory unchanged (step time improved)"
+    assert b["reason"] in render(c, "md", "en")
+    assert "目标指标峰值内存无变化（单步时间改善）" in render(c, "md", "zh")

@@ -177,7 +177,7 @@ def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: li
         return "keep", message("reason.keep", improved=improved)
     speed = metrics.get(SPEED, {}).get("verdict")
     if speed in ("inconclusive", "unstable"):
-        return "inconclusive", message(f"reason.{speed}")
+        return "inconclusive", message("reason.unstable" if speed == "unstable" else "reason.inconclusive")
     if improved:
         return "no-change", message("reason.goal_unchanged", goal=[goal], improved=improved)
     return "no-change", message("reason.no-change")
