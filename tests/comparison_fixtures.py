@@ -5,10 +5,14 @@ around the given medians), so the same call always gives the same dict.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
+from profopt_ci.analyze import decide
 from profopt_ci.analyze.bottleneck import note
+from profopt_ci.specfile.load import parse_spec
+from profopt_ci.specfile.model import Goal
 from profopt_ci.words.i18n import message
 
 FINGERPRINT = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "cpu_count": 2,
@@ -111,9 +115,7 @@ def benchmark(name: str, decision: str, base_ms: float, head_ms: float, step_ver
                                "delta_mb": round(memory[1] - memory[0], 2),
                                "tolerance_mb": round(max(0.05 * memory[0], 4.0), 2)},
         },
-        "constraints": constraints if constraints is not None else [
-            {"metric": "loss", "rule": "rel_tol", "limit": 0.01, "base": 2.301, "head": 2.305, "ok": True,
-             "detail": "|Δ| 0.17% ≤ 1%"}],
+        "constraints": constraints if constraints is not None else [rel_tol("loss", 2.301, 2.305, "0.17%")],
         "bottleneck": bottleneck,
         "profile": prof,
         "samples": {"base": samples(rng, base_ms, rounds, memory_mb=memory[0]),
@@ -122,10 +124,20 @@ def benchmark(name: str, decision: str, base_ms: float, head_ms: float, step_ver
     }
 
 
-def failed_benchmark(name: str, side: str, message: str, status: str = "failed") -> dict:
+def rel_tol(metric: str, base: float, head: float, delta: str, limit: float = 0.01) -> dict:
+    """A rel_tol constraint as analyze/decide writes one from the timed rounds' values."""
+    ok = abs(head - base) / base <= limit
+    detail = message("con.delta", delta=delta, op="≤" if ok else ">", limit=f"{limit * 100:g}%")
+    return {"metric": metric, "rule": "rel_tol", "limit": limit, "base": base, "head": head, "ok": ok,
+            "detail": detail["text"], "detail_msg": detail}
+
+
+def failed_benchmark(name: str, side: str, message_: str, status: str = "failed") -> dict:
     statuses = {"base": "ok", "head": "ok", side: status}
-    return {"name": name, "decision": "failed", "reason": f"{side} {status}", "unit": "samples", "goal": None,
-            "status": statuses, "error": {"side": side, "message": message}, "rounds": 0, "outlier_rounds": 0,
+    reason = message("reason.failed", side=side, status=status)
+    return {"name": name, "decision": "failed", "reason": reason["text"], "reason_msg": reason, "unit": "samples",
+            "goal": None,
+            "status": statuses, "error": {"side": side, "message": message_}, "rounds": 0, "outlier_rounds": 0,
             "metrics": {}, "constraints": [], "bottleneck": None, "profile": None,
             "samples": {"base": [], "head": []}}
 
@@ -135,8 +147,23 @@ COMPUTE = note("compute", [message("bottleneck.gemm_share", share=0.61),
                            message("bottleneck.intensity", intensity=42.0, ridge=8.9)], "next_action.compute", "compute")
 
 
+# The spec a fixture's benchmarks were judged by: a goal on step time, as `benchmark` writes it.
+JUDGED = dataclasses.replace(parse_spec("version: 1\nbenchmarks:\n  - {name: fixture, callable: 'm:f'}\n",
+                                        "fixture.yml").benchmarks[0], goal=Goal("step_time_ms", "decrease", 10.0))
+
+
+def judged(b: dict) -> dict:
+    """The entry's reason as analyze/decide says it from the entry's figures (`reason_msg`); the
+    English `reason` a fixture wrote by hand stays beside it (the English snapshots hold it)."""
+    if "reason_msg" not in b:
+        b["reason_msg"] = decide.decide_benchmark(JUDGED, b["metrics"], b["constraints"])[1]
+    return b
+
+
 def comparison(benches: list[dict], decision: str, *, mode: str = "paired", notes: list | None = None,
-               differences: list[dict] | None = None, summary: str = "", rounds: int = 20) -> dict:
+               differences: list[dict] | None = None, rounds: int = 20) -> dict:
+    said = decide.summary([judged(b) for b in benches])
+
     def count(pred) -> int:
         return sum(1 for b in benches if pred(b))
 
@@ -150,7 +177,7 @@ def comparison(benches: list[dict], decision: str, *, mode: str = "paired", note
         "base": {"ref": "main", "commit": BASE_SHA, "fingerprint": dict(FINGERPRINT), "env": {"OMP_NUM_THREADS": "1"}},
         "head": {"ref": "HEAD", "commit": HEAD_SHA, "fingerprint": dict(FINGERPRINT), "env": {"OMP_NUM_THREADS": "1"}},
         "differences": differences or [],
-        "decision": decision, "summary": summary,
+        "decision": decision, "summary": said["text"], "summary_msg": said,
         "counts": {"benchmarks": len(benches), "regressed": count(lambda b: has(b, "regressed")),
                    "improved": count(lambda b: has(b, "improved")),
                    "constraint_failures": count(lambda b: any(not c["ok"] for c in b["constraints"])),
@@ -166,17 +193,16 @@ def comparison(benches: list[dict], decision: str, *, mode: str = "paired", note
 def keep() -> dict:
     b = benchmark("train-step", "keep", 14.2, 12.4, "improved", ci=(-14.6, -10.1), bottleneck=COMPUTE,
                   reason="step_time_ms improved 12.4%; nothing regressed; constraints hold",
-                  constraints=[{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "base": 2.301, "head": 2.305,
-                                "ok": True, "detail": "|Δ| 0.17% ≤ 1%"},
-                               {"metric": "output_digest", "rule": "equal", "limit": True, "base": "9f1c2e",
-                                "head": "9f1c2e", "ok": True, "detail": "identical"}])
+                  constraints=[rel_tol("loss", 2.301, 2.305, "0.17%"),
+                             {"metric": "output_digest", "rule": "equal", "limit": True, "base": "9f1c2e",
+                              "head": "9f1c2e", "ok": True, "detail": "identical on both sides",
+                              "detail_msg": message("con.identical")}])
     b["metrics"]["step_time_ms"]["delta_pct"] = -12.4
-    return comparison([b], "keep", summary="train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged")
+    return comparison([b], "keep")
 
 
 def reject_constraint() -> dict:
-    broken = [{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "base": 2.301, "head": 2.412, "ok": False,
-               "detail": "|Δ| 4.82% > 1%"}]
+    broken = [rel_tol("loss", 2.301, 2.412, "4.82%")]
     a = benchmark("train-step", "reject", 14.2, 13.3, "improved", ci=(-8.4, -4.3), constraints=broken,
                   bottleneck=COMPUTE, reason="constraint loss broken: |Δ| 4.82% > 1%", seed=1)
     b = benchmark("eval-step", "no-change", 3.10, 3.11, "unchanged", ci=(-1.1, 1.8), seed=2,
@@ -231,8 +257,7 @@ def aa() -> dict:
     a["metrics"]["step_time_ms"]["delta_pct"] = -0.3
     a["metrics"]["throughput"]["verdict"] = "inconclusive"
     a["goal"].update(achieved_pct=0.3, met=False)
-    c = comparison([a], "inconclusive", rounds=40, notes=[message("note.aa")],
-                   summary="word-lengths step time inconclusive (-0.3%, 99% CI -3.9…+3.4%), memory unchanged")
+    c = comparison([a], "inconclusive", rounds=40, notes=[message("note.aa")])
     c["head"]["commit"] = c["base"]["commit"]
     return c
 
@@ -325,7 +350,7 @@ def instructions() -> dict:
          "instructions": {"base": {**side, "runs": base_runs, "instructions": base_runs[0]},
                           "head": {**side, "runs": head_runs, "instructions": head_runs[0]},
                           "function_diff": diff, "notes": [message("instr.functions")]}}
-    return comparison([b], "reject", rounds=0, notes=[message("instr.what")], summary="loop instructions regressed (+1.05%)")
+    return comparison([b], "reject", rounds=0, notes=[message("instr.what")])
 
 
 

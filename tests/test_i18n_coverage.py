@@ -37,8 +37,15 @@ def english(text: str) -> set[str]:
     for op in OPS:
         text = text.replace(op, " ")
     text = re.sub(r"--[a-z][a-z-]*", " ", text)  # CLI flags
-    text = re.sub(r"[\w.]*[._=(][\w.()'=<>,:/-]*", " ", text)  # code and keys: .item(), foreach=True, cpu_count
+    # code and keys (.item(), foreach=True, cpu_count): a mark between word characters, so a word
+    # before a full stop or a bracket is still looked at
+    text = re.sub(r"[\w.]*\w[._=(][\w('][\w.()'=<>,:/-]*|[\w.]*\(\)", " ", text)
     return set(re.findall(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z_]{2,}(?![A-Za-z0-9])", text)) - KEEP  # not int8
+
+
+def test_the_english_finder_sees_a_word_before_a_full_stop_and_leaves_code_alone():
+    assert english("the base failed. (see the log)") == {"the", "base", "failed", "see", "log"}
+    assert english("foreach=True, .item(), cpu_count, mode='reduce-overhead'") == set()
 
 
 def torch(**kw) -> dict:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from profopt_ci.figures import is_measurement as _usable
-from profopt_ci.words.i18n import message
+from profopt_ci.words.i18n import message, put
 
 METRIC = "step_time_ms"
 DEFAULT_N = 30
@@ -143,14 +143,12 @@ def drift(fresh: float, history: list[float], *, threshold_pct: float = 3.0, z_c
     res: dict[str, Any] = {"fresh": fresh, "n": len(vals), "history_median": None, "history_min": None,
                            "history_max": None, "delta_pct": None, "z": None, "drifted": None, "reason": None}
     if not vals or not _usable(fresh):
-        res["reason"] = "no nightly values" if not vals else "no fresh value"
-        return res
+        return put(res, "reason", message("drift.no_values" if not vals else "drift.no_fresh"))
     med = statistics.median(vals)
     res.update(history_median=med, history_min=min(vals), history_max=max(vals),
                delta_pct=round((fresh / med - 1) * 100, 2))
     if len(vals) < min_n:
-        res["reason"] = f"only {len(vals)} nightly value(s); {min_n} needed to judge drift"
-        return res
+        return put(res, "reason", message("drift.too_few", n=len(vals), least=min_n))
     logs = np.log(np.asarray(vals, dtype=float))
     center = float(np.median(logs))
     scale = max(1.4826 * float(np.median(np.abs(logs - center))), math.log1p(threshold_pct / 100) / z_cut)

@@ -36,17 +36,9 @@ from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
 from profopt_ci.specfile.model import GOAL_METRICS
+from profopt_ci.words.i18n import message, put
 
 DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
-METRIC_NAMES = {
-    "step_time_ms": "step time",
-    "throughput": "throughput",
-    "peak_memory_mb": "peak memory",
-    "cuda_max_allocated_mb": "CUDA memory allocated",
-    "cuda_max_reserved_mb": "CUDA memory reserved",
-    "instructions": "instructions",
-    "est_cycles": "estimated cycles",
-}
 
 
 def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float], list[float], list[float] | None]:
@@ -124,8 +116,7 @@ def check_constraint(c: Constraint, base: list[dict], head: list[dict],
     if failed:
         return quality.check_at_steps(c, tb or {}, th or {})
     entry = _from_samples(c, base, head)
-    entry["detail"] += " (from the timed rounds' values: not compared at equal steps)"
-    return entry
+    return put(entry, "detail", message("con.timed_values", detail=entry["detail_msg"]))
 
 
 def _from_samples(c: Constraint, base: list[dict], head: list[dict]) -> dict:
@@ -133,28 +124,25 @@ def _from_samples(c: Constraint, base: list[dict], head: list[dict]) -> dict:
     entry = {"metric": c.metric, "rule": c.rule, "limit": c.limit, "base": None, "head": None, "ok": False}
     missing = [side for side, vals in (("base", bv), ("head", hv)) if not vals]
     if missing:
-        entry["detail"] = f"`{c.metric}` was not recorded on {' and '.join(missing)}"
-        return entry
+        return put(entry, "detail", message("con.not_recorded", metric=c.metric, sides=missing))
     b, h = _center(bv), _center(hv)
     entry.update(base=b, head=h)
     if c.rule == "equal":
         distinct = {repr(v) for v in bv + hv}
         entry["ok"] = len(distinct) == 1
-        entry["detail"] = "identical on both sides" if entry["ok"] else (
-            f"differs: base {_short(bv)} vs head {_short(hv)}")
-        return entry
+        return put(entry, "detail", message("con.identical") if entry["ok"] else
+                            message("con.differs", base=_short(bv), head=_short(hv)))
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (b, h)):
-        entry["detail"] = f"`{c.metric}` is not a number ({b!r}, {h!r}) — use `equal: true` for such values"
-        return entry
+        return put(entry, "detail", message("con.not_a_number", metric=c.metric, base=repr(b), head=repr(h)))
     diff = abs(h - b)
     if c.rule == "abs_tol":
         entry["ok"] = diff <= float(c.limit)
-        entry["detail"] = f"|Δ| {diff:.4g} {'≤' if entry['ok'] else '>'} {float(c.limit):g}"
+        delta, limit = f"{diff:.4g}", f"{float(c.limit):g}"
     else:
         rel = diff / abs(b) if b else (0.0 if diff == 0 else math.inf)
         entry["ok"] = rel <= float(c.limit)
-        entry["detail"] = f"|Δ| {rel * 100:.2f}% {'≤' if entry['ok'] else '>'} {float(c.limit) * 100:g}%"
-    return entry
+        delta, limit = f"{rel * 100:.2f}%", f"{float(c.limit) * 100:g}%"
+    return put(entry, "detail", message("con.delta", delta=delta, op="≤" if entry["ok"] else ">", limit=limit))
 
 
 def _short(values: list[Any]) -> str:
@@ -166,34 +154,44 @@ def _goal_metric(bench: Benchmark) -> str | None:
     return bench.goal.metric if bench.goal else None
 
 
-def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
-    """(decision, reason) for one benchmark whose sides both finished."""
+def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, dict]:
+    """(decision, reason) for one benchmark whose sides both finished; the reason a message (`decided`
+    writes it into the entry)."""
     broken = [c for c in constraints if not c["ok"]]
     if SPEED not in metrics and "instructions" not in metrics and not broken:
-        return "inconclusive", "no paired rounds were measured"
+        return "inconclusive", message("reason.no_rounds")
     # throughput mirrors step time (same rounds, inverted): decide on step time, name both in the report
     judged = {m: r for m, r in metrics.items() if m != "throughput"}
     improved = [m for m, r in judged.items() if r["verdict"] == "improved"]
     regressed = [m for m, r in judged.items() if r["verdict"] == "regressed"]
-    names = lambda ms: ", ".join(METRIC_NAMES.get(m, m) for m in ms)  # noqa: E731
     if broken:
-        return "reject", "constraint broken: " + "; ".join(f"{c['metric']} ({c['detail']})" for c in broken)
+        return "reject", broken_reason(broken)
     if regressed and improved:
-        return "trade-off", f"{names(improved)} improved but {names(regressed)} regressed"
+        return "trade-off", message("reason.trade-off", improved=improved, regressed=regressed)
     if regressed:
-        return "reject", f"{names(regressed)} regressed"
+        return "reject", message("reason.regressed", regressed=regressed)
     goal = _goal_metric(bench)
     if goal == "throughput":
         goal = SPEED
     if improved and (goal is None or goal in improved):
-        return "keep", f"{names(improved)} improved; nothing regressed; constraints hold"
+        return "keep", message("reason.keep", improved=improved)
     speed = metrics.get(SPEED, {}).get("verdict")
     if speed in ("inconclusive", "unstable"):
-        why = "the machine was too noisy" if speed == "unstable" else "the change is within the noise at these rounds"
-        return "inconclusive", f"step time {speed}: {why}"
+        return "inconclusive", message("reason.unstable" if speed == "unstable" else "reason.inconclusive")
     if improved:
-        return "no-change", f"goal metric {METRIC_NAMES.get(goal, goal)} unchanged ({names(improved)} improved)"
-    return "no-change", "every metric unchanged within its threshold"
+        return "no-change", message("reason.goal_unchanged", goal=[goal], improved=improved)
+    return "no-change", message("reason.no-change")
+
+
+def broken_reason(broken: list[dict]) -> dict:
+    """The reason of a benchmark whose constraints broke: each one's metric and detail."""
+    return message("reason.broken", what=[[c["metric"], c.get("detail_msg") or c["detail"]] for c in broken])
+
+
+def decided(entry: dict, decision: str, reason: dict) -> None:
+    """An entry's decision and its reason: the English and the message beside it."""
+    entry["decision"] = decision
+    put(entry, "reason", reason)
 
 
 def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:
@@ -222,9 +220,8 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
         m = out[k][SPEED] = _changed(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
         level = 1 - m.get("confidence", 1 - q)
         if m["verdict"] in ("improved", "regressed") and p_bh is not None and p_bh > max(level, q) and len(rows) > 1:
-            out[k][SPEED] = _changed(m, verdict="inconclusive", reason=(
-                f"p {m['p_value']:.2g} does not survive Benjamini–Hochberg across {len(rows)} benchmarks"
-                f" (adjusted {p_bh:.2g})"))
+            why = message("why.bh", p=m["p_value"], n=len(rows), adjusted=p_bh)
+            out[k][SPEED] = _changed(m, verdict="inconclusive", reason=why["text"], reason_msg=why)
             if "throughput" in metrics:
                 out[k]["throughput"] = _changed(metrics["throughput"], verdict="inconclusive")
     return out
@@ -281,42 +278,49 @@ def counts(entries: list[dict]) -> dict[str, int]:
 
 
 def summary_sentence(entries: list[dict], confidence: float = 0.99) -> str:
-    """The ten-second sentence: the decisive benchmark and its figures.
+    """The summary's English (see `summary`)."""
+    return summary(entries, confidence)["text"]
+
+
+def summary(entries: list[dict], confidence: float = 0.99) -> dict:
+    """The ten-second sentence, a message: the decisive benchmark and its figures.
 
     The CI is labelled with the nominal `confidence` (the report's "99% CI"); the level each
     interval really used after sequential looks is the metric's own `confidence` in the JSON.
     Only an improved or regressed step time is worded as faster/slower.
     """
     if not entries:
-        return "no benchmarks"
+        return message("summary.none")
     first = min(entries, key=lambda e: DECISION_ORDER.index(e["decision"]))
     same = [e for e in entries if e["decision"] == first["decision"]]
     # the benchmark the report's headline names (report/headline.py): for `keep`, the biggest win
     top = max(same, key=gain) if first["decision"] == "keep" else first
     m = top.get("metrics", {}).get(SPEED)
-    parts = [top["name"]]
     if top["decision"] == "failed":
         err = top.get("error") or {}
         last = cause_lines(err.get("message"), 1)
-        return f"{top['name']} failed on {err.get('side', 'a side')}: {(last[0].strip() if last else '')[:160]}"
+        return message("summary.failed", name=top["name"], side=err.get("side", "a side"),
+                       error=(last[0].strip() if last else "")[:160])
+    parts = []
     if m and m.get("delta_pct") is not None:
-        parts.append(_speed_phrase(m, f"{confidence * 100:g}% CI"))
+        parts.append(_speed_phrase(m, f"{confidence * 100:g}"))
     ins = top.get("metrics", {}).get("instructions")
     if ins and ins.get("delta_pct") is not None:
-        parts.append(f"instructions {ins['verdict']} ({ins['delta_pct']:+.2f}%)")
+        parts.append(message("sum.instructions", verdict=ins["verdict"], delta=ins["delta_pct"]))
     mem = top.get("metrics", {}).get("peak_memory_mb")
     if mem:
         if mem["verdict"] == "unchanged":
-            parts.append("memory unchanged")
+            parts.append(message("sum.memory_unchanged"))
         elif mem.get("delta_pct") is not None:
-            parts.append(f"memory {mem['verdict']} ({mem['delta_pct']:+.1f}%)")
+            parts.append(message("sum.memory", verdict=mem["verdict"], delta=mem["delta_pct"]))
         else:
-            parts.append(f"memory {mem['verdict']}")
+            parts.append(message("sum.memory_plain", verdict=mem["verdict"]))
     for c in top.get("constraints", []):
-        parts.append(f"{c['metric']} {'ok' if c['ok'] else 'BROKEN'}")
+        parts.append(message("sum.con_ok" if c["ok"] else "sum.con_broken", metric=c["metric"]))
     others = len(same) - 1  # as the headline counts them: more benchmarks with the same decision
-    tail = f"; {others} more benchmark(s)" if others else ""
-    return parts[0] + " " + ", ".join(parts[1:]) + tail
+    if others:
+        return message("summary.more", name=top["name"], parts=parts, more=others)
+    return message("summary.of", name=top["name"], parts=parts)
 
 
 METRIC_ORDER = (SPEED, "throughput", "peak_memory_mb")  # an entry's metrics as the report lists them
@@ -343,12 +347,13 @@ def gain(entry: dict) -> float:
     return delta if m.get("better") == "higher" else -delta
 
 
-def _speed_phrase(m: dict, ci_label: str) -> str:
+def _speed_phrase(m: dict, level: str) -> dict:
     delta, lo, hi = m["delta_pct"], m.get("ci_low_pct"), m.get("ci_high_pct")
     if m["verdict"] == "unchanged":
-        return f"step time unchanged ({delta:+.1f}%)"
+        return message("sum.speed_unchanged", delta=delta)
     if m["verdict"] in ("improved", "regressed") and lo is not None and hi is not None:
         a, b = sorted((abs(lo), abs(hi)))
-        return f"{abs(delta):.1f}% {'faster' if delta < 0 else 'slower'} ({ci_label} {a:.1f}–{b:.1f}%)"
-    ci = f", {ci_label} {lo:+.1f}…{hi:+.1f}%" if lo is not None and hi is not None else ""
-    return f"step time {m['verdict']} ({delta:+.1f}%{ci})"
+        return message("sum.faster" if delta < 0 else "sum.slower", pct=abs(delta), level=level, lo=a, hi=b)
+    if lo is not None and hi is not None:
+        return message("sum.speed_ci", verdict=m["verdict"], delta=delta, level=level, lo=lo, hi=hi)
+    return message("sum.speed", verdict=m["verdict"], delta=delta)

@@ -10,7 +10,7 @@ the message instr.functions), base vs head, the largest absolute changes first.
 """
 from __future__ import annotations
 
-from profopt_ci.analyze.decide import check_constraint
+from profopt_ci.analyze.decide import check_constraint, decided
 from profopt_ci.measure.callgrind import TOP_FUNCTIONS
 from profopt_ci.measure.instruction_runs import side_metrics
 from profopt_ci.specfile.load import Benchmark
@@ -105,8 +105,7 @@ def mark_failures(entries: list[dict]) -> None:
             if s is None or s.get("status") == "ok" or e.get("decision") == "failed":
                 continue
             first = (s.get("error") or s["status"]).splitlines()[0]
-            e["decision"] = "failed"
-            e["reason"] = f"instructions {s['status']} on {side}: {first}"
+            decided(e, "failed", message("reason.instr_failed", status=s["status"], side=side, error=first))
             e["error"] = {"side": side, "status": s["status"], "message": s.get("error") or s["status"],
                           "instrument": "instructions"}
 

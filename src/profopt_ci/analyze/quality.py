@@ -7,7 +7,7 @@ from the quality pass (measure/worker.py `profile_job`, measure/quality.py for c
 step), `steps` ({first, last, count} compared), `worst_step`, `max_delta` (relative for rel_tol,
 absolute for abs_tol, None for equal), `first_broken_step`, `problem` when it could not be compared
 as asked (pass_failed, not_recorded, never_same, not_a_number, one_side with `one_side_step`), and
-`detail` (English, for machines; the report composes its own words from the fields).
+`detail`, its English, with `detail_msg` beside it: the message the report says in its language.
 
 Why: a model trained on a fixed batch has a lower loss after every step; two workers sampled at
 different step counts differ by the training between them, not by the code (an A/A of a training
@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from profopt_ci.specfile.model import Constraint
+from profopt_ci.words.i18n import message, put
 
 
 def _number(v: Any) -> bool:
@@ -57,23 +58,20 @@ def check_at_steps(c: Constraint, base: dict, head: dict) -> dict:
     if failed:
         side, error = failed
         last = [ln for ln in error.strip().splitlines() if ln.strip()][-1:] or [error]
-        entry["detail"] = f"the quality pass failed on {side}: {last[0][:200]}"
         entry.update(problem="pass_failed", failed_side=side)
-        return entry
+        return put(entry, "detail", message("con.pass_failed", side=side, error=last[0][:200]))
     bv = (base.get("values") or {}).get(c.metric)
     hv = (head.get("values") or {}).get(c.metric)
     missing = [side for side, vals in (("base", bv), ("head", hv)) if not vals or all(v is None for v in vals)]
     if missing:
-        entry["detail"] = f"`{c.metric}` was not recorded on {' and '.join(missing)}"
         entry["problem"] = "not_recorded"
-        return entry
+        return put(entry, "detail", message("con.not_recorded", metric=c.metric, sides=missing))
     steps = [i for i in range(min(len(bv), len(hv))) if bv[i] is not None and hv[i] is not None]
     only = [i for i in range(max(len(bv), len(hv)))
             if (i < len(bv) and bv[i] is not None) != (i < len(hv) and hv[i] is not None)]
     if not steps:
-        entry["detail"] = f"`{c.metric}` was never recorded at the same step on both sides"
         entry["problem"] = "never_same"
-        return entry
+        return put(entry, "detail", message("con.never_same", metric=c.metric))
     entry["steps"] = {"first": steps[0] + 1, "last": steps[-1] + 1, "count": len(steps)}
     if c.rule == "equal":
         return _equal(entry, bv, hv, steps, only)
@@ -82,9 +80,8 @@ def check_at_steps(c: Constraint, base: dict, head: dict) -> dict:
         bad = next(i for i in steps if not (_number(bv[i]) or _nonfinite(bv[i]))
                    or not (_number(hv[i]) or _nonfinite(hv[i])))
         entry.update(base=bv[bad], head=hv[bad], worst_step=bad + 1, problem="not_a_number")
-        entry["detail"] = (f"`{c.metric}` is not a number ({bv[bad]!r}, {hv[bad]!r} at step {bad + 1}) — "
-                           "use `equal: true` for such values")
-        return entry
+        return put(entry, "detail", message("con.not_a_number_at", metric=c.metric, base=repr(bv[bad]), head=repr(hv[bad]),
+                                   step=bad + 1))
     limit = float(c.limit)
     deltas = [(_delta(c.rule, bv[i], hv[i]), i) for i in steps]
     worst, at = max(deltas, key=lambda d: (d[0], -d[1]))
@@ -95,18 +92,16 @@ def check_at_steps(c: Constraint, base: dict, head: dict) -> dict:
     if only:
         entry.update(problem="one_side", one_side_step=only[0] + 1)
     where = _where(entry["steps"])
-    shown = f"{worst * 100:.3g}%" if c.rule == "rel_tol" else f"{worst:.4g}"
-    bound = f"{limit * 100:g}%" if c.rule == "rel_tol" else f"{limit:g}"
+    shown = (f"{worst * 100:.3g}%" if c.rule == "rel_tol" else f"{worst:.4g}") if math.isfinite(worst) else "∞"
+    bound = f"{limit * 100:.3g}%" if c.rule == "rel_tol" else f"{limit:.4g}"
     if only:
-        entry["detail"] = f"`{c.metric}` recorded at step {only[0] + 1} on one side only ({where})"
-    elif broken:
-        entry["detail"] = (f"|Δ| {shown} > {bound} at step {at + 1}; first beyond {bound} at step "
-                           f"{broken[0] + 1} ({where})")
-    elif worst == 0:
-        entry["detail"] = f"|Δ| 0 at every step ({where})"
-    else:
-        entry["detail"] = f"largest |Δ| {shown} ≤ {bound}, at step {at + 1} ({where})"
-    return entry
+        return put(entry, "detail", message("con.one_side", metric=c.metric, step=only[0] + 1, where=where))
+    if broken:
+        return put(entry, "detail", message("con.beyond", delta=shown, limit=bound, step=at + 1, first=broken[0] + 1,
+                                   where=where))
+    if worst == 0:
+        return put(entry, "detail", message("con.zero", where=where))
+    return put(entry, "detail", message("con.within", delta=shown, limit=bound, step=at + 1, where=where))
 
 
 def _equal(entry: dict, bv: list, hv: list, steps: list[int], only: list[int]) -> dict:
@@ -118,18 +113,15 @@ def _equal(entry: dict, bv: list, hv: list, steps: list[int], only: list[int]) -
         entry.update(problem="one_side", one_side_step=only[0] + 1)
     where = _where(entry["steps"])
     if only:
-        entry["detail"] = f"`{entry['metric']}` recorded at step {only[0] + 1} on one side only ({where})"
-    elif differ:
-        entry["detail"] = (f"differs from step {at + 1}: base {str(bv[at])[:40]} vs head {str(hv[at])[:40]} "
-                           f"({len(differ)} of {len(steps)} steps differ)")
-    else:
-        entry["detail"] = f"identical on both sides at every step ({where})"
-    return entry
+        return put(entry, "detail", message("con.one_side", metric=entry["metric"], step=only[0] + 1, where=where))
+    if differ:
+        return put(entry, "detail", message("con.differs_from", step=at + 1, base=str(bv[at])[:40], head=str(hv[at])[:40],
+                                   differ=len(differ), count=len(steps), where=where))
+    return put(entry, "detail", message("con.identical_steps", where=where))
 
 
-def _where(steps: dict) -> str:
+def _where(steps: dict) -> dict:
     first, last, count = steps["first"], steps["last"], steps["count"]
-    if count == 1:
-        return f"compared at step {first}"
-    span = f"steps {first}–{last}"
-    return f"compared at {span}" if count == last - first + 1 else f"compared at {count} of {span}"
+    key = "con.where_one" if count == 1 else "con.where_span" if count == last - first + 1 else "con.where_some"
+    return message(key, first=first, last=last, count=count)
+

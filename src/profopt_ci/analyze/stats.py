@@ -66,7 +66,7 @@ or 10^5, in `unpaired`; the corrections across benchmarks in `multiplicity`; seq
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -85,6 +85,7 @@ from profopt_ci.analyze.ranks import (
     walsh_averages,
     wilcoxon_p,
 )
+from profopt_ci.words.i18n import message, put
 
 SPEED = "step_time_ms"
 MEMORY_METRICS = ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
@@ -103,8 +104,8 @@ def _pct(log_value: float | None) -> float | None:
 
 @lru_cache(maxsize=256)
 def _conf_label(alpha: float) -> str:
-    text = f"{(1.0 - alpha) * 100:.3f}".rstrip("0").rstrip(".")
-    return f"{text}% CI"
+    """The confidence level as the reasons print it: 99, 99.5."""
+    return f"{(1.0 - alpha) * 100:.3f}".rstrip("0").rstrip(".")
 
 
 def _is_worse(delta_pct: float, better: str) -> bool:
@@ -112,51 +113,43 @@ def _is_worse(delta_pct: float, better: str) -> bool:
 
 
 def _decide(
-    res: dict, *, units: int, unit_word: str, enough: bool, need: str, tau: float, alpha: float
+    res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], dict], tau: float, alpha: float
 ) -> dict:
     """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
     if not enough:
         res["verdict"] = "inconclusive"
-        res["reason"] = _too_few(units, unit_word, need)
-        return res
+        return put(res, "reason", need(units))
     delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
     ci = _conf_label(alpha)
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
-        res["reason"] = f"{units} {unit_word} cannot bound a {ci}; more are needed"
-        return res
-    span = f"{ci} {lo:+.2f}% to {hi:+.2f}%"
+        return put(res, "reason", message("why.no_bound", units=units, unit=unit_word, level=ci))
     excludes_zero = lo > 0 or hi < 0
     if excludes_zero and abs(delta) >= tau:
         res["verdict"] = "regressed" if _is_worse(delta, res["better"]) else "improved"
-        res["reason"] = f"{delta:+.2f}% ({span}) excludes 0 and reaches the {tau:g}% threshold"
+        key = "why.changed"
     elif -tau <= lo and hi <= tau:
         res["verdict"] = "unchanged"
-        res["reason"] = f"{delta:+.2f}% ({span}) lies within ±{tau:g}%"
-    elif excludes_zero:
-        res["verdict"] = "inconclusive"
-        res["reason"] = (
-            f"{delta:+.2f}% ({span}) excludes 0 but is below the {tau:g}% threshold"
-            f" and the CI reaches beyond ±{tau:g}%"
-        )
+        key = "why.within"
     else:
         res["verdict"] = "inconclusive"
-        res["reason"] = f"{delta:+.2f}% ({span}) includes 0 and reaches beyond ±{tau:g}%"
+        key = "why.below" if excludes_zero else "why.includes"
+    put(res, "reason", message(key, delta=delta, level=ci, lo=lo, hi=hi, tau=tau))
     if res["outliers"] <= UNSTABLE_SHARE * units:
         return res
-    share = f"{res['outliers']} of {units} {unit_word} are outliers (|modified z| > {OUTLIER_CUTOFF:g})"
+    share = {"outliers": res["outliers"], "units": units, "unit": unit_word, "cutoff": OUTLIER_CUTOFF}
     if res["verdict"] == "inconclusive":
         res["verdict"] = "unstable"
-        res["reason"] = (f"{share}, more than {UNSTABLE_SHARE:.0%}, and {res['reason']}: "
-                         "the measurements are too noisy to judge")
+        put(res, "reason", message("why.unstable", **share, share=UNSTABLE_SHARE, why=res["reason_msg"]))
     else:
-        res["outlier_note"] = f"{share}; the {ci} decides regardless (rank statistics are robust to them)"
+        put(res, "outlier_note", message("why.outliers", **share, level=ci))
     return res
 
 
 @lru_cache(maxsize=1024)
-def _too_few(units: int, unit_word: str, need: str) -> str:
-    return f"only {units} {unit_word}; {need} are needed for a verdict"
+def _too_few(units: int, least: int) -> dict:
+    """Shared, never edited: a diff of 10⁵ benchmarks with few rounds says it 3·10⁵ times."""
+    return message("why.too_few", units=units, least=least)
 
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
@@ -223,8 +216,7 @@ def paired_change(
     res = _result(b, h, better, True, a)
     n = b.size
     if n == 0:
-        res["reason"] = "no rounds to compare"
-        return res
+        return put(res, "reason", message("why.no_rounds"))
     if ratios is not None:
         r = finite("ratios", ratios)
         if r.size != n:
@@ -239,7 +231,7 @@ def paired_change(
     res["p_value"] = wilcoxon_p(d)
     res["outliers"] = sum(modified_z_outliers(d))
     return _decide(
-        res, units=n, unit_word="rounds", enough=n >= MIN_ROUNDS, need=f"at least {MIN_ROUNDS}",
+        res, units=n, unit_word="rounds", enough=n >= MIN_ROUNDS, need=lambda units: _too_few(units, MIN_ROUNDS),
         tau=tau, alpha=a,
     )
 
@@ -254,12 +246,12 @@ def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: flo
     res["p_value"] = p
     res["outliers"] = outliers
     return _decide(res, units=nb + nh, unit_word="samples", enough=min(nb, nh) >= MIN_ROUNDS,
-                   need=_unpaired_need(nb, nh), tau=tau, alpha=alpha)
+                   need=lambda units: _too_few_each(units, nb, nh), tau=tau, alpha=alpha)
 
 
 @lru_cache(maxsize=1024)
-def _unpaired_need(nb: int, nh: int) -> str:
-    return f"at least {MIN_ROUNDS} on each side ({nb} base, {nh} head)"
+def _too_few_each(units: int, nb: int, nh: int) -> dict:
+    return message("why.too_few_each", units=units, least=MIN_ROUNDS, nb=nb, nh=nh)
 
 
 def check_tolerances(tolerance_pct: float, abs_tolerance_mb: float) -> None:
@@ -274,8 +266,7 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
     res["tolerance_mb"] = None
     nb, nh = res["n_base"], res["n_head"]
     if nb < MIN_MEMORY_RUNS or nh < MIN_MEMORY_RUNS:
-        res["reason"] = f"only {nb} base and {nh} head values; at least {MIN_MEMORY_RUNS} each are needed"
-        return res
+        return put(res, "reason", message("why.memory_few", nb=nb, nh=nh, least=MIN_MEMORY_RUNS))
     bm, hm = res["base"], res["head"]
     diff = hm - bm
     tol = max(tolerance_pct / 100.0 * bm, float(abs_tolerance_mb))
@@ -285,11 +276,9 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
     elif hm == 0:
         res["delta_pct"] = 0.0
     res["outliers"] = outliers
-    change = f"median {bm:.1f} → {hm:.1f} MB ({diff:+.1f} MB)"
     if abs(diff) <= tol:
         res["verdict"] = "unchanged"
-        res["reason"] = f"{change} is within the tolerance of {tol:.1f} MB"
     else:
         res["verdict"] = "regressed" if _is_worse(diff, res["better"]) else "improved"
-        res["reason"] = f"{change} exceeds the tolerance of {tol:.1f} MB"
-    return res
+    return put(res, "reason", message("why.memory_within" if abs(diff) <= tol else "why.memory_beyond",
+                            base=bm, head=hm, diff=diff, tol=tol))

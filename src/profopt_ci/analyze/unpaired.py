@@ -38,6 +38,7 @@ from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.documents.types import Sample, picked
 from profopt_ci.figures import is_measurement
 from profopt_ci.specfile.load import Benchmark
+from profopt_ci.words.i18n import message, put
 
 CELLS = 1 << 20  # pairwise differences held at once by one vectorized step: small arrays, little overhead
 _SHIFT = {SPEED: "lower", "throughput": "higher"}
@@ -86,8 +87,7 @@ def unpaired_change(base: Sequence[float], head: Sequence[float], *, threshold_p
     b, h = finite("base", base), finite("head", head)
     if b.size == 0 or h.size == 0:
         res = stats.result_of(_median(np.exp(np.log(b))), _median(np.exp(np.log(h))), b.size, h.size, better, False, a)
-        res["reason"] = "no values on the " + ("base" if b.size == 0 else "head") + " side"
-        return res
+        return put(res, "reason", message("why.no_values", side="base" if b.size == 0 else "head"))
     return _shift_rows(b[None, :], h[None, :], better, [tau], a)[0]
 
 

@@ -29,7 +29,7 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
           new_in_pr: list[dict] | None = None, runner: dict | None = None, policy: dict | None = None,
           baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> dict:
-    """One comparison@1. `verdict` is {decision, summary, counts}; `mode` is paired (compare) or
+    """One comparison@1. `verdict` is {decision, summary, summary_msg, counts}; `mode` is paired (compare) or
     unpaired (diff, a stored baseline). The optional sections are left out when None."""
     rounds = max((e["rounds"] for e in entries), default=0)
     if diffs:
@@ -50,10 +50,13 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
         "differences": diffs,
         "decision": verdict["decision"],
         "summary": verdict["summary"],
+        "summary_msg": verdict.get("summary_msg"),
         "counts": verdict["counts"],
         "notes": notes,
         "benchmarks": entries,
     }
+    if out["summary_msg"] is None:  # a verdict put together by hand (tests, the demo): its English alone
+        del out["summary_msg"]
     sections = (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner),
                 ("policy", policy), ("baseline", baseline), ("history", history), ("drift", drift))
     for key, value in sections:

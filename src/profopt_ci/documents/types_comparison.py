@@ -14,6 +14,7 @@ from profopt_ci.documents.types import (
     Count,
     Decision,
     Free,
+    Message,
     Note,
     Number,
     QualityTrace,
@@ -60,6 +61,8 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     noise_floor_by_side: dict[str, Number | None] | UnsetType = UNSET
     runs: dict[str, list[Number]] | UnsetType = UNSET
     spread_pct: dict[str, Number | None] | UnsetType = UNSET
+    reason_msg: Message | UnsetType = UNSET  # `reason` as a message (the report says it in its language)
+    outlier_note_msg: Message | UnsetType = UNSET
 
 
 Metric._keys = frozenset(Metric.__struct_fields__)
@@ -105,6 +108,7 @@ class NewBenchmark(_Closed, kw_only=True):
     rounds: Tally
     head: dict[str, Number | None] | None | UnsetType = UNSET
     cause: str | UnsetType = UNSET  # why the base did not run it (a suite's benchmark the base cannot collect or run)
+    cause_msg: Message | UnsetType = UNSET
 
 
 class Policy(_Closed, kw_only=True):
@@ -168,6 +172,7 @@ class Drift(_Closed, kw_only=True):
     z: Number | None | UnsetType = UNSET
     drifted: bool | None
     reason: str | None | UnsetType = UNSET
+    reason_msg: Message | UnsetType = UNSET
     commits: list[str] | UnsetType = UNSET
 
 
@@ -201,6 +206,7 @@ class Constraint(_Closed, kw_only=True):
     max_delta: Number | None | UnsetType = UNSET
     first_broken_step: Count | None | UnsetType = UNSET
     detail: str | UnsetType = UNSET
+    detail_msg: Message | UnsetType = UNSET
     problem: Literal["pass_failed", "not_recorded", "never_same", "not_a_number", "one_side"] | UnsetType = UNSET
     failed_side: Side | UnsetType = UNSET
     one_side_step: Annotated[int, Meta(ge=1)] | UnsetType = UNSET
@@ -284,6 +290,7 @@ class Entry(_Closed, kw_only=True):
     threads: Free | None | UnsetType = UNSET  # lockstep: the step's own parallelism, per side
     decision: Decision
     reason: str | None | UnsetType = UNSET
+    reason_msg: Message | UnsetType = UNSET
 
 
 class Counts(_Closed, kw_only=True):
@@ -313,6 +320,7 @@ class Comparison(_Closed, kw_only=True):
     differences: list[Difference] | UnsetType = UNSET
     decision: Decision
     summary: str | UnsetType = UNSET
+    summary_msg: Message | UnsetType = UNSET
     counts: Counts | UnsetType = UNSET
     notes: list[Note] | UnsetType = UNSET
     benchmarks: list[Entry]

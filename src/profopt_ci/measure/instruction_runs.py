@@ -35,7 +35,7 @@ from pathlib import Path
 from profopt_ci.measure import callgrind
 from profopt_ci.measure.processes import BenchmarkFailed, Side
 from profopt_ci.specfile.load import Benchmark, Spec
-from profopt_ci.words.i18n import EN
+from profopt_ci.words.i18n import EN, message, put
 
 MIN_RUNS = 2
 MAX_RUNS = 5
@@ -113,8 +113,7 @@ def instruction_change(base: list[float], head: list[float], *, threshold_pct: f
                  "n": min(len(base), len(head)), "threshold_pct": threshold_pct, "noise_floor_pct": None,
                  "noise_floor_min_pct": min_floor_pct, "runs": {"base": base, "head": head}}
     if not base or not head or min(base) <= 0:
-        res["reason"] = f"no {unit} counted on {'base' if not base else 'head'}"
-        return res
+        return put(res, "reason", message("why.instr_none", unit=unit, side="base" if not base else "head"))
     b, h = statistics.median(base), statistics.median(head)
     delta = (h / b - 1.0) * 100.0
     spreads = {"base": spread_pct(base), "head": spread_pct(head)}
@@ -124,24 +123,24 @@ def instruction_change(base: list[float], head: list[float], *, threshold_pct: f
     hi = (max(head) / min(base) - 1.0) * 100.0 + floor_pct
     res.update(base=b, head=h, delta_pct=delta, ci_low_pct=lo, ci_high_pct=hi, spread_pct=spreads,
                noise_floor_pct=floor_pct, noise_floor_by_side=by_side)
-    change = f"{unit} per step {b:,.0f} → {h:,.0f} ({delta:+.3f}%)"
+    change = {"unit": unit, "base": b, "head": h, "delta": delta}
     noisy = [side for side, s in spreads.items() if s > min_floor_pct]
     # A floor raised by a disagreeing side to τ or more cannot tell a τ-sized change from jitter.
     if abs(delta) <= floor_pct and (not noisy or floor_pct < threshold_pct):
-        res["verdict"], res["reason"] = "unchanged", f"{change} is below the noise floor of {floor_pct:.3g}%"
-    elif not noisy:
+        res["verdict"] = "unchanged"
+        return put(res, "reason", message("why.instr_floor", **change, floor=floor_pct))
+    if not noisy:
         res["verdict"] = "unchanged" if abs(delta) <= threshold_pct else ("regressed" if delta > 0 else "improved")
-        res["reason"] = f"{change} {'within' if res['verdict'] == 'unchanged' else 'beyond'} τ = {threshold_pct:g}%"
-    else:
-        said = ", ".join(f"{s}'s runs disagree by {spreads[s]:.3f}%" for s in noisy)
-        widened = (f"{said} (more than the minimum floor of {min_floor_pct:g}%): floor {floor_pct:.3g}%, "
-                   f"widened to {lo:+.3f}…{hi:+.3f}%")
-        if lo > threshold_pct or hi < -threshold_pct:
-            res["verdict"] = "regressed" if lo > threshold_pct else "improved"
-        elif -threshold_pct <= lo and hi <= threshold_pct:
-            res["verdict"] = "unchanged"
-        res["reason"] = f"{change}; {widened} — {res['verdict']} at τ = {threshold_pct:g}%"
-    return res
+        key = "why.instr_within" if res["verdict"] == "unchanged" else "why.instr_beyond"
+        return put(res, "reason", message(key, **change, tau=threshold_pct))
+    if lo > threshold_pct or hi < -threshold_pct:
+        res["verdict"] = "regressed" if lo > threshold_pct else "improved"
+    elif -threshold_pct <= lo and hi <= threshold_pct:
+        res["verdict"] = "unchanged"
+    disagree = [message("why.instr_disagree", side=s, pct=spreads[s]) for s in noisy]
+    return put(res, "reason", message("why.instr_widened", **change, disagree=disagree, least=min_floor_pct, floor=floor_pct,
+                             lo=lo, hi=hi, verdict=res["verdict"], tau=threshold_pct))
+
 
 
 def side_metrics(bench: Benchmark, base: dict, head: dict) -> dict[str, dict]:
@@ -150,5 +149,5 @@ def side_metrics(bench: Benchmark, base: dict, head: dict) -> dict[str, dict]:
     out = {"instructions": instruction_change(base["runs"], head["runs"], threshold_pct=tau)}
     if base.get("est_cycles_runs") and head.get("est_cycles_runs"):
         out["est_cycles"] = instruction_change(base["est_cycles_runs"], head["est_cycles_runs"], threshold_pct=tau,
-                                               unit="estimated cycles")
+                                               unit="est_cycles")
     return out

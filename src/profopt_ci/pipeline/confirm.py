@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from profopt_ci.analyze.decide import decide_benchmark
+from profopt_ci.analyze.decide import decide_benchmark, decided
 from profopt_ci.specfile.load import Benchmark
-from profopt_ci.words.i18n import message
+from profopt_ci.words.i18n import message, put
 
 CHANGED = ("regressed", "improved")
 TIMED = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
@@ -72,8 +72,8 @@ def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark]
             continue
         for m in metrics:
             e["metrics"][m]["verdict"] = "inconclusive"
-            e["metrics"][m]["reason"] = "not confirmed by an independent second run"
-        e["decision"], e["reason"] = decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"])
+            put(e["metrics"][m], "reason", message("why.not_confirmed"))
+        decided(e, *decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"]))
         first = runs.get("step_time_ms") or next(iter(runs.values()))
         notes.append(message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
                              first_figures=_figures_said(first["first"]),

@@ -16,15 +16,17 @@ from __future__ import annotations
 from profopt_ci.analyze import unpaired
 from profopt_ci.analyze.decide import (
     SPEED,
+    broken_reason,
     check_constraint,
     compare_metrics,
     counts,
     decide_benchmark,
+    decided,
     goal_status,
     multiplicity_corrected,
     overall,
     policy_failures,
-    summary_sentence,
+    summary,
 )
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import compact_metrics
@@ -64,8 +66,9 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
     if failed:
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
-        entry["decision"] = "failed"
-        entry["reason"] = f"{side} {d['status']}: {(d.get('error') or '').splitlines()[0] if d.get('error') else ''}".rstrip(": ")
+        first = (d.get("error") or "").splitlines()[0].rstrip(": ") if d.get("error") else ""
+        decided(entry, "failed", message("reason.failed_error", side=side, status=d["status"], error=first) if first
+                else message("reason.failed", side=side, status=d["status"]))
         return entry
     traces = (base.get("quality"), head.get("quality"))
     if bench.constraints or traces != (None, None):
@@ -89,14 +92,14 @@ def _fill(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> None:
     entry["goal"] = goal_status(bench, metrics)
 
 
-def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, str]:
+def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, dict]:
     """decide_benchmark, except that a benchmark judged on its constraints alone (asv's track_,
     mem_) is decided by them: it has no timed metric to be inconclusive about."""
     if bench.judged is not None and not metrics and constraints:
         broken = [c for c in constraints if not c["ok"]]
         if broken:
-            return "reject", "constraint broken: " + "; ".join(f"{c['metric']} ({c['detail']})" for c in broken)
-        return "no-change", "its recorded value held within the constraint"
+            return "reject", broken_reason(broken)
+        return "no-change", message("reason.held")
     return decide_benchmark(bench, metrics, constraints)
 
 
@@ -126,7 +129,7 @@ def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool 
         e["metrics"].update(corrected)  # the entry under construction takes the new metric entries
     for e in entries:
         if e.get("decision") != "failed":
-            e["decision"], e["reason"] = _decide(benches[e["name"]], e["metrics"], e["constraints"])
+            decided(e, *_decide(benches[e["name"]], e["metrics"], e["constraints"]))
     return entries
 
 
@@ -157,9 +160,9 @@ def outlier_notes(entries: list[dict]) -> list[dict]:
     """The outlier share of a step time whose CI decided anyway: a note, not a verdict."""
     out = []
     for e in entries:
-        note = (e.get("metrics") or {}).get(SPEED, {}).get("outlier_note")
-        if note:
-            out.append(message("note.outliers", name=e["name"], note=note))
+        speed = (e.get("metrics") or {}).get(SPEED, {})
+        if speed.get("outlier_note"):
+            out.append(message("note.outliers", name=e["name"], note=speed.get("outlier_note_msg") or speed["outlier_note"]))
     return out
 
 
@@ -175,4 +178,5 @@ def policy(entries: list[dict], fail_on: str | None) -> dict | None:
 
 def verdict(entries: list[dict]) -> dict:
     """The comparison's overall decision, summary sentence and counts (documents.comparison.build)."""
-    return {"decision": overall(entries), "summary": summary_sentence(entries, 1 - ALPHA), "counts": counts(entries)}
+    said = summary(entries, 1 - ALPHA)
+    return {"decision": overall(entries), "summary": said["text"], "summary_msg": said, "counts": counts(entries)}

@@ -21,7 +21,7 @@ from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundState, run_rounds
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.words.i18n import message
+from profopt_ci.words.i18n import message, put
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:
@@ -44,7 +44,7 @@ def measure_new(plan: Plan, new: list[Benchmark], head: Side, state: RoundState,
     return new_entries(new, state)
 
 
-def new_entries(new: list[Benchmark], state: RoundState, causes: dict[str, str] | None = None) -> list[dict]:
+def new_entries(new: list[Benchmark], state: RoundState, causes: dict[str, dict] | None = None) -> list[dict]:
     """Each new benchmark's head figures; `cause`: why the base did not run it, when it has one."""
     out = []
     for b in new:
@@ -53,18 +53,18 @@ def new_entries(new: list[Benchmark], state: RoundState, causes: dict[str, str] 
         entry = {"name": b.name, "status": status, "error": t.error, "rounds": len(t.samples),
                  "head": summarize(t.samples)}
         if (causes or {}).get(b.name):
-            entry["cause"] = causes[b.name]
+            put(entry, "cause", causes[b.name])
         out.append(entry)
     return out
 
 
-def new_note(new: list[Benchmark], causes: dict[str, str] | None = None) -> list[dict]:
+def new_note(new: list[Benchmark], causes: dict[str, dict] | None = None) -> list[dict]:
     """What really ran for the new benchmarks: head only, and why the base did not, when known."""
     if not new:
         return []
     lines = [message("note.new_head_only", names=[b.name for b in new])]
     for b in new:
-        if (causes or {}).get(b.name):  # the cause is the suite collector's own words, passed on
+        if (causes or {}).get(b.name):
             lines.append(message("note.new_cause", name=b.name, cause=causes[b.name]))
     return lines
 

@@ -18,7 +18,7 @@ from profopt_ci.report import icons
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import DECISION_EMOJI, VERDICT_SYMBOL, metric_label, metric_word
 from profopt_ci.report.instruction_words import cell_suffix, column_header, is_runs_range
-from profopt_ci.words.i18n import EN, bottleneck_class, say, t, word
+from profopt_ci.words.i18n import EN, bottleneck_class, said, say, t, word
 
 EVIDENCE_MAX = 5
 
@@ -32,8 +32,7 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "decision": decision,
         "emoji": DECISION_EMOJI.get(decision, "❔"),
         "word": word(lang, "decision", decision),
-        # compare writes its reasons in English; other languages compose the same from the data.
-        "reason": clip(str(b.get("reason") or ""), 400) if lang == "en" else _reason(b, lang),
+        "reason": clip(said(lang, b.get("reason"), b.get("reason_msg")), 400),
         "goal": _goal(b, lang, conf),
         "rows": rows,
         "ci_header": column_header(lang, conf, rows),
@@ -114,82 +113,8 @@ def _constraint_row(lang: str, con: dict) -> dict:
 
 
 def _constraint_detail(lang: str, con: dict) -> str:
-    """decide's detail, said from the data in `lang` where it is words rather than figures."""
-    metric = clip(str(con.get("metric", "?")), 40)
-    if con.get("problem") == "pass_failed":
-        return t(lang, "con.pass_failed", side=word(lang, "side", con.get("failed_side")))
-    if con.get("problem") == "never_same":
-        return t(lang, "con.never_same", metric=metric)
-    steps = con.get("steps")
-    if isinstance(steps, dict) and isinstance(steps.get("count"), int):
-        return _steps_detail(lang, con, metric, steps)
-    missing = [word(lang, "side", s) for s in ("base", "head") if con.get(s) is None]
-    if missing and not con.get("ok"):
-        return t(lang, "con.not_recorded", metric=metric, sides=t(lang, "and").join(missing))
-    detail = str(con.get("detail") or "")
-    if con.get("rule") == "equal":
-        said = t(lang, "con.identical") if con.get("ok") else t(
-            lang, "con.differs", base=_exact(con.get("base")), head=_exact(con.get("head")))
-    else:
-        said = clip(detail.split(" (from the timed rounds")[0], 120)
-    return t(lang, "con.timed_values", detail=said) if "from the timed rounds" in detail else said
-
-
-def _steps_detail(lang: str, con: dict, metric: str, steps: dict) -> str:
-    """A constraint compared step by step (analyze/quality.py): where, the largest |Δ| and its step."""
-    first, last, count = steps.get("first"), steps.get("last"), steps["count"]
-    key = "con.where_one" if count == 1 else "con.where_span" if count == (last or 0) - (first or 0) + 1 \
-        else "con.where_some"
-    where = t(lang, key, first=first, last=last, count=count)
-    detail = str(con.get("detail") or "")
-    if con.get("problem") == "one_side":
-        return t(lang, "con.one_side", metric=metric, step=con.get("one_side_step"), where=where)
-    rule, step = con.get("rule"), con.get("worst_step")
-    if rule == "equal":
-        if con.get("ok"):
-            return t(lang, "con.identical_steps", where=where)
-        return t(lang, "con.differs_from", step=con.get("first_broken_step") or step,
-                 base=clip(_exact(con.get("base")), 40), head=clip(_exact(con.get("head")), 40), where=where)
-    delta, limit = con.get("max_delta"), con.get("limit")
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
-        return clip(detail, 120)
-    fmt = (lambda x: f"{x * 100:.3g}%") if rule == "rel_tol" else (lambda x: f"{x:.4g}")  # noqa: E731
-    if delta == 0 and con.get("ok"):
-        return t(lang, "con.zero", where=where)
-    shown = fmt(delta) if isinstance(delta, (int, float)) else "∞"
-    if con.get("ok"):
-        return t(lang, "con.within", delta=shown, limit=fmt(limit), step=step, where=where)
-    if con.get("problem") == "not_a_number":
-        return clip(detail, 120)
-    return t(lang, "con.beyond", delta=shown, limit=fmt(limit), step=step,
-             first=con.get("first_broken_step") or step, where=where)
-
-
-def _reason(b: dict, lang: str) -> str:
-    """The benchmark's reason composed from its data (compare's own `reason` is English)."""
-    decision = b.get("decision")
-    judged = {k: m for k, m in (b.get("metrics") or {}).items() if k != "throughput"}
-
-    def names(verdict: str) -> str:
-        return t(lang, "sep").join(metric_word(lang, k) for k, m in judged.items() if m.get("verdict") == verdict)
-
-    broken = [c for c in b.get("constraints") or [] if not c.get("ok")]
-    if decision == "failed":
-        return ""
-    if broken:
-        what = t(lang, "sep2").join(f"{clip(str(c.get('metric', '?')), 40)}（{_constraint_detail(lang, c)}）"
-                                    if lang == "zh" else f"{c.get('metric')} ({_constraint_detail(lang, c)})"
-                                    for c in broken)
-        return t(lang, "reason.broken", what=what)
-    if decision in ("keep", "reject", "trade-off") and (names("improved") or names("regressed")):
-        key = {"keep": "reason.keep", "reject": "reason.regressed", "trade-off": "reason.trade-off"}[decision]
-        return t(lang, key, improved=names("improved"), regressed=names("regressed"))
-    speed = (judged.get("step_time_ms") or {}).get("verdict")
-    if not judged:
-        return t(lang, "reason.no_rounds")
-    if speed in ("inconclusive", "unstable"):
-        return t(lang, f"reason.{speed}")
-    return t(lang, "reason.no-change")
+    """The constraint's detail in `lang`: its message (a file from before messages: its English)."""
+    return clip(said(lang, con.get("detail"), con.get("detail_msg")), 200)
 
 
 def _exact(value: object) -> str:

@@ -4,8 +4,8 @@ In: a comparison@1 dict and a language. Out: one plain-text line (emoji, decisio
 biggest changes and broken constraints), plus the metric labels the view shares (their order and
 the main metric are analyze.decide's, which the summary sentence shares).
 
-Composed from the comparison's data in the report's language (the comparison's own `summary`
-is English only, so it is used only when there is nothing to compose from). Plain text: the
+Composed from the comparison's data in the report's language (the comparison's own `summary`, a
+message, is used only when there is nothing to compose from). Plain text: the
 Markdown renderer escapes it; step outputs and check titles can use it as it is.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from profopt_ci.analyze.decide import gain, main_metric, ordered_metrics
 from profopt_ci.errors import cause_lines
 from profopt_ci.report.format import clip, confidence_label, num, pct
 from profopt_ci.report.instruction_words import floor_text, is_runs_range, threshold_shown
-from profopt_ci.words.i18n import EN, t, word
+from profopt_ci.words.i18n import EN, said, t, word
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}
@@ -63,7 +63,7 @@ def _new(c: dict, lang: str) -> str:
 def _sentence(c: dict, decision: str, lang: str) -> str:
     benches = c.get("benchmarks") or []
     if not benches:
-        return c.get("summary") or t(lang, "hl.none")
+        return said(lang, c.get("summary"), c.get("summary_msg")) or t(lang, "hl.none")
     if decision == "no-change":
         return t(lang, "hl.no_change", t=threshold_shown(c), n=len(benches))
     conf = t(lang, "col.ci", conf=confidence_label(c.get("confidence")))
@@ -72,7 +72,7 @@ def _sentence(c: dict, decision: str, lang: str) -> str:
     else:
         pick = [b for b in benches if b.get("decision") == decision]
     if not pick:
-        return clip(c.get("summary") or t(lang, "hl.none"), 200)
+        return clip(said(lang, c.get("summary"), c.get("summary_msg")) or t(lang, "hl.none"), 200)
     if decision == "keep":
         pick.sort(key=gain, reverse=True)
     phrase = {"failed": _failed, "reject": _reject, "keep": _keep, "trade-off": _tradeoff,
@@ -114,7 +114,7 @@ def _constraint_phrase(lang: str, con: dict) -> str:
         return t(lang, "hl.abs_tol", metric=metric, limit=f"{limit:g}")
     if rule == "equal":
         return t(lang, "hl.equal", metric=metric)
-    return str(con.get("detail") or metric)
+    return said(lang, con.get("detail"), con.get("detail_msg")) or str(metric)
 
 
 def _keep(bench: dict, lang: str, conf: str) -> str:
@@ -135,7 +135,7 @@ def _reject(bench: dict, lang: str, conf: str) -> str:
     if broken:
         con = broken[0]
         return t(lang, "hl.broken", name=_name(bench), metric=con.get("metric", "?"),
-                 detail=clip(str(con.get("detail") or ""), 80))
+                 detail=clip(said(lang, con.get("detail"), con.get("detail_msg")), 80))
     return _by_verdict(bench, lang, conf, "regressed") or _name(bench)
 
 
@@ -172,7 +172,7 @@ def _inconclusive(bench: dict, lang: str, conf: str) -> str:
             return t(lang, "hl.inconclusive", name=_name(bench), metric=metric_word(lang, key),
                      rounds=bench.get("rounds", "?"), ci=conf, lo=pct(m.get("ci_low_pct")),
                      hi=pct(m.get("ci_high_pct")))
-    return f"{_name(bench)}: {clip(str(bench.get('reason') or ''), 120)}"
+    return f"{_name(bench)}: {clip(said(lang, bench.get('reason'), bench.get('reason_msg')), 120)}"
 
 
 def _failed_side(bench: dict) -> str | None:

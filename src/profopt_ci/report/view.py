@@ -35,7 +35,7 @@ from profopt_ci.report.instruction_words import meta_part as instr_meta
 from profopt_ci.report.instruction_words import notes as instr_notes
 from profopt_ci.report.site_links import page_url
 from profopt_ci.report.svg import bench_plots, overview_plot
-from profopt_ci.words.i18n import EN, note, t
+from profopt_ci.words.i18n import EN, note, said, t
 
 ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
 HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plots; the rest are rows
@@ -75,7 +75,7 @@ class View:
             ms = (n.get("head") or {}).get("step_time_ms")
             head = f"{num(ms)} ms" if n.get("status") == "ok" and ms is not None else t(self.lang, "new.failed")
             rows.append({"name": n.get("name"), "head": head, "rounds": n.get("rounds", 0),
-                         "why": note(self.lang, str(n["cause"])) if n.get("cause") else t(self.lang, "new.why.none")})
+                         "why": said(self.lang, n.get("cause"), n.get("cause_msg")) or t(self.lang, "new.why.none")})
         return rows
 
     @functools.cached_property

@@ -113,7 +113,7 @@ class Plan:
     # suites (profopt_ci.suites.expand): what failed before any round ({name: {side: error}}), why a
     # benchmark is new in the PR (the base cannot collect or run it), the suite benchmarks base runs
     failures: dict[str, dict[str, str]] = field(default_factory=dict)
-    new_causes: dict[str, str] = field(default_factory=dict)
+    new_causes: dict[str, dict] = field(default_factory=dict)  # messages
     base_suite: set[str] = field(default_factory=set)
 
     @property

@@ -45,7 +45,7 @@ def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) 
         answers = {b.name: err for b in callables}
     for name, why in answers.items():
         if why:
-            plan.new_causes[name] = f"the base cannot run it: {_first_line(why)}"
+            plan.new_causes[name] = message("cause.cannot_run", error=_first_line(why))
     runs = [b for b in own if b.name not in plan.new_causes]
     suites_on_base = [b for b in plan.side_spec("base").benchmarks if b.suite is not None]
     plan.sides["base"] = replace(plan.side_spec("base"), benchmarks=[*runs, *suites_on_base])

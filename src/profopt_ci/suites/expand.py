@@ -110,10 +110,10 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
             continue
         suite_label = _suite_label(b, suites)
         if b.name in base_cant:
-            plan.new_causes[b.name] = f"the base cannot run it: {_first_line(base_cant[b.name])}"
+            plan.new_causes[b.name] = message("cause.cannot_run", error=_first_line(base_cant[b.name]))
         elif b.name not in base_names:
-            plan.new_causes[b.name] = ("the base cannot collect it: " + _first_line(base_errors[suite_label])
-                                       if suite_label in base_errors else "the base's suite has no such benchmark")
+            plan.new_causes[b.name] = (message("cause.cannot_collect", error=_first_line(base_errors[suite_label]))
+                                       if suite_label in base_errors else message("cause.no_such"))
     runs_on_base = [b for b in base_col.benchmarks if b.name in base_names and b.name not in plan.new_causes]
     plan.base_suite = {b.name for b in [*runs_on_base, *places]}
     plan.spec = _add(plan.spec, [*head_col.benchmarks, *places])

@@ -10,15 +10,17 @@ Python's format specs (`{share:.0%}`) and the few list and term specs in SPECS.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import string
 from collections.abc import Callable, Mapping
 
-from profopt_ci.words import i18n_action, i18n_site
+from profopt_ci.words import i18n_action, i18n_site, i18n_statements
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
-__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "Note", "message", "say", "note", "text_of", "t", "word", "bottleneck_class"]
+__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "Note", "message", "put", "said", "say", "note", "text_of", "t",
+           "word", "bottleneck_class"]
 
 LANGS = ("en", "zh")
 Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
@@ -26,6 +28,8 @@ EN.update(i18n_action.EN)  # the action's failure causes (words/i18n_action.py)
 ZH.update(i18n_action.ZH)
 EN.update(i18n_site.EN)  # the site's pages (profopt site, words/i18n_site.py)
 ZH.update(i18n_site.ZH)
+EN.update(i18n_statements.EN)  # what a comparison states: reasons, details, the summary (words/i18n_statements.py)
+ZH.update(i18n_statements.ZH)
 
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
@@ -53,10 +57,40 @@ CLASSES: dict[str, dict[str, str]] = {
 
 def message(id: str, **args: object) -> dict:
     """A statement as data for a document: its id, its fields and `text`, the English rendering kept
-    beside them for machines. `args` must be JSON values; the id must be in both catalogs
+    beside them for machines. `args` must be JSON values (a field may be a message itself: said in
+    the reader's language by the `msg` spec); the id must be in both catalogs
     (tests/test_i18n_coverage.py fires every producer)."""
-    args = {k: _json(v) for k, v in args.items()}
-    return {"id": id, "args": args, "text": _Fields("en").format(EN[id], **args)}
+    for k, v in args.items():
+        kind = type(v)
+        if not (v is None or kind is str or kind is int or kind is float or kind is bool):
+            args[k] = _json(v)
+    template = EN[id]
+    text = _Fields("en").format(template, **args) if _specs_in(template) else template.format(**args)
+    return {"id": id, "args": args, "text": text}
+
+
+@functools.cache
+def _specs_in(template: str) -> bool:
+    """Whether a template names one of SPECS' formats (else str.format says it, faster: a diff of
+    10⁵ benchmarks makes a message per metric)."""
+    return any(spec in SPECS["en"] for _, _, spec, _ in string.Formatter().parse(template) if spec)
+
+
+def put(doc: dict, key: str, msg: dict) -> dict:
+    """`doc` with a statement under `key`: its English, and its message beside it under `<key>_msg`."""
+    doc[key], doc[f"{key}_msg"] = msg["text"], msg
+    return doc
+
+
+def said(lang: str, text: object, msg: object = None) -> str:
+    """A statement a document holds as its English (`text`) with its message beside it (`msg`,
+    `<key>_msg`): in English the English the producer wrote, in another language its message said
+    by the catalog. A file from before the message (no `msg`) is said by its English."""
+    if msg is not None and lang != "en":
+        return say(lang, msg)
+    if text is None and msg is not None:
+        return say(lang, msg)
+    return str(text or "")
 
 
 def _json(value: object) -> object:
@@ -79,7 +113,9 @@ def say(lang: str, m: object) -> str:
     """A message object in `lang`; a plain string (a file written before messages) as it is. A
     message the catalogs do not know, or whose fields do not fit its entry, is shown by its `text`."""
     if not isinstance(m, Mapping):
-        return str(m)
+        if not isinstance(getattr(m, "id", None), str):
+            return str(m)
+        m = {"id": m.id, "args": m.args, "text": m.text}  # a read document's Message struct
     template = CATALOGS.get(lang, EN).get(str(m.get("id"))) or EN.get(str(m.get("id")))
     args = m.get("args")
     if template is not None and isinstance(args, Mapping):
@@ -179,6 +215,32 @@ SPECS: dict[str, dict[str, Callable[[object], str]]] = {
                               "with_parent": "与 profopt 共用 CPU {cpu}（没有其他空闲 CPU）",
                               "pool": "profopt 可用 {pool} 个 CPU（{cores} 个核）", "sep": "；"})},
 }
+
+
+def _statements(lang: str) -> dict[str, Callable[[object], str]]:
+    """Specs of fields that are words themselves, said in `lang` by the catalog: a message (`msg`),
+    messages (`msgs`), a metric key or several (`metric`, `metrics`), a side or both (`side`,
+    `sides`), a verdict, broken constraints (`broken`: `[[metric, detail message], …]`)."""
+    cat = CATALOGS[lang]
+
+    def term(prefix: str, key: object) -> str:
+        return cat.get(f"{prefix}.{key}") or EN.get(f"{prefix}.{key}") or str(key)
+    sep, sep2, both = cat["sep"], cat["sep2"], cat["and"]
+    brackets = ("（", "）") if lang == "zh" else (" (", ")")
+    return {
+        "msg": lambda m: say(lang, m),
+        "metric": lambda key: term("mname", key),
+        "side": lambda side: term("side", side),
+        "verdict": lambda verdict: term("verdict", verdict),
+        "msgs": lambda ms: sep.join(say(lang, m) for m in ms),
+        "metrics": lambda keys: sep.join(term("mname", k) for k in keys),
+        "sides": lambda sides: both.join(term("side", s) for s in sides),
+        "broken": lambda pairs: sep2.join(f"{m}{brackets[0]}{say(lang, d)}{brackets[1]}" for m, d in pairs),
+    }
+
+
+for _lang in LANGS:
+    SPECS[_lang].update(_statements(_lang))
 
 
 class _Fields(string.Formatter):
