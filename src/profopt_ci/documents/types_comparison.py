@@ -29,7 +29,7 @@ from profopt_ci.documents.types import (
 
 
 # ------------------------------------------------------------------------------------- comparison@1
-class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One metric of a comparison entry (analyze/stats.py, measure/instruction_runs.py), in their key
     order. Counts (instructions, est_cycles) add `interval: runs_range` and the noise floor."""
 
