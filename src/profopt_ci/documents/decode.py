@@ -139,16 +139,31 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     return out
 
 
-def _entry(entry: msgspec.Struct) -> Any:
+def view(doc: msgspec.Struct) -> dict[str, Any]:
+    """A built document (a frozen Struct) as a reader of its file gets it (`plain`): what the
+    report and the other readers in the same process take. The Struct is left as it was; the view
+    shares its samples and metrics."""
+    entries = getattr(doc, "benchmarks", None)
+    if entries is None:
+        return msgspec.to_builtins(doc)
+    out = msgspec.to_builtins(replace(doc, benchmarks=[]))
+    out["benchmarks"] = ({n: _entry(e, False) for n, e in entries.items()} if isinstance(entries, dict)
+                         else [_entry(e, False) for e in entries])
+    return out
+
+
+def _entry(entry: msgspec.Struct, read: bool = True) -> Any:
+    """One entry as `plain` gives it; `read`: just decoded, so its samples' empty dicts are shared."""
     if isinstance(entry, ResultsEntry):  # stays a Struct; what it holds besides samples becomes plain
-        share_empty(entry.samples)
+        if read:
+            share_empty(entry.samples)
         typed = {key: msgspec.to_builtins(getattr(entry, key)) for key in ("quality", "instructions")
                  if isinstance(getattr(entry, key), msgspec.Struct)}
         return replace(entry, **typed) if typed else entry
     if not isinstance(entry, Entry):
         return msgspec.to_builtins(entry)
     samples, metrics = getattr(entry, "samples", UNSET), getattr(entry, "metrics", UNSET)
-    if samples is not UNSET:
+    if samples is not UNSET and read:
         for rows in samples.values():
             share_empty(rows)
     # Emptied, not left out: the key keeps its place in the dict.
