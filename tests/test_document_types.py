@@ -196,6 +196,41 @@ def test_every_struct_of_the_model_is_frozen():
                if isinstance(c, type) and issubclass(c, msgspec.Struct) and c.__module__ == m.__name__]
     assert len(structs) > 40
     assert [c.__name__ for c in structs if not c.__struct_config__.frozen] == []
-    entry = types_comparison.Entry(name="b", decision="keep")
+    entry = msgspec.convert(fixtures.keep()["benchmarks"][0], types_comparison.Entry)
     with pytest.raises(AttributeError):
         entry.decision = "reject"
+
+
+def _build_keep(**change):
+    from profopt_ci.documents import comparison as comparison_doc
+
+    doc = fixtures.keep()
+    kw = dict(mode=doc["mode"], hardware_label=doc["hardware_label"], entries=doc["benchmarks"],
+              verdict={k: doc[k] for k in ("decision", "summary", "counts")}, base=doc["base"], head=doc["head"],
+              diffs=[], seed=doc["seed"], notes=doc["notes"], threshold_pct=doc["threshold_pct"],
+              confidence=doc["confidence"])
+    return comparison_doc.build(**{**kw, **change})
+
+
+def test_the_builders_construct_the_frozen_document():
+    from profopt_ci.documents import sides
+
+    built = _build_keep()
+    assert isinstance(built, types_comparison.Comparison) and isinstance(built.benchmarks[0], types_comparison.Entry)
+    assert check_document(json.loads(msgspec.json.encode(built)), "built", ("profopt/comparison@1",))["decision"] == "keep"
+    side = sides.side_record(name="base", root="/r", python="python3", env={}, ref=None, commit="a" * 40)
+    assert isinstance(sides.build("/r", [side, {**side, "name": "head"}], {}), types.Struct)
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda e: {**e[0], "nonsense": 1}, r"unknown field `nonsense`.*\$\.benchmarks\[0\]"),
+    (lambda e: {**e[0], "rounds": "20"}, r"Expected `int`.*rounds.*\$\.benchmarks\[0\]"),
+    (lambda e: {**e[0], "decision": "maybe"}, r"decision.*\$\.benchmarks\[0\]"),
+])
+def test_a_builder_handed_a_field_the_model_does_not_allow_raises(change, where):
+    # The builders' input is profopt's own: a bad field is a bug, and it must not reach a file.
+    entries = fixtures.keep()["benchmarks"]
+    with pytest.raises(msgspec.ValidationError, match=where):
+        _build_keep(entries=[change(entries)])
+    with pytest.raises(msgspec.ValidationError, match=r"mode"):
+        _build_keep(mode="sideways")
