@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from test_store import fake_doc
 
 from profopt_ci.store import stores
@@ -34,10 +35,9 @@ def night(i: int, values: dict[str, float], *, label: str = "test-cpu", cpu: str
         if doc is None:
             doc = one
         else:
-            doc["benchmarks"].update(one["benchmarks"])
+            doc = replace(doc, benchmarks={**doc.benchmarks, **one.benchmarks})
     assert doc is not None
-    doc["failed"] = dict(failed or {})
-    return doc
+    return replace(doc, failed=dict(failed or {}))
 
 
 def step_store(root: Path, n: int = 9, at: int = 5, *, names: tuple[str, ...] = ("busy",), label: str = "test-cpu",

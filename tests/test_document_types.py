@@ -11,6 +11,7 @@ from pathlib import Path
 
 import comparison_fixtures as fixtures
 import jsonschema
+import msgspec
 import pytest
 from conftest import run_cli
 
@@ -94,10 +95,12 @@ def test_a_results_file_reads_back_as_written_with_its_samples_typed(tmp_path):
 def test_samples_and_metrics_read_like_the_dicts_the_stages_build():
     m = types_comparison.Metric(base=1.0, head=2, verdict="regressed")
     assert m == {"base": 1.0, "head": 2, "verdict": "regressed"} and len(m) == 3 and list(m) == ["base", "head", "verdict"]
-    m["p_adjusted"] = 0.5
+    m = msgspec.structs.replace(m, p_adjusted=0.5)  # frozen: a pass makes a new one
     assert m.get("p_adjusted") == 0.5 and "p_value" not in m and m.get("p_value", "none") == "none"
-    with pytest.raises(KeyError):
-        m["no_such_key"] = 1
+    with pytest.raises(TypeError):
+        m["p_adjusted"] = 1
+    with pytest.raises(AttributeError):
+        m.p_adjusted = 1
     assert json.loads(json.dumps({"m": m}, default=types.json_default)) == {"m": {**m}}
     rows = [types.Sample(step_time_ms=1.5, throughput=2.0), types.Sample(step_time_ms=2, peak_memory_mb=3.0)]
     unset = types.UNSET
@@ -184,3 +187,50 @@ def test_the_schema_named_first_picks_the_type_and_one_named_later_still_reads(t
     monkeypatch.undo()
     with pytest.raises(UsageError, match=r"lies\.json"):
         load_json(tmp_path / "lies.json", either)
+
+
+def test_every_struct_of_the_model_is_frozen():
+    import profopt_ci.documents.types_stored as types_stored
+
+    structs = [c for m in (types, types_comparison, types_stored) for c in vars(m).values()
+               if isinstance(c, type) and issubclass(c, msgspec.Struct) and c.__module__ == m.__name__]
+    assert len(structs) > 40
+    assert [c.__name__ for c in structs if not c.__struct_config__.frozen] == []
+    entry = msgspec.convert(fixtures.keep()["benchmarks"][0], types_comparison.Entry)
+    with pytest.raises(AttributeError):
+        entry.decision = "reject"
+
+
+def _build_keep(**change):
+    from profopt_ci.documents import comparison as comparison_doc
+
+    doc = fixtures.keep()
+    kw = dict(mode=doc["mode"], hardware_label=doc["hardware_label"], entries=doc["benchmarks"],
+              verdict={k: doc[k] for k in ("decision", "summary", "counts")}, base=doc["base"], head=doc["head"],
+              diffs=[], seed=doc["seed"], notes=doc["notes"], threshold_pct=doc["threshold_pct"],
+              confidence=doc["confidence"])
+    return comparison_doc.build(**{**kw, **change})
+
+
+def test_the_builders_construct_the_frozen_document():
+    from profopt_ci.documents import sides
+
+    built = _build_keep()
+    assert isinstance(built, types_comparison.Comparison) and isinstance(built.benchmarks[0], types_comparison.Entry)
+    assert check_document(json.loads(msgspec.json.encode(built)), "built", ("profopt/comparison@1",))["decision"] == "keep"
+    side = sides.side_record(name="base", root="/r", python="python3", env={}, ref=None, commit="a" * 40)
+    assert isinstance(sides.build("/r", [side, {**side, "name": "head"}], {}), types.Struct)
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda e: {**e[0], "nonsense": 1}, r"unknown field `nonsense`.*\$\.benchmarks\[0\]"),
+    (lambda e: {**e[0], "rounds": "20"}, r"Expected `int`.*rounds.*\$\.benchmarks\[0\]"),
+    (lambda e: {**e[0], "decision": "maybe"}, r"decision.*\$\.benchmarks\[0\]"),
+])
+def test_a_builder_handed_a_field_the_model_does_not_allow_raises(change, where):
+    # The builders' input is profopt's own: a bad field is a bug, and it must not reach a file.
+    entries = fixtures.keep()["benchmarks"]
+    with pytest.raises(msgspec.ValidationError, match=where):
+        _build_keep(entries=[change(entries)])
+    with pytest.raises(msgspec.ValidationError, match=r"mode"):
+        _build_keep(mode="sideways")

@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from profopt_ci.cli import output_files
+from profopt_ci.documents.read import view
 from profopt_ci.errors import EXIT_OK, EXIT_POLICY
 from profopt_ci.pipeline.diff_results import run_diff
 from profopt_ci.store.stored_baselines import load_side
@@ -46,12 +47,12 @@ def test_the_cli_writes_the_document_as_the_pipeline_built_it(tmp_path, fail_on,
             s["step_time_ms"], s["values_ms"], s["throughput"] = v, [v], 1000.0 / v
     (tmp_path / "head.json").write_text(json.dumps(doc))
 
-    comparison = run_diff(None, load_side(tmp_path / "base.json"), load_side(tmp_path / "head.json"), fail_on=fail_on)
-    assert comparison["policy"] == {"fail_on": fail_on, "failing": ["slow"] if fail_on == "regression" else []}
-    built = msgspec.json.encode(comparison)
+    doc = run_diff(None, load_side(tmp_path / "base.json"), load_side(tmp_path / "head.json"), fail_on=fail_on)
+    assert view(doc)["policy"] == {"fail_on": fail_on, "failing": ["slow"] if fail_on == "regression" else []}
+    built = msgspec.json.encode(doc)
 
-    assert output_files.finish(comparison, _args(tmp_path, fail_on)) == code
-    assert msgspec.json.encode(comparison) == built  # nothing after the pipeline edited it
+    assert output_files.finish(doc, _args(tmp_path, fail_on)) == code
+    assert msgspec.json.encode(doc) == built  # nothing after the pipeline edited it
     written = json.loads((tmp_path / "c.json").read_text())
     assert written == json.loads(built)
     assert "slow" in (tmp_path / "r.md").read_text()
@@ -60,9 +61,9 @@ def test_the_cli_writes_the_document_as_the_pipeline_built_it(tmp_path, fail_on,
 def test_without_a_policy_the_document_has_none_and_the_exit_reads_only_failures(tmp_path):
     steps = [10.0 + k / 50 for k in range(12)]
     results = _side(tmp_path, _results(steps, 50.0))
-    comparison = run_diff(None, results, results)
-    assert "policy" not in comparison
-    assert output_files.verdict_exit(comparison) == EXIT_OK
+    doc = run_diff(None, results, results)
+    assert "policy" not in view(doc)
+    assert output_files.verdict_exit(doc) == EXIT_OK
 
 
 def _side(tmp_path, doc: dict) -> dict:

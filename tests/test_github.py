@@ -9,6 +9,7 @@ import secrets
 import threading
 from pathlib import Path
 
+import comparison_fixtures as fixtures
 import pytest
 from conftest import run_cli
 from ghserver import BOT_LOGIN, FakeGitHub
@@ -87,24 +88,21 @@ def post(gh, token, report="# report\n", clock=None, **kw):
 
 
 def comparison() -> dict:
-    return {
-        "schema": "profopt/comparison@1", "decision": "reject",
-        "summary": "train-step 5% slower\nsecond line",
-        "counts": {"benchmarks": 2, "regressed": 1, "improved": 0, "constraint_failures": 1,
-                   "failed": 1, "inconclusive": 0},
-        "benchmarks": [
-            {"name": "train-step", "decision": "reject",
-             "metrics": {"step_time_ms": {"base": 12.0, "head": 12.6, "delta_pct": 5.0,
-                                          "verdict": "regressed"},
-                         "peak_memory_mb": {"base": 200.0, "head": 200.0, "delta_pct": 0.0,
-                                            "verdict": "unchanged"}},
-             "constraints": [{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "ok": False,
-                              "detail": "|Δ| 3% > 1%"},
-                             {"metric": "output_digest", "rule": "equal", "limit": None, "ok": True}]},
-            {"name": "infer", "decision": "failed", "metrics": {}, "constraints": [],
-             "error": {"side": "head", "message": "Traceback\nRuntimeError: boom\n::error::injected"}},
-        ],
-    }
+    every = {"unit": "samples", "goal": None, "status": {"base": "ok", "head": "ok"}, "error": None, "rounds": 12,
+             "outlier_rounds": 0, "bottleneck": None, "profile": None, "samples": {"base": [], "head": []}}
+    benches = [
+        {**every, "name": "train-step", "decision": "reject",
+         "metrics": {"step_time_ms": {"base": 12.0, "head": 12.6, "delta_pct": 5.0, "verdict": "regressed"},
+                     "peak_memory_mb": {"base": 200.0, "head": 200.0, "delta_pct": 0.0, "verdict": "unchanged"}},
+         "constraints": [{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "ok": False, "detail": "|Δ| 3% > 1%"},
+                         {"metric": "output_digest", "rule": "equal", "limit": None, "ok": True}]},
+        {**every, "name": "infer", "decision": "failed", "metrics": {}, "constraints": [],
+         "status": {"base": "ok", "head": "failed"}, "rounds": 0,
+         "error": {"side": "head", "message": "Traceback\nRuntimeError: boom\n::error::injected"}},
+    ]
+    return {**fixtures.comparison(benches, "reject", summary="train-step 5% slower\nsecond line"),
+            "counts": {"benchmarks": 2, "regressed": 1, "improved": 0, "constraint_failures": 1, "failed": 1,
+                       "inconclusive": 0}}
 
 
 # ---- the sticky comment --------------------------------------------------------------------------

@@ -7,10 +7,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import CPU_STEP, cli_env, git, make_repo, run_cli
+from msgspec.structs import replace
 
 from profopt_ci.analyze import changepoints as history
+from profopt_ci.documents.types import Runner
 from profopt_ci.errors import UsageError
 from profopt_ci.measure import shard
 from profopt_ci.store import layout, stored_baselines
@@ -65,9 +68,7 @@ def fake_doc(commit: str, value: float, *, label: str = "test-cpu", cpu: str = "
                                      "samples": [{"round": i, "step_time_ms": v, "values_ms": [v], "loops": 1,
                                                   "quality": {"output_digest": "same"}}
                                                  for i, v in enumerate(values)]}}}
-    doc = stored_baselines.from_results(results)
-    doc["created"] = created
-    return doc
+    return replace(stored_baselines.from_results(results), created=created)  # the real builder's document
 
 
 # ---- the git store -------------------------------------------------------------------------------
@@ -118,6 +119,8 @@ def test_dirty_tree_is_refused_and_missing_remote_is_explained(tmp_path):
 RACER = textwrap.dedent("""\
     import json, sys, time
     from pathlib import Path
+    import msgspec
+    from profopt_ci.documents.types_stored import Baseline
     from profopt_ci.store import stores as store
 
     repo, barrier, me, doc_path = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -130,7 +133,7 @@ RACER = textwrap.dedent("""\
                 time.sleep(0.005)
 
     target = store.GitStore(repo=repo, before_push=wait_for_the_other)
-    print(store.save(target, json.loads(Path(doc_path).read_text())))
+    print(store.save(target, msgspec.json.decode(Path(doc_path).read_bytes(), type=Baseline)))
 """)
 
 
@@ -147,7 +150,7 @@ def test_two_pushes_at_once_both_land(tmp_path):
     procs = []
     for i, clone in enumerate(clones):
         doc = tmp_path / f"doc{i}.json"
-        doc.write_text(json.dumps(fake_doc(shas[0], 10.0 + i)))
+        doc.write_bytes(msgspec.json.encode(fake_doc(shas[0], 10.0 + i)))
         procs.append(subprocess.Popen([sys.executable, str(script), str(clone), str(barrier), str(i), str(doc)],
                                       env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=120) for p in procs]
@@ -196,7 +199,7 @@ def test_stored_baseline_from_another_cpu_is_refused_then_allowed(tmp_path):
     from profopt_ci.measure.fingerprint import collect
 
     doc = fake_doc(shas[0], 0.3)
-    doc["fingerprint"] = {**collect(), "cpu_model": "Some Other CPU @ 9.9GHz"}
+    doc = replace(doc, fingerprint={**collect(), "cpu_model": "Some Other CPU @ 9.9GHz"})
     st = tmp_path / "store"
     store.save(store.DirStore(st), doc)
 
@@ -254,7 +257,7 @@ def test_both_reports_drift_of_the_fresh_base(tmp_path):
     fp = collect()
     for i, sha in enumerate(shas[:-1]):
         doc = fake_doc(sha, 1000.0, cpu=fp["cpu_model"], created=f"2026-01-0{i + 1}T00:00:00+00:00")
-        doc["fingerprint"] = fp
+        doc = replace(doc, fingerprint=fp)
         store.save(target, doc)
     proc = run_cli(["compare", "--baseline", "both", "--store", f"dir:{target.root}", "--base", "HEAD~1"], root)
     assert proc.returncode in (0, 1), proc.stderr
@@ -429,9 +432,10 @@ def test_sharded_runs_merge_into_the_unsharded_shape(tmp_path):
         (root / f"cut{i}.json").write_text(json.dumps(cut))
     rejoined_results, warnings = shard.merge([root / "cut2.json", root / "cut1.json"])
     assert warnings == []
+    from profopt_ci.documents.read import view
     from profopt_ci.pipeline.diff_results import run_diff
 
-    plain, rejoined, real = (run_diff(None, base, head) for head in (a, rejoined_results, m))
+    plain, rejoined, real = (view(run_diff(None, base, head)) for head in (a, rejoined_results, m))
     # 5× faster: keep, unless this busy machine made a run unstable (then inconclusive, on both sides alike)
     assert {b["decision"] for b in plain["benchmarks"]} <= {"keep", "inconclusive"}
     assert {k: v for k, v in plain.items() if k != "created"} == {k: v for k, v in rejoined.items() if k != "created"}
@@ -449,7 +453,7 @@ def test_shards_balance_by_the_costs_of_a_stored_baseline(tmp_path):
     target = store.DirStore(tmp_path / "s")
     doc = fake_doc(shas[0], 1.0)
     costs = {"small": 5.0, "medium": 200.0, "large": 190.0}
-    doc["benchmarks"] = {name: {**doc["benchmarks"]["busy"], "round_cost_ms": ms} for name, ms in costs.items()}
+    doc = replace(doc, benchmarks={name: replace(doc.benchmarks["busy"], round_cost_ms=ms) for name, ms in costs.items()})
     store.save(target, doc)
     spec = __import__("profopt_ci.specfile.load", fromlist=["load_spec"]).load_spec(root / "profopt.yml")
     got, commit = stored_baselines.costs(spec, f"dir:{target.root}")
@@ -539,11 +543,11 @@ def test_history_renders_as_a_collapsible_trend_that_goes_first_when_the_comment
 def test_diff_takes_a_stored_baseline_as_its_base(tmp_path):
     stored = fake_doc("a" * 40, 5.0)
     head = {"schema": "profopt/results@1", "commit": "b" * 40, "spec_hash": "s", "hardware_label": "test-cpu",
-            "fingerprint": stored["fingerprint"], "env": {}, "rounds": 8,
+            "fingerprint": stored.fingerprint, "env": {}, "rounds": 8,
             "benchmarks": {"busy": {"status": "ok", "params": {}, "unit": "items",
                                     "samples": [{"round": i, "step_time_ms": 1.0 + 0.01 * i,
                                                  "quality": {"output_digest": "same"}} for i in range(8)]}}}
-    (tmp_path / "base.json").write_text(json.dumps(stored))
+    (tmp_path / "base.json").write_bytes(msgspec.json.encode(stored))
     (tmp_path / "head.json").write_text(json.dumps(head))
     proc = run_cli(["diff", "base.json", "head.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -568,7 +572,7 @@ def test_a_runner_far_off_its_stored_history_is_said_and_recorded(tmp_path):
     now = runner.probe()
     for i, factor in enumerate((0.3, 0.31, 0.29)):  # the usual runner was ~3x as fast: probe noise cannot hide it
         doc = fake_doc(shas[0], 0.3, created=f"2026-01-0{i + 1}T00:00:00+00:00")
-        doc["runner"] = {**now, "ms": now["ms"] * factor, "samples": 2}
+        doc = replace(doc, runner=Runner(**{**now, "ms": now["ms"] * factor, "samples": 2}))
         store.save(store.DirStore(st), doc)
     proc = run_cli(["compare", "--base", "HEAD~1", "--rounds", "2", "--fail-on", "none", "--store", f"dir:{st}",
                     "--report", "report.md", "--lang", "zh"], root)

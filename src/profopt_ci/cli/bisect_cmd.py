@@ -41,6 +41,7 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from profopt_ci.documents.read import view
     from profopt_ci.pipeline.bisect_refs import BisectFailed, run_bisect
 
     if args.extensions < 0:
@@ -54,19 +55,21 @@ def command(args: argparse.Namespace) -> int:
         write(exc.doc, args)
         raise
     write(doc, args)
-    first = doc["first_bad"]
+    first = view(doc)["first_bad"]
     if first is None:
         print("profopt: bisect: the ends did not differ beyond τ — no commit to name", file=sys.stderr)
     else:
         delta = first["effect"]["delta_pct"]
         effect = first["effect"]["verdict"] if delta is None else f"{delta:+.1f}%"
         print(f"profopt: bisect: first bad commit {first['commit'][:12]} {first['subject']!r} "
-              f"({first['benchmark']}: {effect}) after {len(doc['probes'])} probe(s), {doc['seconds']:.0f} s",
+              f"({first['benchmark']}: {effect}) after {len(doc.probes)} probe(s), {doc.seconds:.0f} s",
               file=sys.stderr)
     return EXIT_OK
 
 
-def write(doc: dict, args: argparse.Namespace) -> None:
+def write(doc, args: argparse.Namespace) -> None:
+    """The bisect@1 (the frozen Struct run_bisect built) and its Markdown."""
+    from profopt_ci.documents.read import view
     from profopt_ci.documents.results import save_json
     from profopt_ci.report.bisect_md import render_bisect
 
@@ -74,5 +77,5 @@ def write(doc: dict, args: argparse.Namespace) -> None:
     report = Path(args.report) if args.report else output_dir() / "bisect.md"
     save_json(doc, out)
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(render_bisect(doc, args.lang), encoding="utf-8")
+    report.write_text(render_bisect(view(doc), args.lang), encoding="utf-8")
     print(f"profopt: written: {out}, {report}", file=sys.stderr)

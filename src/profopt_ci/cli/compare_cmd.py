@@ -66,8 +66,8 @@ def command(args: argparse.Namespace) -> int:
     if args.baseline == "stored":
         return _compare_stored(the_plan, args, workdir)
 
-    def partial(comparison: dict) -> None:
-        write_outputs(comparison, args, final=False)
+    def partial(doc) -> None:
+        write_outputs(doc, args, final=False)
 
     nightly = (Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
                if args.baseline == "both" else None)

@@ -114,6 +114,7 @@ def build_repo(example: str, dest: Path) -> Path:
 def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
              log: Callable[[str], None]) -> tuple[dict, str]:
     """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
+    from profopt_ci.documents.read import view as read_view
     from profopt_ci.documents.results import save_json
     from profopt_ci.pipeline.compare_refs import run_compare
     from profopt_ci.report.render import build_view, render
@@ -125,11 +126,12 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
         repo = build_repo(example, work)
         log(f"profopt: demo: {repo} — baseline and tuned commits of examples/{example}")
         spec = load_spec(repo / "profopt.yml", display=f"examples/{example}/profopt.yml")
-        comparison = run_compare(make_plan(spec), base_ref="HEAD~1", head_ref="HEAD", log=log)
-        if comparison is None:  # only a setup-only phase returns nothing
+        doc = run_compare(make_plan(spec), base_ref="HEAD~1", head_ref="HEAD", log=log)
+        if doc is None:  # only a setup-only phase returns nothing
             raise UsageError("demo: compare returned no comparison")
         out_dir.mkdir(parents=True, exist_ok=True)
-        save_json(comparison, out_dir / "comparison.json")
+        save_json(doc, out_dir / "comparison.json")
+        comparison = read_view(doc)
         html = out_dir / "report.html"
         view = build_view(comparison, lang)  # once, for both reports
         report = render(comparison, "md", lang, full_report_hint=f"the full report is {html}", view=view)

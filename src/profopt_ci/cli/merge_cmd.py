@@ -19,13 +19,13 @@ def register(sub) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.documents.results import save_json
+    from profopt_ci.documents.results import build, save_json
     from profopt_ci.measure.shard import merge
 
     merged, warnings = merge(args.files)
     for w in warnings:
         print(f"profopt: warning: {w}", file=sys.stderr)
-    save_json(merged, args.out)
+    save_json(build(merged), args.out)
     print(f"profopt: {len(merged['benchmarks'])} benchmark(s) from {len(args.files)} file(s) written to {args.out}",
           file=sys.stderr)
     failed = [n for n, b in merged["benchmarks"].items() if b.get("status") != "ok"]

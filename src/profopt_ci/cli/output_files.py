@@ -1,6 +1,6 @@
 """Where compare, diff and demo put a comparison, and what they say about it on stderr.
 
-In: a finished comparison@1 dict (the pipeline built it, `policy` included; nothing here edits it)
+In: a finished comparison@1, the frozen Struct the pipeline built (`policy` included)
 and the verb's output flags (`--out --report --html --lang --template --fail-on`). Out:
 comparison.json, report.md and report.html written (by default under ./.profopt/, which ignores
 itself in git), a failed benchmark's cause and the terminal view printed, and the exit code the
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from profopt_ci.cli.options import lang_flag
+from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, EXIT_POLICY, cause_lines
 
 OUTPUT_DIR = ".profopt"  # where compare/diff write what no flag names; ignored by its own .gitignore
@@ -60,9 +61,11 @@ def output_dir() -> Path:
     return out
 
 
-def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = True) -> None:
+def write_outputs(doc: Comparison, args: argparse.Namespace, *, final: bool = True) -> dict:
     """Write the comparison, report.md and report.html; on the final call also say where, show a
-    failed benchmark's cause, and on a terminal print the terminal view of the report."""
+    failed benchmark's cause, and on a terminal print the terminal view of the report. Returns the
+    comparison as its file reads (documents.read.view), what the reports were made from."""
+    from profopt_ci.documents.read import view as read_view
     from profopt_ci.documents.results import save_json_behind
     from profopt_ci.report.render import build_view, render, write_html
 
@@ -71,7 +74,8 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
         output_dir()
     for path in (out, report, html):
         path.parent.mkdir(parents=True, exist_ok=True)
-    wait = save_json_behind(comparison, out)  # a big one is written while the reports render
+    comparison = read_view(doc)
+    wait = save_json_behind(doc, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None
         view = build_view(comparison, args.lang, site_url(args))  # once: the Markdown, the page and the terminal read it
@@ -82,11 +86,12 @@ def write_outputs(comparison: dict, args: argparse.Namespace, *, final: bool = T
     finally:
         wait()  # the comparison is on disk whatever the reports did
     if not final:
-        return
+        return comparison
     _say_where(out, report, html)
     print_failures(comparison)
     if sys.stdout.isatty():
         sys.stdout.write(render(comparison, "text", args.lang, cols=shutil.get_terminal_size().columns, view=view))
+    return comparison
 
 
 def _say_where(out: Path, report: Path, html: Path) -> None:
@@ -109,11 +114,11 @@ def print_failures(comparison: dict, lines: int = 8) -> None:
             print(f"profopt:   {ln}", file=sys.stderr)
 
 
-def verdict_exit(comparison: dict) -> int:
+def verdict_exit(doc: Comparison) -> int:
     """3 when a benchmark failed, 1 when its `policy` names a benchmark that broke it, else 0."""
-    if comparison["counts"]["failed"]:
+    if doc.counts.failed:  # type: ignore[union-attr]
         return EXIT_INFRA
-    return EXIT_POLICY if (comparison.get("policy") or {}).get("failing") else EXIT_OK
+    return EXIT_POLICY if doc.policy and doc.policy.failing else EXIT_OK
 
 
 RETAINED: list[object] | None = None  # a list once cli.main.program runs profopt as a program
@@ -127,10 +132,10 @@ def retain(document: object) -> None:
         RETAINED.append(document)
 
 
-def finish(comparison: dict, args: argparse.Namespace) -> int:
+def finish(doc: Comparison, args: argparse.Namespace) -> int:
     """The end of compare and diff: the three files, one summary line; the exit code."""
-    code = verdict_exit(comparison)
-    write_outputs(comparison, args)
-    print(f"profopt: {comparison['decision']} — {comparison['summary']}", file=sys.stderr)
-    retain(comparison)
+    code = verdict_exit(doc)
+    comparison = write_outputs(doc, args)
+    print(f"profopt: {doc.decision} — {doc.summary}", file=sys.stderr)
+    retain((doc, comparison))
     return code

@@ -45,7 +45,7 @@ def command(args: argparse.Namespace) -> int:
 
 def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     """`run --shard I/N`: this job's part of the split, recorded in the results for `merge`."""
-    from profopt_ci.documents.results import save_json
+    from profopt_ci.documents.results import build, save_json
     from profopt_ci.measure.shard import parse_shard, shard_info
     from profopt_ci.pipeline.run_tree import run_tree
 
@@ -70,8 +70,7 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
         code, results = run_tree(the_plan, root, only=info["benchmarks"], out=out)
     else:
         code, results = EXIT_OK, _empty_results(the_plan.spec, root)
-    results["shard"] = info
-    save_json(results, out)
+    save_json(build({**results, "shard": info}), out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
 

@@ -3,7 +3,7 @@
 In: the results@1 the run wrote (commit, spec hash, label, fingerprint, env, rounds, seed), the ref
 it was measured at, and per benchmark the compact summary the store stage computed (per-round
 values, median, CI, round cost; store.baseline.bench_summary) plus the benchmarks that failed.
-Out: the baseline@1 dict (`build`) that `schema/baseline.schema.json` describes; `check_baseline`,
+Out: the baseline@1 (`build`), the frozen `Baseline` Struct `schema/baseline.schema.json` is generated from; `check_baseline`,
 which validates one already parsed (read from a store's git branch or folder), and `load_baseline`,
 the version-checked file reader (documents.read).
 """
@@ -15,12 +15,14 @@ from typing import Any
 from profopt_ci import __version__
 from profopt_ci.documents.names import BASELINE_SCHEMA
 from profopt_ci.documents.read import check_document, load_json
-from profopt_ci.documents.results import now_iso
+from profopt_ci.documents.results import construct, now_iso
+from profopt_ci.documents.types_stored import Baseline
 
 
-def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed: dict[str, str]) -> dict[str, Any]:
-    """The stored document: the run's identity from `results`, the compacted `benchmarks`."""
-    return {
+def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed: dict[str, str]) -> Baseline:
+    """The stored document, the frozen `Baseline`: the run's identity from `results`, the compacted
+    `benchmarks`."""
+    return construct({
         "schema": BASELINE_SCHEMA,
         "tool_version": __version__,
         "created": now_iso(),
@@ -36,7 +38,7 @@ def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed
         **({"runner": results["runner"]} if results.get("runner") else {}),
         "benchmarks": benchmarks,
         "failed": failed,
-    }
+    }, Baseline)
 
 
 def check_baseline(doc: Any, shown: str) -> dict[str, Any]:

@@ -2,18 +2,22 @@
 
 In: what pipeline/bisect_refs.py found: both ends, the comparison of the ends per benchmark, the steps
 (each with its first bad commit, the effect against its good end with the CI, the candidates when
-untestable commits hide the boundary), and every probe. Out: the bisect@1 dict that
-`schema/bisect.schema.json` describes (`build`), and `load_bisect`, the version-checked reader.
+untestable commits hide the boundary), and every probe. Out: the bisect@1 (`build`: the frozen
+`Bisect` that `schema/bisect.schema.json` is generated from; `with_change_point`), and
+`load_bisect`, the version-checked reader.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from profopt_ci import __version__
 from profopt_ci.documents.names import BISECT_SCHEMA
 from profopt_ci.documents.read import load_json
-from profopt_ci.documents.results import now_iso
+from profopt_ci.documents.results import construct, now_iso
+from profopt_ci.documents.types_stored import Bisect, ChangePoint
 
 
 def now() -> str:
@@ -22,9 +26,10 @@ def now() -> str:
 
 def build(*, created: str, first_bad: dict | None, good: tuple[str | None, str], bad: tuple[str | None, str], metric: str,
           threshold_pct: float, hardware_label: str, commits: int, ends: list[dict], steps: list[dict],
-          probes: list[dict], notes: list[dict | str], seconds: float) -> dict[str, Any]:
-    """The document; `first_bad` is the step earliest in the history (None: the ends did not differ)."""
-    return {
+          probes: list[dict], notes: list[dict | str], seconds: float) -> Bisect:
+    """The document, the frozen `Bisect`; `first_bad` is the step earliest in the history (None: the
+    ends did not differ)."""
+    return construct({
         "schema": BISECT_SCHEMA,
         "tool_version": __version__,
         "created": created,
@@ -40,7 +45,13 @@ def build(*, created: str, first_bad: dict | None, good: tuple[str | None, str],
         "probes": probes,
         "notes": notes,
         "seconds": round(seconds, 2),
-    }
+    }, Bisect)
+
+
+def with_change_point(doc: Bisect, change_point: dict) -> Bisect:
+    """`doc` again with the `change_point` block of `baseline refresh --bisect` (the nightly step it
+    explains): a new document, checked like the first."""
+    return msgspec.structs.replace(doc, change_point=msgspec.convert(change_point, ChangePoint))
 
 
 def load_bisect(path: str | Path) -> dict[str, Any]:

@@ -8,7 +8,8 @@ optional sections of the verb that builds it:
   the label's history: measure/runner.py);
 - `policy` (the `--fail-on` rule and who broke it: every compare and diff of the CLI), `baseline`,
   `history`, `drift` (`compare --baseline stored|both`: pipeline.stored).
-Out: the comparison@1 dict (`build`), which `schema/comparison.schema.json` describes, and
+Out: the comparison@1 (`build`): the frozen `Comparison` Struct (documents/types_comparison.py, which
+`schema/comparison.schema.json` is generated from), and
 `load_comparison`, the version-checked reader (documents.read). The pipeline computes every part
 first and builds the document last: nothing edits it afterwards (tests/test_frozen.py).
 """
@@ -20,7 +21,8 @@ from typing import Any
 from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
-from profopt_ci.documents.results import now_iso
+from profopt_ci.documents.results import construct, now_iso
+from profopt_ci.documents.types_comparison import Comparison, Entry
 from profopt_ci.words.i18n import message
 
 
@@ -28,9 +30,10 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
           head: dict, diffs: list[dict], seed: int | None, notes: list[dict | str], threshold_pct: float | None,
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
           new_in_pr: list[dict] | None = None, runner: dict | None = None, policy: dict | None = None,
-          baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> dict:
-    """One comparison@1. `verdict` is {decision, summary, summary_msg, counts}; `mode` is paired (compare) or
-    unpaired (diff, a stored baseline). The optional sections are left out when None."""
+          baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> Comparison:
+    """One comparison@1, the frozen `Comparison`. `verdict` is {decision, summary, summary_msg, counts}; `mode`
+    is paired (compare) or unpaired (diff, a stored baseline). The optional sections are left out
+    when None. `entries` is handed over: each becomes its `Entry` in place."""
     rounds = max((e["rounds"] for e in entries), default=0)
     if diffs:
         scopes = sorted({d["scope"] for d in diffs})
@@ -62,7 +65,7 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
     for key, value in sections:
         if value is not None:
             out[key] = value
-    return out
+    return construct(out, Comparison, entries, Entry)
 
 
 def policy(fail_on: str, failing: list[str]) -> dict:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET
+from msgspec.structs import replace
 
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.documents.types import ResultsEntry, share_empty
@@ -126,8 +127,7 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     entries = getattr(doc, "benchmarks", None)
     if entries is None:  # sides@1, bisect@1: small, nothing kept typed
         return msgspec.to_builtins(doc)
-    doc.benchmarks = []
-    out = msgspec.to_builtins(doc)
+    out = msgspec.to_builtins(replace(doc, benchmarks=[]))
     # In place: each entry's Struct goes as soon as its dict exists (at 10⁵ both at once were ~0.3 GB).
     if isinstance(entries, dict):
         for name, e in entries.items():
@@ -139,23 +139,45 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     return out
 
 
-def _entry(entry: msgspec.Struct) -> Any:
+def view(doc: msgspec.Struct) -> dict[str, Any]:
+    """A built document (a frozen Struct) as a reader of its file gets it (`plain`): what the
+    report and the other readers in the same process take. The Struct is left as it was; the view
+    shares its samples and metrics."""
+    from profopt_ci.gc_pause import paused
+
+    entries = getattr(doc, "benchmarks", None)
+    if entries is None:
+        return msgspec.to_builtins(doc)
+    with paused():  # 10⁵ entries' dicts, none in a cycle
+        out = msgspec.to_builtins(replace(doc, benchmarks=[]))
+        if isinstance(entries, dict):
+            out["benchmarks"] = {n: _entry(e, False) for n, e in entries.items()}
+            return out
+        # A comparison's entries (their samples and metrics always there) in one call, then those put back.
+        rows = msgspec.to_builtins([replace(e, samples={}, metrics={}) for e in entries])
+        for row, e in zip(rows, entries, strict=True):
+            row["samples"], row["metrics"] = e.samples, e.metrics
+        out["benchmarks"] = rows
+        return out
+
+
+def _entry(entry: msgspec.Struct, read: bool = True) -> Any:
+    """One entry as `plain` gives it; `read`: just decoded, so its samples' empty dicts are shared."""
     if isinstance(entry, ResultsEntry):  # stays a Struct; what it holds besides samples becomes plain
-        share_empty(entry.samples)
-        for key in ("quality", "instructions"):
-            if isinstance(getattr(entry, key), msgspec.Struct):
-                setattr(entry, key, msgspec.to_builtins(getattr(entry, key)))
-        return entry
+        if read:
+            share_empty(entry.samples)
+        typed = {key: msgspec.to_builtins(getattr(entry, key)) for key in ("quality", "instructions")
+                 if isinstance(getattr(entry, key), msgspec.Struct)}
+        return replace(entry, **typed) if typed else entry
     if not isinstance(entry, Entry):
         return msgspec.to_builtins(entry)
     samples, metrics = getattr(entry, "samples", UNSET), getattr(entry, "metrics", UNSET)
-    if samples is not UNSET:
+    if samples is not UNSET and read:
         for rows in samples.values():
             share_empty(rows)
-        entry.samples = []  # type: ignore[attr-defined]  # keeps the key's place in the dict
-    if metrics is not UNSET:
-        entry.metrics = {}  # type: ignore[attr-defined]
-    out = msgspec.to_builtins(entry)
+    # Emptied, not left out: the key keeps its place in the dict.
+    out = msgspec.to_builtins(replace(entry, **({"samples": {}} if samples is not UNSET else {}),
+                                      **({"metrics": {}} if metrics is not UNSET else {})))
     if samples is not UNSET:
         out["samples"] = samples
     if metrics is not UNSET:

@@ -70,7 +70,7 @@ def read_in_parts(box: list[bytes], fd: int, p: str, name: str) -> dict[str, Any
         spans = [(key, _address(t) - base, len(memoryview(t))) for key, t in (
             texts.items() if keyed else enumerate(texts))]
         del texts, raw
-        top.benchmarks = []  # the last views of the bytes: they go now
+        top = msgspec.structs.replace(top, benchmarks=[])  # the last views of the bytes: they go now
         entries = _entries(fd, p, name, spans, ResultsEntry if keyed else Entry)
         out = msgspec.to_builtins(top)
         out["benchmarks"] = dict(entries) if keyed else [e for _, e in entries]

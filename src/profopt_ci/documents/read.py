@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from profopt_ci.documents.decode import _invalid, _malformed, _schema_of, _wrong_schema, plain
+from profopt_ci.documents.decode import _invalid, _malformed, _schema_of, _wrong_schema, plain, view  # noqa: F401 — view re-exported
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.errors import UsageError
 

@@ -8,17 +8,19 @@ validation against `schema/results.schema.json` by `documents.read.load_json`.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
+from msgspec import Struct
 
 from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA, RESULTS_SCHEMA  # noqa: F401 — re-exported
 from profopt_ci.documents.read import load_json, parse_document  # noqa: F401 — re-exported
-from profopt_ci.documents.types import json_default
+from profopt_ci.documents.types import Results
 
 if TYPE_CHECKING:  # types only: documents/ imports no stage at run time (docs/layout.md)
     from profopt_ci.specfile.load import Benchmark, Spec
@@ -59,44 +61,69 @@ def new_entry(bench: Benchmark) -> dict:
 
 
 INDENT_MAX_CHARS = 2_000_000  # ~1,000 benchmarks of a comparison
-STREAM_MIN_BENCHMARKS = 1_000  # past this a document is written compact, by msgspec, in chunks
+STREAM_MIN_BENCHMARKS = 1_000  # past this a document is written compact, in chunks
 CHUNK = 1_000
+_MARK = b'"\x00benchmarks\x00"'
+
+D = TypeVar("D", bound=Struct)
 
 
-def _big(data: dict) -> bool:
-    benches = data.get("benchmarks")
-    return isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS
+def build(data: dict) -> Results:
+    """The results@1 of what a run measured so far (`new_results`, its entries filled by measure):
+    the frozen `Results`, made afresh (the run goes on filling its dicts)."""
+    return construct(data, Results)
 
 
-def save_json(data: dict, path: str | Path) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
+def construct(data: dict, kind: type[D], entries: list | None = None, entry: type | None = None) -> D:
+    """`data` as the frozen document `kind`: every key and value checked against the model. A key it
+    lacks, another type or a number out of range is a bug of the producer, never input: it raises
+    (msgspec.ValidationError, the path in `data` named). `entries`, when given, is `data`'s
+    `benchmarks` list handed over: each becomes its `entry` Struct in place, so each dict can go as
+    its Struct is made (at 10⁵ both at once would be held)."""
+    for i, part in enumerate(entries or ()):
+        try:
+            entries[i] = msgspec.convert(part, entry)  # type: ignore[index,arg-type]
+        except msgspec.ValidationError as exc:
+            raise msgspec.ValidationError(f"{exc} (in $.benchmarks[{i}])") from None
+    return msgspec.convert(data, kind)
+
+
+def save_json(doc: Struct, path: str | Path) -> None:
+    """Write a built document (its Struct: only what the model allows is ever written) via a
+    temporary file and rename, so a reader never sees half a file."""
+    if not isinstance(doc, Struct):
+        raise TypeError(f"save_json writes a built document (a documents.types Struct), not a {type(doc).__name__}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    if _big(data):
-        _write_streamed(data, tmp)
+    if _big(doc):
+        _write_streamed(doc, tmp)
     else:
-        # indent forces json's pure-Python encoder (~10x slower): big documents are written compact.
-        text = json.dumps(data, default=json_default)
+        text = msgspec.json.encode(doc)
         if len(text) <= INDENT_MAX_CHARS:
-            text = json.dumps(data, indent=2, default=json_default)
-        tmp.write_text(text + "\n", encoding="utf-8")
+            text = msgspec.json.format(text, indent=2)
+        tmp.write_bytes(text + b"\n")
     tmp.replace(p)
 
 
-def save_json_behind(data: dict, path: str | Path) -> Callable[[], None]:
+def _big(doc: Struct) -> bool:
+    benches = getattr(doc, "benchmarks", None)
+    return isinstance(benches, (dict, list)) and len(benches) > STREAM_MIN_BENCHMARKS
+
+
+def save_json_behind(doc: Struct, path: str | Path) -> Callable[[], None]:
     """`save_json` of a big document in a thread while the caller goes on (the reports); returns the
-    wait, which re-raises what the write raised. The thread only reads `data`: nothing may change it
-    until the wait. Why: at 10⁵ benchmarks the ~450 MB write spends ~1 s in system calls, which
-    release the GIL. A small document is written at once (the wait is then a no-op)."""
-    if not _big(data):
-        save_json(data, path)
+    wait, which re-raises what the write raised. Why: at 10⁵ benchmarks the ~450 MB write spends
+    ~1 s in system calls, which release the GIL. A small document is written at once (the wait is
+    then a no-op)."""
+    if not _big(doc):
+        save_json(doc, path)
         return lambda: None
     failure: list[BaseException] = []
 
     def write() -> None:
         try:
-            save_json(data, path)
+            save_json(doc, path)
         except BaseException as exc:  # handed to the waiter, which raises it in the caller's thread
             failure.append(exc)
 
@@ -110,21 +137,20 @@ def save_json_behind(data: dict, path: str | Path) -> Callable[[], None]:
     return wait
 
 
-def _write_streamed(data: dict, tmp: Path) -> None:
+def _write_streamed(doc: Struct, tmp: Path) -> None:
     """The document compact, `benchmarks` last and encoded CHUNK entries at a time: at 10⁵
-    benchmarks the whole text would be ~450 MB in memory at once, and json.dumps takes ~9 s."""
-    import msgspec
-
-    encode = msgspec.json.Encoder(enc_hook=str).encode
-    rest = {k: v for k, v in data.items() if k != "benchmarks"}
-    benches = data["benchmarks"]
+    benchmarks the whole text would be ~450 MB in memory at once."""
+    encode = msgspec.json.Encoder().encode
+    benches = doc.benchmarks  # type: ignore[attr-defined]
+    # The rest of the document around a mark no encoding makes (a raw NUL: JSON text escapes it).
+    head, tail = encode(msgspec.structs.replace(doc, benchmarks=msgspec.Raw(_MARK))).split(_MARK)
     is_list = isinstance(benches, list)
     keys = range(len(benches)) if is_list else list(benches)
     with open(tmp, "wb") as fh:
-        fh.write(encode(rest)[:-1] + (b',"benchmarks":' if rest else b'"benchmarks":') + (b"[" if is_list else b"{"))
+        fh.write(head + (b"[" if is_list else b"{"))
         for i in range(0, len(keys), CHUNK):
             chunk = benches[i:i + CHUNK] if is_list else {n: benches[n] for n in keys[i:i + CHUNK]}
             if i:
                 fh.write(b",")
             fh.write(memoryview(encode(chunk))[1:-1])  # a view: the ~450 MB are not copied twice more
-        fh.write((b"]" if is_list else b"}") + b"}\n")
+        fh.write((b"]" if is_list else b"}") + tail + b"\n")

@@ -40,7 +40,7 @@ Side = Literal["base", "head"]
 Free = dict[str, Any]  # an object profopt leaves open
 
 
-class Message(Struct, kw_only=True, forbid_unknown_fields=True):
+class Message(Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
     """A statement profopt makes in a document, as data: the message id (`bottleneck.python`), its
     fields, and `text`, the English rendering kept beside them for machines (report catalogs render
     `id` + `args` in any language)."""
@@ -54,11 +54,11 @@ class Message(Struct, kw_only=True, forbid_unknown_fields=True):
 Note = Message | str
 
 
-class _Closed(Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class _Closed(Struct, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True):
     """A level of a document: every key profopt writes there, no other."""
 
 
-class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """Reads like the dict the stages build; absent keys (UNSET) stay absent, also when written."""
 
     _keys: ClassVar[frozenset[str]] = frozenset()  # the fields, set per class below: a key, never a method's name
@@ -68,11 +68,6 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
         if value is UNSET:
             raise KeyError(key)
         return value
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if key not in self.__struct_fields__:  # a key the model lacks: a bug, not data
-            raise KeyError(f"{key!r} is not a key of {type(self).__name__}")
-        setattr(self, key, value)
 
     def get(self, key: str, default: Any = None) -> Any:
         value = getattr(self, key) if key in self._keys else UNSET
@@ -129,7 +124,7 @@ class Runner(_Closed, kw_only=True):
 
 
 # ---------------------------------------------------------------------------------------- results@1
-class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One sample: one worker's round (measure/processes.py, measure/lockstep.py), in the order
     measure writes the keys; the lockstep keys (pairing, pairs, first_share, forked, preload) only
     there."""
@@ -178,7 +173,7 @@ class Counted(_Closed, kw_only=True):
     quality: Free | UnsetType = UNSET
 
 
-class ResultsEntry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+class ResultsEntry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One benchmark of a run: its samples, their medians, the profile and quality pass."""
 
     # Read, an entry stays this Struct (it reads like a dict): a diff of 10⁵ holds 2·10⁵ of them.
@@ -238,13 +233,20 @@ class _Empty(dict):
 EMPTY: dict = _Empty()
 
 
+# The slots themselves: a Sample is frozen, and the reader finishes one it has just decoded, before
+# anyone holds it (a `replace` per row was a new Struct for each of 10⁶ rows).
+_SET_PHASES = Sample.__dict__["phases_ms"].__set__
+_SET_QUALITY = Sample.__dict__["quality"].__set__
+
+
 def share_empty(rows: list[Sample]) -> list[Sample]:
-    """`rows` with each empty `phases_ms` / `quality` the shared EMPTY (written back as `{}`)."""
+    """`rows`, just decoded, with each empty `phases_ms` / `quality` the shared EMPTY (written back as
+    `{}`). Only the reader calls it."""
     for r in rows:
         if type(r.phases_ms) is dict and not r.phases_ms:
-            r.phases_ms = EMPTY
+            _SET_PHASES(r, EMPTY)
         if type(r.quality) is dict and not r.quality:
-            r.quality = EMPTY
+            _SET_QUALITY(r, EMPTY)
     return rows
 
 

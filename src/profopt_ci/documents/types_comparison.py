@@ -30,7 +30,7 @@ from profopt_ci.documents.types import (
 
 
 # ------------------------------------------------------------------------------------- comparison@1
-class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False):
+class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One metric of a comparison entry (analyze/stats.py, measure/instruction_runs.py), in their key
     order. Counts (instructions, est_cycles) add `interval: runs_range` and the noise floor."""
 
@@ -81,10 +81,10 @@ class SideEnvironment(_Closed, kw_only=True):
 class SideInfo(_Closed, kw_only=True):
     """One side of a comparison: the ref as given, its commit, the machine and the environment."""
 
-    ref: str | None | UnsetType = UNSET
-    commit: str | None | UnsetType = UNSET
-    fingerprint: Free | UnsetType = UNSET
-    env: Free | UnsetType = UNSET
+    ref: str | None
+    commit: str | None
+    fingerprint: Free
+    env: Free
     environment: SideEnvironment | UnsetType = UNSET
 
 
@@ -271,17 +271,17 @@ class Entry(_Closed, kw_only=True):
     """One benchmark of a comparison: its decision, metrics, constraints and both sides' samples."""
 
     name: str
-    unit: str | None | UnsetType = UNSET
-    goal: Free | None | UnsetType = UNSET
-    status: dict[str, str] | UnsetType = UNSET
-    error: EntryError | None | UnsetType = UNSET
-    rounds: Tally | UnsetType = UNSET
-    outlier_rounds: Tally | UnsetType = UNSET
-    metrics: dict[str, Metric] | UnsetType = UNSET
-    constraints: list[Constraint] | UnsetType = UNSET
-    bottleneck: Free | None | UnsetType = UNSET
-    profile: ProfilePair | None | UnsetType = UNSET
-    samples: dict[str, list[Sample]] | UnsetType = UNSET
+    unit: str | None
+    goal: Free | None
+    status: dict[str, str]
+    error: EntryError | None
+    rounds: Tally
+    outlier_rounds: Tally
+    metrics: dict[str, Metric]
+    constraints: list[Constraint]
+    bottleneck: Free | None
+    profile: ProfilePair | None
+    samples: dict[str, list[Sample]]
     quality: QualityPair | UnsetType = UNSET
     instructions: CountedPair | None | UnsetType = UNSET
     confirm: Confirm | UnsetType = UNSET
@@ -294,12 +294,12 @@ class Entry(_Closed, kw_only=True):
 
 
 class Counts(_Closed, kw_only=True):
-    benchmarks: Tally | UnsetType = UNSET
-    regressed: Tally | UnsetType = UNSET
-    improved: Tally | UnsetType = UNSET
-    constraint_failures: Tally | UnsetType = UNSET
-    failed: Tally | UnsetType = UNSET
-    inconclusive: Tally | UnsetType = UNSET
+    benchmarks: Tally
+    regressed: Tally
+    improved: Tally
+    constraint_failures: Tally
+    failed: Tally
+    inconclusive: Tally
 
 
 class Comparison(_Closed, kw_only=True):
@@ -307,22 +307,22 @@ class Comparison(_Closed, kw_only=True):
     are absent (docs/data-model.md says which verb writes which)."""
 
     schema: Literal["profopt/comparison@1"]
-    tool_version: str | UnsetType = UNSET
-    created: str | UnsetType = UNSET
-    mode: Literal["paired", "unpaired"] | UnsetType = UNSET
-    hardware_label: str | None | UnsetType = UNSET
-    seed: Count | None | UnsetType = UNSET
-    rounds: Tally | UnsetType = UNSET
-    threshold_pct: Number | None | UnsetType = UNSET
-    confidence: Number | None | UnsetType = UNSET
-    base: SideInfo | UnsetType = UNSET
-    head: SideInfo | UnsetType = UNSET
-    differences: list[Difference] | UnsetType = UNSET
+    tool_version: str
+    created: str
+    mode: Literal["paired", "unpaired"]
+    hardware_label: str | None
+    seed: Count | None
+    rounds: Tally
+    threshold_pct: Number | None
+    confidence: Number | None
+    base: SideInfo
+    head: SideInfo
+    differences: list[Difference]
     decision: Decision
-    summary: str | UnsetType = UNSET
+    summary: str
     summary_msg: Message | UnsetType = UNSET
-    counts: Counts | UnsetType = UNSET
-    notes: list[Note] | UnsetType = UNSET
+    counts: Counts
+    notes: list[Note]
     benchmarks: list[Entry]
     pairing: Pairing | UnsetType = UNSET
     dirty: bool | UnsetType = UNSET

@@ -55,20 +55,20 @@ class Baseline(_Closed, kw_only=True):
     results@1 (docs/baselines.md)."""
 
     schema: Literal["profopt/baseline@1"]
-    tool_version: str | UnsetType = UNSET
-    created: str | UnsetType = UNSET
+    tool_version: str
+    created: str
     commit: Commit
-    ref: str | None | UnsetType = UNSET
-    dirty: bool | UnsetType = UNSET
-    spec_hash: str | None | UnsetType = UNSET
+    ref: str | None
+    dirty: bool
+    spec_hash: str | None
     hardware_label: str
-    fingerprint: Free | UnsetType = UNSET
-    env: dict[str, str] | UnsetType = UNSET
-    rounds: Count | None | UnsetType = UNSET
-    seed: Count | None | UnsetType = UNSET
+    fingerprint: Free
+    env: dict[str, str]
+    rounds: Count | None
+    seed: Count | None
     runner: Runner | None | UnsetType = UNSET
     benchmarks: dict[str, StoredBenchmark]
-    failed: dict[str, str] | UnsetType = UNSET  # benchmarks that did not finish: not stored
+    failed: dict[str, str]  # benchmarks that did not finish: not stored
 
 
 # ------------------------------------------------------------------------------------------ sides@1

@@ -21,6 +21,7 @@ from pathlib import Path
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
 from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
 from profopt_ci.measure import instruction_runs, runner
@@ -140,7 +141,7 @@ def _entries(run: CompareRun) -> list[dict]:
     return entries
 
 
-def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> dict:
+def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> Comparison:
     """The comparison@1 document of what `run` has measured so far (all of it, or a `partial` one,
     which leaves the nightly runs out), built last: nothing edits it afterwards."""
     entries = _entries(run)
@@ -262,13 +263,13 @@ def run_compare(
     workdir: Path | None = None,
     phase: str = "all",
     log: Callable[[str], None] = stderr_log,
-    on_partial: Callable[[dict], None] | None = None,
+    on_partial: Callable[[Comparison], None] | None = None,
     trace_dir: Path | None = None,
     store: str | None = None,
     fail_on: str | None = None,
     nightly: Nightly | None = None,
     alone: bool = True,
-) -> dict | None:
+) -> Comparison | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
     the label's nightly runs are, for the runner probe's history (default git:profopt-data);
     `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.pipeline.entries import (
     ALPHA,
     build_entry,
@@ -23,7 +24,7 @@ from profopt_ci.specfile.load import Benchmark, Settings, Spec, resolve_settings
 from profopt_ci.words.i18n import message
 
 
-def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None = None) -> dict:
+def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None = None) -> Comparison:
     """Compare two results@1 files. No pairing exists between their samples, so the test is unpaired.
     `fail_on`: the policy (None: no policy section)."""
     names = [n for n in head["benchmarks"] if n in base["benchmarks"]]

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from profopt_ci.analyze import changepoints
 from profopt_ci.documents import bisect as bisect_doc
+from profopt_ci.documents.read import view
 from profopt_ci.documents.results import save_json
+from profopt_ci.documents.types_stored import Bisect
 from profopt_ci.errors import ProfoptError, UsageError
 from profopt_ci.filenames import file_part
 from profopt_ci.gitutil import describe_commit, first_parent_range, git, toplevel
@@ -65,7 +67,7 @@ def _full(repo: Path, short: str) -> str:
     return git(["rev-parse", "--verify", f"{short}^{{commit}}"], repo)
 
 
-def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: float) -> dict:
+def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: float) -> Bisect:
     """The document of a change point between two adjacent commits: the nightlies name it."""
     verdict = "regressed" if cp["delta_pct"] > 0 else "improved"
     effect = {"verdict": verdict, "delta_pct": cp["delta_pct"], "ci_low_pct": None, "ci_high_pct": None, "rounds": None}
@@ -98,17 +100,17 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
             doc = getattr(exc, "doc", None)
             if doc is None:
                 continue
-        doc["change_point"] = {"label": label, **cp}
+        doc = bisect_doc.with_change_point(doc, {"label": label, **cp})
         path = out_dir / f"{file_part(cp['benchmark'], 80)}-{file_part(bad[:12])}.json"
         save_json(doc, path)
-        path.with_suffix(".md").write_text(render_bisect(doc), encoding="utf-8")
+        path.with_suffix(".md").write_text(render_bisect(view(doc)), encoding="utf-8")
         try:  # the bisection is in out_dir whatever the store says
             save_change(open_store(store, repo, push=push), doc)
         except ProfoptError as exc:
             log(f"profopt: nightly: could not keep {path.name} in the store ({exc}); the site will not name its culprit")
-        first = doc["first_bad"]
+        first = doc.first_bad
         if first is not None:
-            log(f"profopt: nightly: {cp['benchmark']}: first bad commit {first['commit'][:12]} {first['subject']!r}")
+            log(f"profopt: nightly: {cp['benchmark']}: first bad commit {first.commit[:12]} {first.subject!r}")
         written.append(path)
     return written
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.analyze import instruction_entries
+from profopt_ci.documents.results import build as build_results
 from profopt_ci.documents.results import new_entry, new_results, save_json
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
@@ -48,7 +49,7 @@ def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundSta
             state.track(bench.name, side.name).status = "failed"
             state.track(bench.name, side.name).error = str(exc)
         fill_results(results, benches, state, side.name)
-        save_json(results, out)
+        save_json(build_results(results), out)
         raise
 
 
@@ -57,7 +58,7 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
     """The walltime rounds (results written after each) and the counted instructions."""
     def checkpoint(_: int) -> None:
         fill_results(results, benches, state, side.name)
-        save_json(results, out)
+        save_json(build_results(results), out)
 
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
@@ -97,7 +98,7 @@ def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: 
             failed.append(name)
             log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instruction_runs.error` in {out}")
     if counted:
-        save_json(results, out)
+        save_json(build_results(results), out)
     for name in failed:
         track = state.track(name, side.name)
         # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
@@ -140,6 +141,6 @@ def run_tree(
     probed = runner.probe()
     counted = _measure(plan, spec, benches, side, state, results, out, n, log)
     results["runner"] = runner.combine(probed, runner.probe())  # stored with the nightly baselines
-    save_json(results, out)
+    save_json(build_results(results), out)
     failed = _failures(benches, side, state, counted, results, out, log)
     return (EXIT_INFRA if failed else EXIT_OK), results

@@ -26,6 +26,7 @@ from typing import Any
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement
 from profopt_ci.gitutil import commit_info, toplevel
@@ -79,7 +80,7 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
         code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
     doc = from_results(results, ref=_branch(root))
-    if not doc["benchmarks"]:
+    if not doc.benchmarks:
         raise InfraError("every benchmark failed: nothing was stored")
     path = save(target, doc)
     where = target.describe() + ("" if push or not isinstance(target, GitStore) else " (local branch, not pushed)")
@@ -182,7 +183,7 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
 def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
                    allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log,
-                   fail_on: str | None = None) -> dict:
+                   fail_on: str | None = None) -> Comparison:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired);
     `fail_on`: the policy (None: no policy section)."""
     spec = plan.spec

@@ -157,9 +157,10 @@ class Plan:
     def _settings_difference(self, side: str, own: Benchmark, planned: Benchmark) -> None:
         a, b = asdict(own.settings), asdict(planned.settings)
         keys = [k for k in a if a[k] != b[k]]
+        other = "head" if side == "base" else "base"  # it runs the plan's setting
         for k in keys:
             self.differences.append({"scope": "settings", "benchmark": own.name, "key": k, side: a[k],
-                                     "plan": b[k]})
+                                     other: b[k]})
         self.notes.append(message("note.own_spec_differs", side=side, keys=keys, name=own.name))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from profopt_ci.documents import baseline as baseline_doc
 from profopt_ci.documents.names import RESULTS_SCHEMA
+from profopt_ci.documents.types_stored import Baseline
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
@@ -95,7 +96,7 @@ def _counted(entry: dict) -> bool:
     return (entry.get("instructions") or {}).get("status") == "ok"
 
 
-def from_results(results: dict, *, ref: str | None = None) -> dict:
+def from_results(results: dict, *, ref: str | None = None) -> Baseline:
     """A baseline@1 document from a results@1 one (only benchmarks that finished are kept)."""
     benches, failed = {}, {}
     for name, entry in (results.get("benchmarks") or {}).items():

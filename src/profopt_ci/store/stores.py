@@ -9,11 +9,12 @@ version-checked (`check_doc`); and `save`, which writes one.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from pathlib import Path
 
+import msgspec
+
 from profopt_ci.documents.read import parse_document
-from profopt_ci.documents.types import json_default
+from profopt_ci.documents.types_stored import Baseline, Bisect
 from profopt_ci.errors import UsageError
 from profopt_ci.gitutil import run_git
 from profopt_ci.store.dirstore import DirStore
@@ -97,29 +98,27 @@ def load(store: Store, chosen: list[Entry], *, label: str | None = None, warn: W
     return out
 
 
-def save(store: Store, doc: dict) -> str:
-    """Store one baseline document; returns its path in the store."""
-    if doc.get("schema") != BASELINE_SCHEMA or not doc.get("commit"):
-        raise UsageError("only a profopt/baseline@1 document with a commit can be stored")
+def save(store: Store, doc: Baseline) -> str:
+    """Store one baseline document (the frozen Struct its builder made); returns its path in the store."""
+    if not isinstance(doc, Baseline):
+        raise UsageError("only a profopt/baseline@1 document can be stored")
     try:
-        when = _dt.datetime.fromisoformat(str(doc.get("created")))
+        when = _dt.datetime.fromisoformat(str(doc.created))
     except ValueError:
         when = None
-    path = new_path(doc["hardware_label"], doc["commit"], when)
+    path = new_path(doc.hardware_label, doc.commit, when)
     # compact: thousands of these files are scanned and fetched; `baseline show --json` pretty-prints
-    data = (json.dumps(doc, separators=(",", ":"), default=json_default) + "\n").encode()
-    message = f"profopt baseline {doc['hardware_label']} {doc['commit'][:SHORT]}"
-    return store.write(path, data, message)
+    message = f"profopt baseline {doc.hardware_label} {doc.commit[:SHORT]}"
+    return store.write(path, msgspec.json.encode(doc) + b"\n", message)
 
 
-def save_change(store: Store, doc: dict) -> str:
+def save_change(store: Store, doc: Bisect) -> str:
     """Keep a change point's bisect@1 (with its `change_point` block) beside the label's runs, for the site."""
-    cp = doc.get("change_point") or {}
-    if not cp.get("label") or not cp.get("to_commit"):
+    cp = doc.change_point if isinstance(doc, Bisect) else None
+    if not cp:
         raise UsageError("only a bisect@1 document with a change_point block can be stored")
-    data = (json.dumps(doc, separators=(",", ":"), default=json_default) + "\n").encode()
-    message = f"profopt change point {cp['label']} {cp.get('benchmark')} {str(cp['to_commit'])[:SHORT]}"
-    return store.write(change_path(cp["label"], str(cp["to_commit"])), data, message)
+    message = f"profopt change point {cp.label} {cp.benchmark} {cp.to_commit[:SHORT]}"
+    return store.write(change_path(cp.label, cp.to_commit), msgspec.json.encode(doc) + b"\n", message)
 
 
 def changes(store: Store, label: str | None, *, warn: Warn = stderr_warn) -> list[tuple[str, dict]]:
