@@ -161,7 +161,8 @@ def judged(b: dict) -> dict:
 
 
 def comparison(benches: list[dict], decision: str, *, mode: str = "paired", notes: list | None = None,
-               differences: list[dict] | None = None, rounds: int = 20) -> dict:
+               differences: list[dict] | None = None, rounds: int = 20, summary: str | None = None) -> dict:
+    """`summary`: a hand-written one (what a test of its text needs) in place of decide's."""
     said = decide.summary([judged(b) for b in benches])
 
     def count(pred) -> int:
@@ -177,7 +178,7 @@ def comparison(benches: list[dict], decision: str, *, mode: str = "paired", note
         "base": {"ref": "main", "commit": BASE_SHA, "fingerprint": dict(FINGERPRINT), "env": {"OMP_NUM_THREADS": "1"}},
         "head": {"ref": "HEAD", "commit": HEAD_SHA, "fingerprint": dict(FINGERPRINT), "env": {"OMP_NUM_THREADS": "1"}},
         "differences": differences or [],
-        "decision": decision, "summary": said["text"], "summary_msg": said,
+        "decision": decision, **({"summary": said["text"], "summary_msg": said} if summary is None else {"summary": summary}),
         "counts": {"benchmarks": len(benches), "regressed": count(lambda b: has(b, "regressed")),
                    "improved": count(lambda b: has(b, "improved")),
                    "constraint_failures": count(lambda b: any(not c["ok"] for c in b["constraints"])),
