@@ -18,11 +18,9 @@ from profopt_ci.errors import UsageError
 from profopt_ci.gc_pause import paused
 from profopt_ci.specfile.checks import checked
 from profopt_ci.specfile.guard import check_nesting, read_capped
-from profopt_ci.specfile.keys import DEFAULTS, GOAL_METRICS, INSTRUMENTS, PAIRINGS, SETTING_KEYS
 from profopt_ci.specfile.model import (
     Benchmark,
     Constraint,
-    Goal,
     Settings,
     Spec,
     parse_instrument,
@@ -33,12 +31,9 @@ from profopt_ci.specfile.model import (
 from profopt_ci.specfile.schema import schema
 from profopt_ci.specfile.yamlnodes import compose, construct
 
-__all__ = ["SPEC_NAMES", "SCHEMA_URL", "find_spec", "load_spec", "parse_spec", "schema",
-           "DEFAULTS", "GOAL_METRICS", "INSTRUMENTS", "PAIRINGS", "SETTING_KEYS", "Benchmark", "Constraint",
-           "Goal", "Settings", "Spec", "parse_instrument", "parse_percent", "resolve_settings"]
-
+__all__ = ["SPEC_NAMES", "find_spec", "load_spec", "parse_spec", "schema", "Benchmark", "Constraint", "Settings",
+           "Spec", "parse_instrument", "parse_percent", "resolve_settings"]
 SPEC_NAMES = ("profopt.yml", "profopt.yaml")
-SCHEMA_URL = "https://raw.githubusercontent.com/org/profopt-action/v1/src/profopt_ci/schema/profopt.schema.json"
 
 
 def find_spec(path: str | Path | None, cwd: Path | None = None) -> Path:

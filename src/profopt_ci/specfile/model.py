@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +156,19 @@ def parse_percent(value: Any) -> float:
     raise ValueError(f"{value!r} is not a percentage — expected a value such as 3%")
 
 
+def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
+    """`walltime`, `instructions` or a list of them → the set in a fixed order; else ValueError."""
+    chosen = [value] if isinstance(value, str) else list(value)
+    unknown = [v for v in chosen if v not in INSTRUMENTS]
+    if unknown or not chosen:
+        raise ValueError(f"{', '.join(map(str, unknown)) or 'nothing'} — expected walltime, instructions, or both")
+    return tuple(i for i in INSTRUMENTS if i in chosen)
+
+
 _DEFAULTS = msgspec.structs.asdict(DEFAULTS)
+# each field of `Settings`: the setting key it is read from and how (percentages as floats)
+_SETTINGS = [(f.name, f.name.removesuffix("_pct"), parse_percent if f.name.endswith("_pct") else {
+    "int": int, "float": float, "str": str, "bool": bool}.get(f.type, parse_instrument)) for f in fields(Settings)]
 
 
 def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
@@ -166,36 +178,8 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
     given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
     pairing = str(given.get("pairing", DEFAULTS.pairing))
     merged = {**_DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
-    rounds = int(merged["rounds"])
-    max_rounds = max(int(merged["max_rounds"]), rounds)
-    return Settings(
-        warmup=int(merged["warmup"]),
-        min_time_ms=float(merged["min_time_ms"]),
-        values=int(merged["values"]),
-        rounds=rounds,
-        max_rounds=max_rounds,
-        threshold_pct=parse_percent(merged["threshold"]),
-        memory_tolerance_pct=parse_percent(merged["memory_tolerance"]),
-        timeout_s=float(merged["timeout_s"]),
-        profile=str(merged["profile"]),
-        instrument=parse_instrument(merged["instrument"]),
-        instructions_threshold_pct=parse_percent(merged["instructions_threshold"]),
-        cache_sim=bool(merged["cache_sim"]),
-        pairing=pairing,
-        value_ms=float(merged["value_ms"]),
-        round_ms=float(merged["round_ms"]),
-        quality_steps=int(merged["quality_steps"]),
-        confirm=bool(merged["confirm"]),
-    )
-
-
-def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
-    """`walltime`, `instructions` or a list of them → the set in a fixed order; else ValueError."""
-    chosen = [value] if isinstance(value, str) else list(value)
-    unknown = [v for v in chosen if v not in INSTRUMENTS]
-    if unknown or not chosen:
-        raise ValueError(f"{', '.join(map(str, unknown)) or 'nothing'} — expected walltime, instructions, or both")
-    return tuple(i for i in INSTRUMENTS if i in chosen)
+    merged["max_rounds"] = max(int(merged["max_rounds"]), int(merged["rounds"]))
+    return Settings(**{name: convert(merged[key]) for name, key, convert in _SETTINGS})
 
 
 def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:
@@ -209,10 +193,6 @@ def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:
 
 def env_of(mapping: dict[str, Any] | None) -> dict[str, str]:
     """An `env:` mapping as strings (booleans as 1/0)."""
-    return _env(mapping)
-
-
-def _env(mapping: dict[str, Any] | None) -> dict[str, str]:
     out = {}
     for k, v in (mapping or {}).items():
         out[str(k)] = ("1" if v else "0") if isinstance(v, bool) else str(v)
@@ -234,12 +214,12 @@ def resolve(keys: SpecKeys, data: dict[str, Any], path: Path) -> Spec:
         benchmarks.append(Benchmark(
             name=b.name, callable=_given(b.callable), command=_given(b.command),
             params=copy.deepcopy(_given(b.params, {})), items_per_iteration=_given(b.items_per_iteration), unit=b.unit,
-            goal=goal, constraints=parse_constraints(raw.get("constraints")), env=_env(raw.get("env")),
+            goal=goal, constraints=parse_constraints(raw.get("constraints")), env=env_of(raw.get("env")),
             settings=resolve_settings(defaults, raw)))
     setup = _given(keys.setup, [])
     return Spec(
         path=path, version=keys.version, hardware_label=keys.hardware_label,
-        setup=[setup] if isinstance(setup, str) else list(setup), env=_env(data.get("env")),
+        setup=[setup] if isinstance(setup, str) else list(setup), env=env_of(data.get("env")),
         seed=_given(keys.defaults.seed) if keys.defaults else None, benchmarks=benchmarks, raw=data,
         cpuset=_given(keys.cpuset), suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
         benchmarks_from=_given(keys.benchmarks_from))
