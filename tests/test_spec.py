@@ -86,6 +86,14 @@ BAD = [
     ("goal-bad-metric", MIN + "    goal: {metric: speed}\n", "5:20", ["one of: step_time"]),
     ("empty-benchmarks", "version: 1\nbenchmarks: []\n", "2:13", ["empty", "at least 1"]),
     ("params-on-command", "version: 1\nbenchmarks:\n  - name: a\n    command: echo\n    params: {x: 1}\n", "5:13", ["params only with `callable`"]),
+    ("above-range", MIN + "    quality_steps: 1000000\n", "5:20", ["`benchmarks[0].quality_steps` is 1000000 — expected at most 100000"]),
+    ("fraction-for-count", MIN + "    warmup: 2.5\n", "5:13", ["the number 2.5 — expected a whole number"]),
+    ("empty-unit", MIN + "    unit: ''\n", "5:11", ["`benchmarks[0].unit` is empty"]),
+    ("env-value", MIN + "    env: {A: [1]}\n", "5:14", ["`benchmarks[0].env.A` is a list — expected a string, a number"]),
+    ("env-key", MIN + "    env: {1: x}\n", "5:14", ["has the key 1 (int) — expected string keys"]),
+    ("suite-unknown-key", MIN + "suites: [{pytest: a, selct: x}]\n", "5:22", ["unknown key `selct` — did you mean `select`?"]),
+    ("suite-two-kinds", MIN + "suites: [{pytest: a, asv: b}]\n", "5:10", ["names pytest, asv — expected exactly one of"]),
+    ("percent-as-bool", MIN + "defaults: {threshold: true}\n", "5:23", ["a boolean — expected a string or a number"]),
 ]
 
 
@@ -169,6 +177,36 @@ def test_schema_is_published_and_valid():
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "# yaml-language-server: $schema=" in readme
     assert json.loads(json.dumps(schema()))["title"].startswith("profopt.yml")
+
+
+def test_the_packaged_schema_is_what_the_model_generates():
+    """profopt.schema.json is generated from specfile/keys.py: a hand edit or a model change without
+    `--write` fails here; the generator's --check says so too."""
+    import subprocess
+    import sys
+    from importlib import resources
+
+    from profopt_ci.specfile import keys, schema
+
+    packaged = resources.files("profopt_ci").joinpath("schema/profopt.schema.json").read_text(encoding="utf-8")
+    assert packaged == schema.schema_text(), "run `python -m profopt_ci.specfile.schema --write`"
+    props = schema.schema()["$defs"]["BenchmarkKeys"]["properties"]
+    assert props["rounds"]["default"] == keys.DEFAULTS.rounds and props["rounds"]["maximum"] == 10**6
+    assert props["threshold"]["default"] == "3%"
+    check = subprocess.run([sys.executable, "-m", "profopt_ci.specfile.schema", "--check"], capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stdout
+
+
+def test_the_defaults_are_the_models():
+    """A spec that sets nothing gets the model's defaults (lockstep's own rounds)."""
+    from profopt_ci.specfile import keys
+
+    (b,) = parse_spec(MIN, "p.yml").benchmarks
+    assert (b.settings.warmup, b.settings.threshold_pct, b.settings.pairing) == (keys.DEFAULTS.warmup, 3.0, "lockstep")
+    assert (b.settings.rounds, b.settings.max_rounds) == (12, 48) and b.unit == "items"
+    rounds = parse_spec(MIN + "    pairing: rounds\n", "p.yml").benchmarks[0].settings
+    assert (rounds.rounds, rounds.max_rounds) == (keys.DEFAULTS.rounds, keys.DEFAULTS.max_rounds) == (20, 60)
 
 
 def test_cli_first_contact_messages(tmp_path):

@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 def positive(text: str) -> int:
     """An argparse type for a number of rounds: a whole number from 1 to the spec's own limit."""
-    from profopt_ci.specfile.guard import NUMBER_LIMITS
+    from profopt_ci.specfile.keys import NUMBER_LIMITS
 
     try:
         value = int(text)

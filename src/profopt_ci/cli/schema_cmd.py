@@ -1,7 +1,7 @@
 """`profopt schema NAME`: print the JSON Schema of a profopt document, for editors and integrators.
 
 In: NAME, one of results, comparison, baseline, sides, bisect (generated from the Structs of documents/types*.py)
-or spec (profopt.yml's, written by hand). Out: the packaged `schema/<NAME>.schema.json`, byte for
+or spec (profopt.yml's, generated from specfile/keys.py). Out: the packaged `schema/<NAME>.schema.json`, byte for
 byte, on stdout and exit 0; an unknown NAME is a `UsageError` (exit 2) listing the names.
 """
 from __future__ import annotations

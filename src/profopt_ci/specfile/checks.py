@@ -1,36 +1,180 @@
-"""The checks of a spec's data: the JSON Schema shipped in the package, then the rules it cannot say.
+"""The checks of a spec's data: conversion into the typed model, then the rules a type cannot say.
 
-In: the constructed spec data, its composed YAML node and the name to show. Out: every problem as
-one `FILE:LINE:COL: what is wrong — what was expected` line, sorted by position (empty: the spec
-is good). Unknown keys get a close-match suggestion; semantic rules (duplicate benchmark names,
-exactly one of callable/command, percentages, rounds ≤ max_rounds, one rule per constraint) run
-only when the schema found nothing, so one typo is not reported three ways.
+In: the constructed spec data, its composed YAML node and the name to show. Out: the spec as
+`SpecKeys` (specfile/keys.py, by `msgspec.convert`), or a `SpecError` with every problem as one
+`FILE:LINE:COL: what is wrong — what was expected` line, sorted by position. A spec the model
+refuses is walked along the model (each mapping, list and value converted on its own) so every
+problem is named, not only the first; unknown keys get a close-match suggestion. The rules
+(unique names, exactly one of callable/command, percentages, rounds ≤ max_rounds, one rule per
+constraint, hostile values: specfile/guard.py) run only when the model found nothing, so one typo
+is not reported three ways.
 """
 from __future__ import annotations
 
 import difflib
 import functools
-import json
-from importlib import resources
-from typing import Any
+import math
+import re
+import types
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-import jsonschema
+import msgspec
 import yaml
+from msgspec import Struct, UnsetType
 
-from profopt_ci.specfile.guard import value_problems
+from profopt_ci.errors import SpecError
+from profopt_ci.specfile.guard import label, number_text, value_problems
+from profopt_ci.specfile.keys import PERCENT_KEYS, SETTING_KEYS, SUITE_KINDS, SpecKeys, metas
 from profopt_ci.specfile.model import parse_percent
 from profopt_ci.specfile.yamlnodes import node_at, where
 
+Found = Iterator[tuple[list[Any], str]]
+_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false", dict: "a mapping of keys",
+          list: "a list"}
+_RULES = ("rel_tol", "abs_tol", "equal")
 
-@functools.lru_cache(maxsize=1)
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(schema())
+
+def checked(data: Any, node: yaml.Node, shown: str) -> SpecKeys:
+    """The spec as the typed model, or a `SpecError` naming every problem where it is."""
+    if not isinstance(data, dict):
+        raise SpecError([f"{where(shown, node.start_mark)}: the spec is {_type_name(data)} — expected a mapping "
+                         "with `version` and `benchmarks`"])
+    try:
+        spec = msgspec.convert(data, SpecKeys)
+    except msgspec.ValidationError as exc:
+        found = list(_problems(data, SpecKeys, [])) or [([], f"the spec: {exc}", False)]
+    else:
+        found = [(path, msg, False) for path, msg in _rules(data)]
+    if not found:
+        return spec
+    lines = set()
+    for path, msg, is_key in found:
+        target = node_at(node, path, key=is_key)
+        mark = target.start_mark if target is not None else None
+        lines.add((mark.line if mark else 0, mark.column if mark else 0, f"{where(shown, mark)}: {msg}"))
+    raise SpecError([text for _, _, text in sorted(lines)])
 
 
-def schema() -> dict[str, Any]:
-    """The packaged JSON Schema of profopt.yml (schema/profopt.schema.json)."""
-    text = resources.files("profopt_ci").joinpath("schema/profopt.schema.json").read_text()
-    return json.loads(text)
+# ---- the model's problems, all of them --------------------------------------------------------
+
+
+def _base(tp: Any) -> Any:
+    """The type without its Annotated metadata and without UNSET."""
+    while True:
+        if get_origin(tp) is Annotated:
+            tp = get_args(tp)[0]
+        elif get_origin(tp) in (Union, types.UnionType):
+            rest = [a for a in get_args(tp) if a is not UnsetType]
+            if len(rest) > 1:
+                return Union[tuple(rest)]  # noqa: UP007  (a tuple of types: no `|` spelling)
+            tp = rest[0]
+        else:
+            return tp
+
+
+def _is_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, Struct)
+
+
+@functools.cache
+def _fields(cls: type[Struct]) -> dict[str, msgspec.structs.FieldInfo]:
+    return {f.encode_name: f for f in msgspec.structs.fields(cls)}
+
+
+def _problems(value: Any, tp: Any, path: list[Any]) -> Iterator[tuple[list[Any], str, bool]]:
+    base = _base(tp)
+    container = dict if _is_struct(base) else get_origin(base)
+    if container in (dict, list) and not isinstance(value, container):
+        yield path, f"`{label(path)}` is {_type_name(value)} — expected {_words(base)}", False
+    elif _is_struct(base):
+        yield from _struct(value, base, path)
+    elif container is list and _is_struct(get_args(base)[0]):
+        least = next((m.min_length for m in metas(tp) if m.min_length), 0)
+        if len(value) < least:
+            yield path, f"`{label(path)}` is empty — expected at least {least} item(s)", False
+        for i, item in enumerate(value):
+            yield from _problems(item, get_args(base)[0], path + [i])
+    elif container is dict:
+        for k, v in value.items():
+            if not isinstance(k, str):
+                yield path + [k], f"`{label(path)}` has the key {k!r} ({type(k).__name__}) — expected string keys", False
+            else:
+                yield from _problems(v, get_args(base)[1], path + [k])
+    else:
+        msg = _leaf(value, tp, path)
+        if msg:
+            yield path, msg, False
+
+
+def _struct(value: dict[Any, Any], cls: type[Struct], path: list[Any]) -> Iterator[tuple[list[Any], str, bool]]:
+    try:
+        msgspec.convert(value, cls)
+        return
+    except msgspec.ValidationError:
+        pass
+    fields = _fields(cls)
+    suggested = set()
+    for key in value:
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
+            suggested.update(close)
+            own_first = sorted(fields, key=lambda k: k in SETTING_KEYS)
+            hint = f"did you mean `{close[0]}`?" if close else f"expected one of: {', '.join(own_first)}"
+            yield path + [key], f"unknown key `{key}` — {hint}", True
+    for key, f in fields.items():
+        if key in value:
+            yield from _problems(value[key], f.type, path + [key])
+        elif f.required and key not in suggested:  # `benchmark` → `benchmarks` says it better
+            owner = "every benchmark" if path[:1] == ["benchmarks"] and len(path) == 2 else (
+                f"`{label(path)}`" if path else "the spec")
+            yield path, f"missing `{key}` — {owner} needs `{key}`", False
+
+
+def _leaf(value: Any, tp: Any, path: list[Any]) -> str | None:
+    try:
+        msgspec.convert(value, tp)
+        return None
+    except msgspec.ValidationError:
+        pass
+    base, found = _base(tp), metas(tp)
+    said = next((m.extra["expected"] for m in found if m.extra and "expected" in m.extra), None)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"`{label(path)}` is {value} — expected a finite number"
+    if not isinstance(value, bool) and isinstance(value, {int: int, float: (int, float), str: str}.get(base, ())):
+        for m in found:
+            broken = _broken(value, m, said)
+            if broken:
+                return f"`{label(path)}` {broken}"
+    return f"`{label(path)}` is {_type_name(value)} — expected {said or _words(base)}"
+
+
+def _broken(value: Any, m: msgspec.Meta, said: str | None) -> str | None:
+    """The constraint of `m` that a value of the right type breaks, in words."""
+    if isinstance(value, str):
+        if m.min_length and len(value) < m.min_length:
+            return "is empty — expected some text"
+        if m.max_length and len(value) > m.max_length:
+            return f"is {len(value)} characters long — expected at most {m.max_length}"
+        if m.pattern and not re.search(m.pattern, value):
+            return f"is {value!r} — expected {said or 'text matching ' + m.pattern}"
+        return None
+    if m.ge is not None and value < m.ge:
+        return f"is {number_text(value)} — expected a value ≥ {m.ge}"
+    if m.gt is not None and value <= m.gt:
+        return f"is {number_text(value)} — expected a value > {m.gt}"
+    if m.le is not None and value > m.le:
+        return f"is {number_text(value)} — expected at most {m.le:g}"
+    return None
+
+
+def _words(tp: Any) -> str:
+    base = _base(tp)
+    if get_origin(base) is Literal:
+        return "one of: " + ", ".join(str(v) for v in get_args(base))
+    if get_origin(base) in (Union, types.UnionType):
+        return " or ".join(_words(a) for a in get_args(base))
+    return _WORDS.get(dict if _is_struct(base) else (get_origin(base) or base), str(base))
 
 
 def _type_name(value: Any) -> str:
@@ -39,105 +183,19 @@ def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
-        return f"the number {value}"
+        return f"the number {number_text(value) if isinstance(value, int) else value}"
     if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+        return f"the string {value[:200]!r}"
+    return {list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
 
 
-_EXPECTED = {
-    "string": "a string",
-    "number": "a number",
-    "integer": "a whole number",
-    "object": "a mapping of keys",
-    "array": "a list",
-    "boolean": "true or false",
-}
+# ---- rules a type cannot say ------------------------------------------------------------------
 
 
-def _label(path: list[Any]) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
-    return out or "the spec"
-
-
-def _describe(err: jsonschema.ValidationError) -> str | None:
-    path = list(err.absolute_path)
-    label = _label(path)
-    v = err.validator
-    if v == "additionalProperties":
-        return None  # reported by _unknown_keys with a suggestion
-    if v == "type":
-        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        want = " or ".join(_EXPECTED.get(t, t) for t in types)
-        return f"`{label}` is {_type_name(err.instance)} — expected {want}"
-    if v == "required":
-        missing = err.message.split("'")[1] if "'" in err.message else err.message
-        if path and path[0] == "benchmarks" and len(path) == 2:
-            where = "every benchmark"
-        else:
-            where = f"`{label}`" if path else "the spec"
-        return f"missing `{missing}` — {where} needs `{missing}`"
-    if v == "const" and path == ["version"]:
-        return f"`version` is {_type_name(err.instance)} — expected 1 (the only spec version)"
-    if v == "enum":
-        options = ", ".join(str(o) for o in err.validator_value)
-        return f"`{label}` is {_type_name(err.instance)} — expected one of: {options}"
-    if v == "pattern" and path and path[-1] == "callable":
-        return f"`{label}` is {err.instance!r} — expected `module:function` (e.g. bench.train:make_step)"
-    if v == "pattern" and path and path[-1] == "name":
-        return f"`{label}` is {err.instance!r} — expected letters, digits, '.', '_' or '-' (no spaces)"
-    if v in ("minimum", "exclusiveMinimum"):
-        op = "≥" if v == "minimum" else ">"
-        return f"`{label}` is {err.instance} — expected a value {op} {err.validator_value}"
-    if v == "minItems":
-        return f"`{label}` is empty — expected at least {err.validator_value} item(s)"
-    if v == "oneOf" and path and path[-1] == "command":
-        return f"`{label}` is {_type_name(err.instance)} — expected a command string or a list of arguments"
-    if v == "oneOf" and path and path[-1] == "instrument":
-        return f"`{label}` is {_type_name(err.instance)} — expected walltime, instructions, or a list of both"
-    if v == "oneOf" and path == ["setup"]:
-        return f"`setup` is {_type_name(err.instance)} — expected a shell command or a list of them"
-    return f"`{label}`: {err.message}"
-
-
-def _unknown_keys(data: Any, sch: dict[str, Any], root: dict[str, Any], path: list[Any]):
-    if "$ref" in sch:
-        sch = _deref(root, sch["$ref"])
-    if isinstance(data, dict) and sch.get("type") == "object" and sch.get("additionalProperties") is False:
-        props = sch.get("properties", {})
-        for key, value in data.items():
-            if key not in props:
-                close = difflib.get_close_matches(str(key), list(props), n=1, cutoff=0.6)
-                hint = f"did you mean `{close[0]}`?" if close else f"expected one of: {', '.join(props)}"
-                yield path + [key], f"unknown key `{key}` — {hint}"
-            else:
-                yield from _unknown_keys(value, props[key], root, path + [key])
-    elif isinstance(data, list) and isinstance(sch.get("items"), dict):
-        for i, item in enumerate(data):
-            yield from _unknown_keys(item, sch["items"], root, path + [i])
-
-
-def _deref(root: dict[str, Any], ref: str) -> dict[str, Any]:
-    cur: Any = root
-    for part in ref.lstrip("#/").split("/"):
-        cur = cur[part]
-    return cur
-
-
-# ---- rules a schema cannot say ---------------------------------------------------------------
-
-
-def _semantic(data: dict[str, Any]):
+def _rules(data: dict[str, Any]) -> Found:
     yield from value_problems(data)
-    for key in ("threshold", "memory_tolerance", "instructions_threshold"):
-        if key in (data.get("defaults") or {}):
-            yield from _percent_problem(data["defaults"][key], ["defaults", key])
+    d = data.get("defaults") or {}
+    yield from _percent_problems(d, ["defaults"])
     if isinstance(data.get("cpuset"), str):
         from profopt_ci.cpulists import parse_cpuset
 
@@ -145,91 +203,52 @@ def _semantic(data: dict[str, Any]):
             parse_cpuset(data["cpuset"])
         except ValueError as exc:
             yield ["cpuset"], f"`cpuset`: {exc}"
-    d = data.get("defaults") or {}
-    if isinstance(d.get("rounds"), int) and isinstance(d.get("max_rounds"), int) and d["max_rounds"] < d["rounds"]:
-        yield ["defaults", "max_rounds"], f"`defaults.max_rounds` ({d['max_rounds']}) is below `rounds` ({d['rounds']}) — expected max_rounds ≥ rounds"
+    if "rounds" in d and "max_rounds" in d and d["max_rounds"] < d["rounds"]:
+        yield ["defaults", "max_rounds"], (f"`defaults.max_rounds` ({d['max_rounds']}) is below `rounds` "
+                                           f"({d['rounds']}) — expected max_rounds ≥ rounds")
     seen: dict[str, int] = {}
     for i, b in enumerate(data.get("benchmarks") or []):
-        if not isinstance(b, dict):
-            continue
-        name = b.get("name")
-        if isinstance(name, str):
-            if name in seen:
-                yield ["benchmarks", i, "name"], f"benchmark name `{name}` is used twice (first at benchmarks[{seen[name]}]) — expected unique names"
-            seen.setdefault(name, i)
-        has_callable, has_command = "callable" in b, "command" in b
-        if has_callable and has_command:
-            yield ["benchmarks", i, "command"], f"`benchmarks[{i}]` has both `callable` and `command` — expected exactly one"
-        elif not has_callable and not has_command:
-            yield ["benchmarks", i], f"`benchmarks[{i}]` has neither `callable` nor `command` — expected exactly one"
-        for key in ("threshold", "memory_tolerance", "instructions_threshold"):
-            if key in b:
-                yield from _percent_problem(b[key], ["benchmarks", i, key])
-        goal = b.get("goal")
-        if isinstance(goal, dict) and "target" in goal:
-            yield from _percent_problem(goal["target"], ["benchmarks", i, "goal", "target"])
-        if isinstance(goal, dict) and goal.get("metric") == "throughput" and goal.get("direction") == "decrease":
-            yield ["benchmarks", i, "goal", "direction"], "`goal.direction` is decrease for throughput — expected increase"
-        if has_command and "params" in b:
-            yield ["benchmarks", i, "params"], f"`benchmarks[{i}].params` is set on a command — expected params only with `callable` (put them in the command line)"
-        for j, c in enumerate(b.get("constraints") or []):
-            if isinstance(c, dict):
-                rules = [k for k in ("rel_tol", "abs_tol", "equal") if k in c]
-                if len(rules) != 1:
-                    got = ", ".join(rules) or "none"
-                    yield ["benchmarks", i, "constraints", j], f"constraint on `{c.get('metric')}` has {got} — expected exactly one of rel_tol, abs_tol, equal"
-    yield from _suite_problems(data)
-
-
-def _suite_problems(data: dict[str, Any]):
-    """`suites:` items name exactly one kind; a spec needs benchmarks or suites."""
+        at = ["benchmarks", i]
+        if b["name"] in seen:
+            yield at + ["name"], (f"benchmark name `{b['name']}` is used twice (first at benchmarks[{seen[b['name']]}]) "
+                                  "— expected unique names")
+        seen.setdefault(b["name"], i)
+        if "callable" in b and "command" in b:
+            yield at + ["command"], f"`benchmarks[{i}]` has both `callable` and `command` — expected exactly one"
+        elif "callable" not in b and "command" not in b:
+            yield at, f"`benchmarks[{i}]` has neither `callable` nor `command` — expected exactly one"
+        yield from _percent_problems(b, at)
+        goal = b.get("goal") or {}
+        yield from _percent_problems(goal, at + ["goal"], ("target",))
+        if goal.get("metric") == "throughput" and goal.get("direction") == "decrease":
+            yield at + ["goal", "direction"], "`goal.direction` is decrease for throughput — expected increase"
+        if "command" in b and "params" in b:
+            yield at + ["params"], (f"`benchmarks[{i}].params` is set on a command — expected params only with "
+                                    "`callable` (put them in the command line)")
+        yield from _constraint_problems(b, at)
     if "benchmarks" not in data and "suites" not in data:
         yield [], "missing `benchmarks` — the spec needs `benchmarks` (or `suites`)"
     for i, item in enumerate(data.get("suites") or []):
-        kinds = [k for k in ("pytest", "asv", "pyperf") if k in item]
+        kinds = [k for k in SUITE_KINDS if k in item]
         if len(kinds) != 1:
-            got = ", ".join(kinds) or "none"
-            yield ["suites", i], f"`suites[{i}]` names {got} — expected exactly one of pytest, asv, pyperf (e.g. {{pytest: tests/bench/}})"
-        for j, c in enumerate(item.get("constraints") or []):
-            rules = [k for k in ("rel_tol", "abs_tol", "equal") if k in c]
-            if len(rules) != 1:
-                yield ["suites", i, "constraints", j], f"constraint on `{c.get('metric')}` has {', '.join(rules) or 'none'} — expected exactly one of rel_tol, abs_tol, equal"
-        for key in ("threshold", "memory_tolerance", "instructions_threshold"):
-            if key in item:
-                yield from _percent_problem(item[key], ["suites", i, key])
+            yield ["suites", i], (f"`suites[{i}]` names {', '.join(kinds) or 'none'} — expected exactly one of "
+                                  f"{', '.join(SUITE_KINDS)} (e.g. {{pytest: tests/bench/}})")
+        yield from _constraint_problems(item, ["suites", i])
+        yield from _percent_problems(item, ["suites", i])
 
 
-def _percent_problem(value: Any, path: list[Any]):
-    try:
-        parse_percent(value)
-    except ValueError as exc:
-        yield path, f"`{_label(path)}`: {exc}"
+def _constraint_problems(item: dict[str, Any], at: list[Any]) -> Found:
+    for j, c in enumerate(item.get("constraints") or []):
+        rules = [k for k in _RULES if k in c]
+        if len(rules) != 1:
+            yield at + ["constraints", j], (f"constraint on `{c['metric']}` has {', '.join(rules) or 'none'} — "
+                                            f"expected exactly one of {', '.join(_RULES)}")
 
 
-def check(data: Any, node: yaml.Node, shown: str) -> list[str]:
-    if not isinstance(data, dict):
-        return [f"{where(shown, node.start_mark)}: the spec is {_type_name(data)} — expected a mapping with `version` and `benchmarks`"]
-    sch = schema()
-    found: list[tuple[list[Any], str, bool]] = []
-    suggested: set[tuple[Any, ...]] = set()  # (path…, key) a typo already points at
-    for path, msg in _unknown_keys(data, sch, sch, []):
-        found.append((path, msg, True))
-        if "did you mean `" in msg:
-            suggested.add((*path[:-1], msg.split("did you mean `")[1].split("`")[0]))
-    errors = _validator().iter_errors(data)  # the one validator of profopt.yml (documents use msgspec)
-    for err in errors:
-        if err.validator == "required" and "'" in err.message:
-            if (*err.absolute_path, err.message.split("'")[1]) in suggested:
-                continue  # `benchmark` → `benchmarks` says it better than "missing benchmarks"
-        msg = _describe(err)
-        if msg:
-            found.append((list(err.absolute_path), msg, False))
-    if not found:
-        for path, msg in _semantic(data):
-            found.append((path, msg, False))
-    lines = []
-    for path, msg, is_key in found:
-        target = node_at(node, path, key=is_key)
-        mark = target.start_mark if target is not None else None
-        lines.append((mark.line if mark else 0, mark.column if mark else 0, f"{where(shown, mark)}: {msg}"))
-    return [text for _, _, text in sorted(set(lines))]
+def _percent_problems(item: dict[str, Any], at: list[Any], keys: tuple[str, ...] = PERCENT_KEYS) -> Found:
+    for key in keys:
+        if key in item:
+            try:
+                parse_percent(item[key])
+            except ValueError as exc:
+                yield at + [key], f"`{label(at + [key])}`: {exc}"

@@ -8,7 +8,8 @@ In: the spec's bytes (capped), its YAML node graph, its constructed data. Out: n
 - `check_graph`: each node walked once (aliases shared, not re-expanded), so a 625-byte alias
   bomb costs microseconds; a self-referencing anchor and an expansion past the budget are errors;
   duplicate keys compare by *value* as the loader would, so `{1: a, 1.0: b}` is a duplicate.
-- `value_problems`: NaN/±inf, numbers out of range, `=`/NUL in env names, NUL in env values and
+- `value_problems`: NaN/±inf, numbers past what a benchmark can use (the keys' own ranges are the
+  model's, specfile/keys.py), `=`/NUL in env names, NUL in env values and
   commands, and values JSON cannot carry (dates, binary, sets) — as (path, message) pairs.
 """
 from __future__ import annotations
@@ -27,10 +28,6 @@ MAX_SPEC_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 EXPANSION_FACTOR = 20  # an alias may repeat a subtree, but not blow the document up 20-fold
 EXPANSION_FLOOR = 200_000
-# Limits far past any real benchmark, so a typo'd exponent is caught here, not as an OverflowError later.
-NUMBER_LIMITS = {"timeout_s": 30 * 86400, "min_time_ms": 86400e3, "value_ms": 86400e3, "round_ms": 86400e3,
-                 "warmup": 10**7, "values": 10**7, "rounds": 10**6, "max_rounds": 10**6, "quality_steps": 10**7,
-                 "items_per_iteration": 1e18, "seed": 2**63}
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: far faster on big specs
 _STR = "tag:yaml.org,2002:str"
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -189,7 +186,7 @@ def value_problems(data: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
             yield from _command_problems(b.get("command"), ["benchmarks", i, "command"])
 
 
-def _label(path: list[Any]) -> str:
+def label(path: list[Any]) -> str:
     out = ""
     for step in path:
         out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
@@ -203,28 +200,27 @@ def _walk_values(data: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
         if isinstance(value, dict):
             for k, v in value.items():
                 if not isinstance(k, str):
-                    yield at + [k], f"`{_label(at)}` has the key {k!r} ({type(k).__name__}) — expected string keys"
+                    yield at + [k], f"`{label(at)}` has the key {k!r} ({type(k).__name__}) — expected string keys"
                 stack.append((v, at + [k]))
         elif isinstance(value, list):
             stack.extend((v, at + [i]) for i, v in enumerate(value))
         elif isinstance(value, float) and not math.isfinite(value):
-            yield at, f"`{_label(at)}` is {value} — expected a finite number"
+            yield at, f"`{label(at)}` is {value} — expected a finite number"
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            limit = NUMBER_LIMITS.get(str(at[-1]) if at else "")
-            if limit is not None and abs(value) > limit:
-                yield at, f"`{_label(at)}` is {_shown(value)} — expected at most {limit:g}"
-            elif abs(value) > 1e300 or (isinstance(value, int) and abs(value) >= 2**63):
-                yield at, f"`{_label(at)}` is {_shown(value)} — expected a number a benchmark can use (below 2**63)"
+            if abs(value) > 1e300 or (isinstance(value, int) and abs(value) >= 2**63):
+                yield at, f"`{label(at)}` is {number_text(value)} — expected a number a benchmark can use (below 2**63)"
         elif not isinstance(value, _JSON_SCALARS):
             kind = "a date" if isinstance(value, (datetime.date, datetime.datetime)) else f"a {type(value).__name__}"
-            yield at, f"`{_label(at)}` is {kind} — expected a string, number, boolean, list or mapping (JSON values)"
+            yield at, f"`{label(at)}` is {kind} — expected a string, number, boolean, list or mapping (JSON values)"
 
 
-def _shown(value: int | float) -> str:
+def number_text(value: int | float) -> str:
     """A number as a message shows it; an integer too large for a float is named by its length
     (formatting it as a float raised OverflowError)."""
-    if isinstance(value, float) or abs(value) < 10**15:
+    if isinstance(value, float):
         return f"{value:.6g}"
+    if abs(value) < 10**15:
+        return str(value)
     try:
         return f"an integer of {len(str(abs(value)))} digits"
     except ValueError:  # past sys.get_int_max_str_digits(), str() refuses it too
@@ -239,7 +235,7 @@ def _env_problems(env: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
         if not name or "=" in name or "\0" in name:
             yield path + [k], f"env name {name!r} — expected a name without `=` or NUL"
         if isinstance(v, str) and "\0" in v:
-            yield path + [k], f"`{_label(path + [k])}` contains NUL — expected text without NUL characters"
+            yield path + [k], f"`{label(path + [k])}` contains NUL — expected text without NUL characters"
 
 
 def _command_problems(command: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
@@ -247,5 +243,5 @@ def _command_problems(command: Any, path: list[Any]) -> Iterator[tuple[list[Any]
     for i, part in enumerate(parts):
         if isinstance(part, str) and "\0" in part:
             at = path + [i] if isinstance(command, list) else path
-            yield at, f"`{_label(at)}` contains NUL — a command cannot carry NUL characters"
+            yield at, f"`{label(at)}` contains NUL — a command cannot carry NUL characters"
 

@@ -5,27 +5,22 @@ resolved (specfile/model.py), or a `SpecError` listing every problem as
 `FILE:LINE:COL: what is wrong — what was expected`.
 
 Checks run in three layers, each pointing at the YAML node it is about: YAML syntax and duplicate
-keys while composing (specfile/yamlnodes.py), then the JSON Schema shipped in the package and the rules a
-schema cannot say (specfile/checks.py). The model's names are importable from here too, as the
+keys while composing (specfile/yamlnodes.py), then conversion into the typed model
+(specfile/keys.py, which generates the packaged JSON Schema) and the rules a type cannot say
+(specfile/checks.py). The model's names are importable from here too, as the
 result of `load_spec`.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from profopt_ci.errors import SpecError, UsageError
+from profopt_ci.errors import UsageError
 from profopt_ci.gc_pause import paused
-from profopt_ci.specfile.checks import check, schema
+from profopt_ci.specfile.checks import checked
 from profopt_ci.specfile.guard import check_nesting, read_capped
 from profopt_ci.specfile.model import (
-    DEFAULTS,
-    GOAL_METRICS,
-    INSTRUMENTS,
-    PAIRINGS,
-    SETTING_KEYS,
     Benchmark,
     Constraint,
-    Goal,
     Settings,
     Spec,
     parse_instrument,
@@ -33,14 +28,12 @@ from profopt_ci.specfile.model import (
     resolve,
     resolve_settings,
 )
+from profopt_ci.specfile.schema import schema
 from profopt_ci.specfile.yamlnodes import compose, construct
 
-__all__ = ["SPEC_NAMES", "SCHEMA_URL", "find_spec", "load_spec", "parse_spec", "schema",
-           "DEFAULTS", "GOAL_METRICS", "INSTRUMENTS", "PAIRINGS", "SETTING_KEYS", "Benchmark", "Constraint",
-           "Goal", "Settings", "Spec", "parse_instrument", "parse_percent", "resolve_settings"]
-
+__all__ = ["SPEC_NAMES", "find_spec", "load_spec", "parse_spec", "schema", "Benchmark", "Constraint", "Settings",
+           "Spec", "parse_instrument", "parse_percent", "resolve_settings"]
 SPEC_NAMES = ("profopt.yml", "profopt.yaml")
-SCHEMA_URL = "https://raw.githubusercontent.com/org/profopt-action/v1/src/profopt_ci/schema/profopt.schema.json"
 
 
 def find_spec(path: str | Path | None, cwd: Path | None = None) -> Path:
@@ -68,7 +61,4 @@ def parse_spec(text: str, shown: str, *, path: Path | None = None) -> Spec:
         check_nesting(text, shown)
         node = compose(text, shown)
         data = construct(node, text, shown)
-        problems = check(data, node, shown)
-        if problems:
-            raise SpecError(problems)
-        return resolve(data, path or Path(shown))
+        return resolve(checked(data, node, shown), data, path or Path(shown))

@@ -1,6 +1,7 @@
-"""The spec as the rest of profopt reads it: resolved dataclasses, the defaults, and the value parsers.
+"""The spec as the rest of profopt reads it: resolved dataclasses and the value parsers.
 
-In: a spec mapping that already passed specfile/checks.py (`resolve`), or one setting's raw value
+In: a spec checked and converted by specfile/checks.py (`resolve`; the keys, types and defaults are
+the model's, specfile/keys.py), or one setting's raw value
 (`parse_percent`, `parse_instrument`, `resolve_settings`). Out: `Spec` → `Benchmark` → `Settings`,
 `Goal`, `Constraint`, with every default merged in and percentages as floats; a bad raw value is a
 `ValueError` the caller turns into its own message.
@@ -11,46 +12,24 @@ import copy
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from profopt_ci.errors import UsageError
+import msgspec
+from msgspec import UNSET
 
-DEFAULTS: dict[str, Any] = {
-    "warmup": 3,
-    "min_time_ms": 100.0,
-    "values": 5,
-    "rounds": 20,
-    "max_rounds": 60,
-    "threshold": "3%",
-    "memory_tolerance": "5%",
-    "timeout_s": 600.0,
-    "profile": "auto",
-    "instrument": "walltime",
-    "instructions_threshold": "0.5%",
-    "cache_sim": False,
-    "pairing": "lockstep",
-    "value_ms": 2.0,
-    "round_ms": 400.0,
-    "quality_steps": 100,
-    "confirm": False,
-}
-INSTRUMENTS = ("walltime", "instructions")
-SETTING_KEYS = tuple(DEFAULTS)
-PAIRINGS = ("lockstep", "rounds")
-# Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
-# these apply when the spec does not set rounds / max_rounds itself: a first look at 12 rounds
-# decides a quiet A/A or a clear change (measured by bench/verdict_accuracy.py --variants).
-LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
-# goal.metric as a spec may write it → the metric key of results@1 and comparison@1
-GOAL_METRICS = {
-    "step_time": "step_time_ms",
-    "step_time_ms": "step_time_ms",
-    "throughput": "throughput",
-    "peak_memory": "peak_memory_mb",
-    "peak_memory_mb": "peak_memory_mb",
-}
+from profopt_ci.errors import UsageError
+from profopt_ci.specfile.keys import (
+    DEFAULTS,
+    GOAL_METRICS,
+    INSTRUMENTS,
+    LOCKSTEP_DEFAULTS,
+    SETTING_KEYS,
+    SUITE_KINDS,
+    SpecKeys,
+)
+
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 
 
@@ -65,14 +44,14 @@ class Settings:
     memory_tolerance_pct: float
     timeout_s: float
     profile: str
-    instrument: tuple[str, ...] = ("walltime",)  # walltime and/or instructions, in that order
-    instructions_threshold_pct: float = 0.5
-    cache_sim: bool = False
-    pairing: str = "lockstep"  # lockstep | rounds (design.md)
-    value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
-    round_ms: float = 400.0  # lockstep: pairs per round fill about this long
-    quality_steps: int = 100  # the quality pass: steps per side from fresh seeds (constraints)
-    confirm: bool = False  # a flagged verdict holds only when a fresh independent run agrees
+    instrument: tuple[str, ...]  # walltime and/or instructions, in that order
+    instructions_threshold_pct: float
+    cache_sim: bool
+    pairing: str  # lockstep | rounds (design.md)
+    value_ms: float  # lockstep: one value is about this long (one step when a step is longer)
+    round_ms: float  # lockstep: pairs per round fill about this long
+    quality_steps: int  # the quality pass: steps per side from fresh seeds (constraints)
+    confirm: bool  # a flagged verdict holds only when a fresh independent run agrees
 
     @property
     def timed(self) -> bool:
@@ -177,34 +156,6 @@ def parse_percent(value: Any) -> float:
     raise ValueError(f"{value!r} is not a percentage — expected a value such as 3%")
 
 
-def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
-    given = {k: v for k, v in defaults.items() if k in SETTING_KEYS}
-    given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
-    pairing = str(given.get("pairing", DEFAULTS["pairing"]))
-    merged = {**DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
-    rounds = int(merged["rounds"])
-    max_rounds = max(int(merged["max_rounds"]), rounds)
-    return Settings(
-        warmup=int(merged["warmup"]),
-        min_time_ms=float(merged["min_time_ms"]),
-        values=int(merged["values"]),
-        rounds=rounds,
-        max_rounds=max_rounds,
-        threshold_pct=parse_percent(merged["threshold"]),
-        memory_tolerance_pct=parse_percent(merged["memory_tolerance"]),
-        timeout_s=float(merged["timeout_s"]),
-        profile=str(merged["profile"]),
-        instrument=parse_instrument(merged["instrument"]),
-        instructions_threshold_pct=parse_percent(merged["instructions_threshold"]),
-        cache_sim=bool(merged["cache_sim"]),
-        pairing=pairing,
-        value_ms=float(merged["value_ms"]),
-        round_ms=float(merged["round_ms"]),
-        quality_steps=int(merged["quality_steps"]),
-        confirm=bool(merged["confirm"]),
-    )
-
-
 def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
     """`walltime`, `instructions` or a list of them → the set in a fixed order; else ValueError."""
     chosen = [value] if isinstance(value, str) else list(value)
@@ -212,6 +163,23 @@ def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
     if unknown or not chosen:
         raise ValueError(f"{', '.join(map(str, unknown)) or 'nothing'} — expected walltime, instructions, or both")
     return tuple(i for i in INSTRUMENTS if i in chosen)
+
+
+_DEFAULTS = msgspec.structs.asdict(DEFAULTS)
+# each field of `Settings`: the setting key it is read from and how (percentages as floats)
+_SETTINGS = [(f.name, f.name.removesuffix("_pct"), parse_percent if f.name.endswith("_pct") else {
+    "int": int, "float": float, "str": str, "bool": bool}.get(f.type, parse_instrument)) for f in fields(Settings)]
+
+
+def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
+    """Settings from the model's defaults, then a spec's `defaults:`, then the benchmark's (or the
+    command line's) own keys; lockstep has its own rounds defaults."""
+    given = {k: v for k, v in defaults.items() if k in SETTING_KEYS}
+    given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
+    pairing = str(given.get("pairing", DEFAULTS.pairing))
+    merged = {**_DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
+    merged["max_rounds"] = max(int(merged["max_rounds"]), int(merged["rounds"]))
+    return Settings(**{name: convert(merged[key]) for name, key, convert in _SETTINGS})
 
 
 def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:
@@ -225,61 +193,40 @@ def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:
 
 def env_of(mapping: dict[str, Any] | None) -> dict[str, str]:
     """An `env:` mapping as strings (booleans as 1/0)."""
-    return _env(mapping)
-
-
-def _env(mapping: dict[str, Any] | None) -> dict[str, str]:
     out = {}
     for k, v in (mapping or {}).items():
         out[str(k)] = ("1" if v else "0") if isinstance(v, bool) else str(v)
     return out
 
 
-def resolve(data: dict[str, Any], path: Path) -> Spec:
-    """A checked spec mapping → the `Spec` every stage reads (defaults merged per benchmark)."""
+def resolve(keys: SpecKeys, data: dict[str, Any], path: Path) -> Spec:
+    """A checked spec (`keys`, converted from `data`) → the `Spec` every stage reads; settings are
+    resolved from the raw mappings, as the command line's overrides and suites are."""
     defaults = data.get("defaults") or {}
     benchmarks = []
-    for b in data.get("benchmarks") or []:
+    for b, raw in zip(keys.benchmarks or [], data.get("benchmarks") or [], strict=True):
         goal = None
-        if b.get("goal"):
-            g = b["goal"]
-            metric = GOAL_METRICS[g["metric"]]
-            default_dir = "increase" if metric == "throughput" else "decrease"
-            target = parse_percent(g["target"]) if "target" in g else None
-            goal = Goal(metric=metric, direction=g.get("direction", default_dir), target_pct=target)
-        constraints = parse_constraints(b.get("constraints"))
-        benchmarks.append(
-            Benchmark(
-                name=b["name"],
-                callable=b.get("callable"),
-                command=b.get("command"),
-                params=copy.deepcopy(b.get("params") or {}),
-                items_per_iteration=b.get("items_per_iteration"),
-                unit=b.get("unit", "items"),
-                goal=goal,
-                constraints=constraints,
-                env=_env(b.get("env")),
-                settings=resolve_settings(defaults, b),
-            )
-        )
-    setup = data.get("setup") or []
+        if b.goal:
+            metric = GOAL_METRICS[b.goal.metric]
+            direction = b.goal.direction or ("increase" if metric == "throughput" else "decrease")
+            target = parse_percent(raw["goal"]["target"]) if b.goal.target is not UNSET else None
+            goal = Goal(metric=metric, direction=direction, target_pct=target)
+        benchmarks.append(Benchmark(
+            name=b.name, callable=_given(b.callable), command=_given(b.command),
+            params=copy.deepcopy(_given(b.params, {})), items_per_iteration=_given(b.items_per_iteration), unit=b.unit,
+            goal=goal, constraints=parse_constraints(raw.get("constraints")), env=env_of(raw.get("env")),
+            settings=resolve_settings(defaults, raw)))
+    setup = _given(keys.setup, [])
     return Spec(
-        path=path,
-        version=data["version"],
-        hardware_label=data.get("hardware_label") or "default",
-        setup=[setup] if isinstance(setup, str) else list(setup),
-        env=_env(data.get("env")),
-        seed=defaults.get("seed"),
-        benchmarks=benchmarks,
-        raw=data,
-        cpuset=data.get("cpuset"),
-        suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
-        benchmarks_from=data.get("benchmarks_from"),
-    )
+        path=path, version=keys.version, hardware_label=keys.hardware_label,
+        setup=[setup] if isinstance(setup, str) else list(setup), env=env_of(data.get("env")),
+        seed=_given(keys.defaults.seed) if keys.defaults else None, benchmarks=benchmarks, raw=data,
+        cpuset=_given(keys.cpuset), suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
+        benchmarks_from=_given(keys.benchmarks_from))
 
 
-SUITE_KINDS = ("pytest", "asv", "pyperf")
-
+def _given(value: Any, absent: Any = None) -> Any:
+    return absent if value is UNSET else value
 
 def _suite(index: int, item: dict[str, Any]) -> Suite:
     kind = next(k for k in SUITE_KINDS if k in item)

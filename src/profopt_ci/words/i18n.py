@@ -277,7 +277,8 @@ def word(lang: str, kind: str, value: object) -> str:
     return t(lang, key) if key in EN else str(value)
 
 
-def bottleneck_class(lang: str, cls: str | None) -> str:
-    """The analyzer's bottleneck class id in `lang`; an unknown id is shown as it is."""
-    key = (cls or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
-    return CLASSES.get(lang, CLASSES["en"]).get(key, cls or "unknown")
+def bottleneck_class(lang: str, cls: object) -> str:
+    """The analyzer's bottleneck class id in `lang`; an unknown id (or a file's non-text one) is shown as it is."""
+    text = cls if isinstance(cls, str) else ("unknown" if cls is None else str(cls))
+    key = (text or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
+    return CLASSES.get(lang, CLASSES["en"]).get(key, text or "unknown")
