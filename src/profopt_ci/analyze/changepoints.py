@@ -1,6 +1,6 @@
 """Nightly history: series per benchmark, change points, and drift of a freshly measured base.
 
-In: stored runs (store.at_or_before, newest first). Out: plain dicts for the comparison's
+In: stored runs (store.stores.at_or_before, newest first). Out: plain dicts for the comparison's
 `history` and `drift` keys. Pure apart from importing `ruptures`.
 
 Change points follow Daly et al. (ICPE 2020) and Fleming et al. (ICPE 2023): search the commit

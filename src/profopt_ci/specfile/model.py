@@ -68,7 +68,7 @@ class Settings:
     instrument: tuple[str, ...] = ("walltime",)  # walltime and/or instructions, in that order
     instructions_threshold_pct: float = 0.5
     cache_sim: bool = False
-    pairing: str = "lockstep"  # lockstep | rounds (design.md)
+    pairing: str = "lockstep"  # lockstep | rounds (README.md, "A spec")
     value_ms: float = 2.0  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float = 400.0  # lockstep: pairs per round fill about this long
     quality_steps: int = 100  # the quality pass: steps per side from fresh seeds (constraints)
