@@ -46,7 +46,7 @@ from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
 VERBS = (validate_cmd, run_cmd, compare_cmd, diff_cmd, demo_cmd, report_cmd, publish_cmd,  # the order `--help` lists
          baseline_cmd, merge_cmd, bisect_cmd, site_cmd, schema_cmd)
-MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
+MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not one line each
 EXIT_INTERRUPTED = 130
 
 
