@@ -200,10 +200,12 @@ def test_zh_decisions_and_verdicts(name):
             "inconclusive": "❔ 不确定", "no_change": "➖ 无变化"}[name]
     assert text.startswith(word + " — ")
     rows = [r for r in text.splitlines() if r.startswith(("| 单步时间", "| 吞吐量", "| 峰值内存"))]
-    assert rows
-    for row in rows:
-        symbol, verdict = row.split("|")[-2].split()
-        assert verdict in ("改善", "退化", "无变化", "不确定", "不稳定")
+    # each metric row's verdict, benchmarks in the report's order (step time, throughput, peak memory)
+    same = ["⚪ 无变化"] * 3
+    expected = {"reject_constraint": ["🟢 改善", "🟢 改善", "⚪ 无变化", *same], "trade_off": ["🟢 改善", "🟢 改善", "🔴 退化"],
+                "failed": same, "inconclusive": ["🟡 不确定", "🟡 不确定", "⚪ 无变化", "🟠 不稳定", "🟠 不稳定", "⚪ 无变化"],
+                "no_change": same * 3}[name]
+    assert [row.split("|")[-2].strip() for row in rows] == expected
 
 
 # ---- mermaid and details --------------------------------------------------------------------------
