@@ -129,7 +129,8 @@ def _check_posted_once_then_updated(gh, token, proc, kept) -> None:
     assert gh.requests_for("PATCH", rf"/repos/{REPO}/issues/comments/{comment['id']}")
     assert "sum" in comment["body"]
     outputs = json.loads((kept / "outputs.json").read_text())
-    assert outputs["decision"] in ("keep", "no-change", "inconclusive", "trade-off", "reject")
+    assert outputs["decision"] == "keep"  # head does half of base's work (actionkit.bench_files: factor 1 vs 2)
+    assert comment["body"].split("\n")[1].startswith("✅ keep — sum")
     assert outputs["results"].endswith("comparison.json") and outputs["report"].endswith("report.md")
     # each step has its own summary file; act prints what a step wrote to it
     summary = [ln.split("Summary - ", 1)[1] for ln in log.splitlines() if "Summary - " in ln]

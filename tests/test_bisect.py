@@ -18,9 +18,11 @@ from conftest import CPU_STEP, make_repo, run_cli
 from profopt_ci.analyze.bisection import Search
 from profopt_ci.documents.read import view
 from profopt_ci.pipeline.bisect_refs import run_bisect
+from profopt_ci.publish import issues
 from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.specfile.load import load_spec
 from profopt_ci.specfile.plan import overrides
+from profopt_ci.words.i18n import say
 
 SCHEMA = json.loads(resources.files("profopt_ci").joinpath("schema/bisect.schema.json").read_text())
 SPEC_DEFAULTS = """\
@@ -170,6 +172,20 @@ def test_a_bisect_file_whose_notes_are_plain_strings_still_renders(tmp_path):
     doc, _, _ = _run(tmp_path, [0, 1, 0, 1])
     doc["notes"] = ["a note worded by an older profopt"]
     assert "- a note worded by an older profopt" in render_bisect(doc, "zh")
+
+
+def test_the_nightly_issue_is_made_of_messages_and_said_in_zh(tmp_path):
+    doc, shas, _ = _run(tmp_path, [0, 0, 0, 15, 15, 15])
+    doc["change_point"] = {"label": "cpu-x", "benchmark": "busy", "from_commit": shas[0], "to_commit": shas[-1],
+                           "delta_pct": 15.0, "before": 20.0, "after": 23.0}
+    title = issues.title_of(doc)
+    assert title["id"] == "issue.title" and title["args"]["where"]["id"] == "issue.first_bad"
+    assert say("en", title) == title["text"] == f"profopt: busy 15.0% slower on cpu-x — first bad commit {shas[3][:12]}"
+    assert say("zh", title) == f"profopt：busy 在 cpu-x 上变慢 15.0% — 第一个变坏的提交 {shas[3][:12]}"
+    en, zh = issues.body_of(doc), issues.body_of(doc, "zh")
+    assert "history of **busy** moved +15.0% (median 20 → 23 ms)" in en and "## profopt bisect" in en
+    assert "**busy** 在" in zh and "变化了 +15.0%（中位数 20 → 23 ms）" in zh and "## profopt 二分定位" in zh
+    assert "moved" not in zh and "First bad commit" not in zh
 
 
 def test_ends_that_do_not_differ_search_nothing(tmp_path):

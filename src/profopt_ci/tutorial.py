@@ -1,7 +1,7 @@
 """The tutorial's minimal template: time a function, summarize base vs tuned, print the table.
 
-Kept exactly as the tutorial defines it (design.md), because users copy it into notebooks; the
-statistics of `profopt compare` are the grown-up version of the same loop.
+Kept exactly as the tutorial defines it (README.md, "The minimal template"), because users copy it
+into notebooks; the statistics of `profopt compare` are the grown-up version of the same loop.
 """
 from __future__ import annotations
 

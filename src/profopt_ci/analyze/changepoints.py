@@ -1,6 +1,6 @@
 """Nightly history: series per benchmark, change points, and drift of a freshly measured base.
 
-In: stored runs (store.at_or_before, newest first). Out: plain dicts for the comparison's
+In: stored runs (store.stores.at_or_before, newest first). Out: plain dicts for the comparison's
 `history` and `drift` keys. Pure apart from importing `ruptures`.
 
 Change points follow Daly et al. (ICPE 2020) and Fleming et al. (ICPE 2023): search the commit
@@ -44,7 +44,7 @@ def series(runs: list[tuple[Any, dict, int]], metric: str = METRIC) -> dict[str,
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
     """Welch's two-sided t-test p-value (scipy.stats.ttest_ind(equal_var=False)'s, from the t
-    distribution in scipy.special: importing scipy.stats costs the site's rebuild ~0.5 s)."""
+    distribution in scipy.special: importing scipy.stats is a noticeable part of the site's rebuild)."""
     va, vb = a.var(ddof=1), b.var(ddof=1)
     diff = abs(a.mean() - b.mean())
     if va == 0 and vb == 0:

@@ -4,7 +4,7 @@ In: argv. Out: the verb's exit code. Each verb module (validate, run, compare, d
 publish, baseline, merge, bisect, site, schema) registers its own flags and parses them into plain values for the core.
 
 `main()` is the one error boundary, and every error leaves it in one form, `profopt: …` on stderr,
-with the exit code design.md documents:
+with the exit code README.md documents (its "Commands"):
 - 0 ok · 1 the policy failed · 2 usage or spec error (`UsageError`, `SpecError`, a bad flag) ·
   3 a benchmark or the infrastructure failed (`InfraError`; a failed `git` is `gitutil.GitError`,
   exit 3, unless the caller knows it is the user's and raises a `UsageError` instead);
@@ -46,7 +46,7 @@ from profopt_ci.errors import EXIT_INFRA, EXIT_USAGE, ProfoptError, SpecError
 
 VERBS = (validate_cmd, run_cmd, compare_cmd, diff_cmd, demo_cmd, report_cmd, publish_cmd,  # the order `--help` lists
          baseline_cmd, merge_cmd, bisect_cmd, site_cmd, schema_cmd)
-MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not 74 MB
+MAX_PROBLEMS_SHOWN = 50  # a spec with 200k bad entries prints 50 lines and a count, not one line each
 EXIT_INTERRUPTED = 130
 
 
@@ -98,7 +98,7 @@ def _internal_error(exc: Exception) -> int:
 
 
 def program() -> None:
-    """The `profopt` command: `main`, then exit. With a document retained (cli/outputs.retain),
+    """The `profopt` command: `main`, then exit. With a document retained (cli/output_files.retain),
     without freeing it: what is buffered is flushed and the exit handlers run, then the process
     ends (os._exit)."""
     output_files.RETAINED = []  # a list, not None: the verbs now keep their big documents in it

@@ -121,12 +121,12 @@ def verdict_exit(doc: Comparison) -> int:
     return EXIT_POLICY if doc.policy and doc.policy.failing else EXIT_OK
 
 
-RETAINED: list[object] | None = None  # a list once cli.main.program runs profopt as a program
+RETAINED: list[object] | None = None  # a list once cli.command_line.program runs profopt as a program
 
 
 def retain(document: object) -> None:
     """Leave a big document for the process's exit to reclaim, when profopt runs as a program
-    (cli.main.program): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one is time
+    (cli.command_line.program): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one is time
     spent after the verdict is known. Called in-process (tests, `main(argv)`), it keeps nothing."""
     if RETAINED is not None:
         RETAINED.append(document)

@@ -2,7 +2,7 @@
 
 In: the results@1 the run wrote (commit, spec hash, label, fingerprint, env, rounds, seed), the ref
 it was measured at, and per benchmark the compact summary the store stage computed (per-round
-values, median, CI, round cost; store.baseline.bench_summary) plus the benchmarks that failed.
+values, median, CI, round cost; store.stored_baselines.bench_summary) plus the benchmarks that failed.
 Out: the baseline@1 (`build`), the frozen `Baseline` Struct `schema/baseline.schema.json` is generated from; `check_baseline`,
 which validates one already parsed (read from a store's git branch or folder), and `load_baseline`,
 the version-checked file reader (documents.read).

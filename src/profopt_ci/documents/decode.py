@@ -128,7 +128,7 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     if entries is None:  # sides@1, bisect@1: small, nothing kept typed
         return msgspec.to_builtins(doc)
     out = msgspec.to_builtins(replace(doc, benchmarks=[]))
-    # In place: each entry's Struct goes as soon as its dict exists (at 10⁵ both at once were ~0.3 GB).
+    # In place: each entry's Struct goes as soon as its dict exists (both at once doubled the peak at 10⁵).
     if isinstance(entries, dict):
         for name, e in entries.items():
             entries[name] = _entry(e)

@@ -23,7 +23,7 @@ from profopt_ci.documents.decode import _invalid, _malformed, _schema_of, _wrong
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.errors import UsageError
 
-# A comparison of 10⁶ benchmarks (5 samples a side) is ~4.5 GB: a file past 16 GiB is not one of
+# A comparison of 10⁶ benchmarks (5 samples a side) is a few GB: a file past 16 GiB is not one of
 # ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
 MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
 MAX_STREAM_BYTES = 1024 ** 3

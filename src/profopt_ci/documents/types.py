@@ -211,7 +211,7 @@ class Results(_Closed, kw_only=True):
     shard: Free | str | None | UnsetType = UNSET  # `run --shard`: which benchmarks this shard ran
     merged_from: list[Any] | UnsetType = UNSET  # `merge`: the shards
     runner: Runner | None | UnsetType = UNSET
-    stored_baseline: bool | UnsetType = UNSET  # a stored baseline@1 read as results (store.baseline)
+    stored_baseline: bool | UnsetType = UNSET  # a stored baseline@1 read as results (store.stored_baselines)
     benchmarks: dict[str, ResultsEntry]
 
 

@@ -36,7 +36,7 @@ class StoredMetric(_Closed, kw_only=True):
 
 
 class StoredBenchmark(_Closed, kw_only=True):
-    """One benchmark of a stored run, compacted by store.baseline.bench_summary."""
+    """One benchmark of a stored run, compacted by store.stored_baselines.bench_summary."""
 
     kind: Literal["callable", "command"] | None | UnsetType = UNSET
     params: Free | UnsetType = UNSET

@@ -180,7 +180,7 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
 
 
 class _Prepared:
-    """pedantic(setup=…): every call gets fresh arguments from `setup`, untimed (harness.py's
+    """pedantic(setup=…): every call gets fresh arguments from `setup`, untimed (harness/timing.py's
     `profopt_untimed` protocol); called plainly (a profile, the quality pass) it runs all three."""
 
     def __init__(self, target, args, kwargs, setup, teardown) -> None:

@@ -1,6 +1,6 @@
 """In the worker: a suite target's step, with `use(step)` run where the suite's runner wants it.
 
-In: a suite target (suites.target), `use` (the worker's protocol: measure, serve, profile,
+In: a suite target (harness.suite_targets.target), `use` (the worker's protocol: measure, serve, profile,
 instructions) and the quality pass's seed. Out: what `use` returned. pytest runs `use` nested in
 the test's benchmark call; asv runs it between the benchmark's setup and teardown; pyperf between
 the script's registration of the benchmark and the end.

@@ -24,7 +24,7 @@ _MAX_LOOPS = 1 << 24
 
 class _State:
     # plain classes, not dataclasses: `dataclasses` (with `inspect`) is a third of a worker's
-    # imports, paid by every fresh worker, every zygote and, ~50x slower, every valgrind run
+    # imports, paid by every fresh worker, every zygote and, many times slower, every valgrind run
     __slots__ = ("phases_ns", "quality", "recording", "sync")
 
     def __init__(self) -> None:

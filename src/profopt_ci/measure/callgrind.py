@@ -44,7 +44,7 @@ INSTALL_HINT = ("install it: `sudo apt-get install valgrind` (Debian, Ubuntu), `
                 "action's Linux container")
 CACHE_ARGS = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
-TARGET_IR = 2e7  # instructions per N-step region: ~0.3 s under callgrind, large against its jitter
+TARGET_IR = 2e7  # instructions per N-step region: a fraction of a second under callgrind, large against its jitter
 MAX_STEPS = 1024
 TOP_FUNCTIONS = 40  # functions kept per run, by self Ir per step
 DETERMINISM_ENV = {"PYTHONHASHSEED": "0"}

@@ -64,7 +64,7 @@ def _gpu() -> tuple[str | None, str | None]:
 
 
 def _cuda_version() -> str | None:
-    """torch's CUDA version, read from torch/version.py without importing torch (1–2.5 s a side)."""
+    """torch's CUDA version, read from torch/version.py without importing torch (seconds a side)."""
     try:
         dist = metadata.distribution("torch")
     except metadata.PackageNotFoundError:

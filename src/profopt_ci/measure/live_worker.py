@@ -183,7 +183,7 @@ class WorkerProcess:
         self._err.close()
 
 
-LEAD_STEPS = 1  # untimed steps before each value (harness.Stepper); PROFOPT_LEAD_STEPS overrides, 0 none
+LEAD_STEPS = 1  # untimed steps before each value (harness.timing.Stepper); PROFOPT_LEAD_STEPS overrides, 0 none
 
 
 def lead_steps() -> int:

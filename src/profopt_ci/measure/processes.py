@@ -2,7 +2,7 @@
 
 In: a resolved spec, a `Side` (a checkout and the interpreter that runs it). Out: sample dicts
 (docs/data-model.md) or a `BenchmarkFailed` carrying the status and the stderr tail. Nothing here
-decides anything; the `profopt run` loop over rounds that writes results@1 is `pipeline.run.run_tree`.
+decides anything; the `profopt run` loop over rounds that writes results@1 is `pipeline.run_tree.run_tree`.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ In: a benchmark with constraints, a `Side`, its environment. Out: a quality trac
 step), or `{"status": "failed", "error": …}`.
 
 A callable's pass runs in the worker after the timed rounds, before its profile (worker.py
-`profile_job`: a fresh factory after `harness.seed_all`, then `harness.trace`). A command is one
+`profile_job`: a fresh factory after `harness.timing.seed_all`, then `harness.timing.trace`). A command is one
 more run of the whole process: its `PROFOPT_METRIC name=value` lines in the order printed are the
 trace (the k-th line of a name is its step k). Both run with PYTHONHASHSEED=0 unless the spec sets
 it, so set and dict order cannot differ between the sides. The timed rounds never feed a constraint.

@@ -13,7 +13,7 @@ answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's
             file, stderr file] only)
     parent: `wait N` / `poll N` → zygote: `status CODE` (poll: or `running`)
 
-Why: `import torch` takes 1–2.5 s, and a fresh pair of interpreters every round paid it twice per
+Why: `import torch` takes seconds, and a fresh pair of interpreters every round paid it twice per
 round — most of a torch A/A's time. A forked child starts in milliseconds with the packages already
 imported and builds the step itself (the factory never runs in the zygote, so no OpenMP region,
 CUDA context or thread pool is inherited half-done: forking after one of those hangs the child).
@@ -243,9 +243,9 @@ class ZygotePool:
     on in fresh processes.
 
     Why shared: every child of one zygote inherits its layout, so two per-side zygotes add a
-    per-generation offset between the sides (an A/A of a 10 ms MLP: generation means spread 2.0–2.7%
-    where independent rounds would give 1.1–1.3%). Forked from one zygote, both sides carry the same
-    layout and it cancels in the paired ratio (0.9–1.1%, and the rounds' spread 3.2% → 2.3%). Per-side
+    per-generation offset between the sides (wider than independent rounds would give; figures in
+    docs/accuracy.md). Forked from one zygote, both sides carry the same layout and it cancels in
+    the paired ratio. Per-side
     zygotes pad each child's heap by a random amount instead (`pad`), which breaks the offset at the
     cost of more spread (docs/accuracy.md)."""
 

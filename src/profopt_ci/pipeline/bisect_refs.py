@@ -2,7 +2,7 @@
 
 In: the spec (with the command line's overrides), a good and a bad ref, the benchmarks to search
 (default: those that changed beyond τ between the ends), the metric, and a `Measure` callable —
-the real one (`CompareMeasure`) runs `pipeline.compare.run_compare` with profiling off; tests pass
+the real one (`CompareMeasure`) runs `pipeline.compare_refs.run_compare` with profiling off; tests pass
 one that returns literal estimates. Out: the `profopt/bisect@1` document (documents/bisect.py).
 
 The flow:

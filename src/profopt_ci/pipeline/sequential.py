@@ -3,9 +3,9 @@
 In: the plan, the compared benchmarks, both sides, the `RoundState` to fill, and a `measure`
 callable with `measure.rounds.run_rounds`'s signature (the real one runs processes; tests pass one
 that appends literal samples). Out: the samples in the state, and per benchmark the α its final
-look spent. Each benchmark is looked at after the round counts of `analyze.looks.plan_looks`; a
+look spent. Each benchmark is looked at after the round counts of `analyze.look_schedule.plan_looks`; a
 step time still inconclusive (or unstable) there gets the next look's rounds, with α spent across
-the looks (`analyze.looks.spent_alpha`) so that looking again cannot manufacture significance.
+the looks (`analyze.look_schedule.spent_alpha`) so that looking again cannot manufacture significance.
 """
 from __future__ import annotations
 

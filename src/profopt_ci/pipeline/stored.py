@@ -1,6 +1,6 @@
 """`profopt baseline refresh` and `profopt compare --baseline stored`: runs against the store.
 
-refresh — in: the plan, a store location; out: the current tree measured by `pipeline.run` and its
+refresh — in: the plan, a store location; out: the current tree measured by `pipeline.run_tree` and its
 `profopt/baseline@1` summary saved in the store (under the plan's hardware label), with the exit
 code and the stored path.
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 _MATMUL_N = 1024
 _COPY_MB = 64
-_BUDGET_S = 0.35  # per measurement; four measurements at most → ~1.5 s on a slow runner
+_BUDGET_S = 0.35  # per measurement; four measurements at most
 
 
 def _best_seconds(fn: Callable[[], object], budget_s: float = _BUDGET_S, min_reps: int = 3) -> float:

@@ -3,7 +3,8 @@
 In: a GitHub client, the repository, the bisect@1 documents `baseline refresh --bisect` wrote (each
 with its `change_point`), the latest nightly value of each benchmark of the label, τ, and the
 login whose issues are ours. Out: what was done to which issue (created · updated · left closed ·
-closed), and the issues on GitHub.
+closed), and the issues on GitHub. The title, the opening line and the closing comment are
+messages (`issue.*`, words/i18n_bisect.py) said in the nightly's language, as the bisection below them.
 
 An issue is keyed, as the sticky comment is (publish/comment.py), by a hidden first line —
 `<!-- profopt:change-point LABEL/BENCHMARK/FROM..TO -->` — and by its author: a later nightly that
@@ -22,6 +23,7 @@ from typing import Any
 from profopt_ci.publish.rest import GitHubClient
 from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.report.format import md_inline
+from profopt_ci.words.i18n import message, say
 
 PREFIX = "<!-- profopt:change-point "
 _DATA = re.compile(r"^<!-- profopt:data (\{.*\}) -->$", re.M)
@@ -38,21 +40,28 @@ def marker(cp: dict) -> str:
     return f"{PREFIX}{key_of(cp)} -->"
 
 
-def title_of(doc: dict) -> str:
+def title_of(doc: dict) -> dict:
+    """The issue's title, as a message."""
     cp, first = doc["change_point"], doc["first_bad"]
-    moved = "slower" if cp["delta_pct"] > 0 else "faster"
-    where = f"first bad commit {first['commit'][:12]}" if first else f"between {cp['from_commit'][:12]} and {cp['to_commit'][:12]}"
-    return f"profopt: {cp['benchmark'][:80]} {abs(cp['delta_pct']):.1f}% {moved} on {cp['label'][:60]} — {where}"
+    where = (message("issue.first_bad", commit=first["commit"][:12]) if first
+             else message("issue.between", before=cp["from_commit"][:12], after=cp["to_commit"][:12]))
+    return message("issue.title", bench=cp["benchmark"][:80], pct=abs(cp["delta_pct"]), label=cp["label"][:60],
+                   moved=message("issue.slower" if cp["delta_pct"] > 0 else "issue.faster"), where=where)
+
+
+def head_of(doc: dict) -> dict:
+    """The issue body's opening line, as a message: how the nightly history moved."""
+    cp = doc["change_point"]
+    return message("issue.head", label=cp["label"], bench=md_inline(cp["benchmark"]), delta=cp["delta_pct"],
+                   before=cp["before"], after=cp["after"], good=cp["from_commit"][:12], bad=cp["to_commit"][:12])
 
 
 def body_of(doc: dict, lang: str = "en") -> str:
     cp = doc["change_point"]
     data = {k: cp[k] for k in ("label", "benchmark", "before", "after")}
     data["threshold_pct"] = doc["threshold_pct"]
-    head = (f"The nightly `{cp['label']}` history of **{md_inline(cp['benchmark'])}** moved "
-            f"{cp['delta_pct']:+.1f}% (median {cp['before']:.4g} → {cp['after']:.4g} ms) between the nightlies of "
-            f"`{cp['from_commit'][:12]}` and `{cp['to_commit'][:12]}`.")
-    text = f"{marker(cp)}\n<!-- profopt:data {json.dumps(data, sort_keys=True)} -->\n{head}\n\n{render_bisect(doc, lang)}"
+    text = (f"{marker(cp)}\n<!-- profopt:data {json.dumps(data, sort_keys=True)} -->\n{say(lang, head_of(doc))}\n\n"
+            f"{render_bisect(doc, lang)}")
     return text[:BODY_LIMIT]
 
 
@@ -99,30 +108,29 @@ def sync(client: GitHubClient, repo: str, docs: list[dict], *, label: str, lates
             fresh = [i for i in client.list_issues(repo) if _ours(i, author) and _key(i) == key]  # a racing nightly
             issue = min(fresh, key=lambda i: int(i["number"])) if fresh else None
         if issue is None:
-            issue = client.create_issue(repo, title_of(doc), body_of(doc, lang))
+            issue = client.create_issue(repo, say(lang, title_of(doc)), body_of(doc, lang))
             by_key[key] = issue
             done.append({"action": "created", "number": issue["number"], "key": key})
         elif issue.get("state") == "closed":
             done.append({"action": "left closed", "number": issue["number"], "key": key})
         else:
-            by_key[key] = client.update_issue(repo, issue["number"], title=title_of(doc), body=body_of(doc, lang))
+            by_key[key] = client.update_issue(repo, issue["number"], title=say(lang, title_of(doc)), body=body_of(doc, lang))
             done.append({"action": "updated", "number": issue["number"], "key": key})
     for key, issue in by_key.items():
-        done += _close_if_reverted(client, repo, key, issue, label, latest)
+        done += _close_if_reverted(client, repo, key, issue, label, latest, lang)
     return done
 
 
 def _close_if_reverted(client: GitHubClient, repo: str, key: str, issue: dict, label: str,
-                       latest: dict[str, tuple[float, str]]) -> list[dict[str, Any]]:
+                       latest: dict[str, tuple[float, str]], lang: str) -> list[dict[str, Any]]:
     data = _data(issue)
     if issue.get("state") != "open" or data is None or data.get("label") != label:
         return []
     now = latest.get(str(data.get("benchmark")))
     if now is None or not reverted(now[0], data.get("before"), data.get("after"), float(data.get("threshold_pct") or 3.0)):
         return []
-    client.create_issue_comment(repo, issue["number"],
-                                f"The nightly of `{now[1][:12]}` measured {now[0]:.4g} ms, back within "
-                                f"{float(data.get('threshold_pct') or 3.0):g}% of the {data['before']:.4g} ms before "
-                                "this change point: reverted. Closing.")
+    said = message("issue.reverted", commit=now[1][:12], value=now[0], tau=float(data.get("threshold_pct") or 3.0),
+                   before=data["before"])
+    client.create_issue_comment(repo, issue["number"], say(lang, said))
     client.update_issue(repo, issue["number"], state="closed", state_reason="completed")
     return [{"action": "closed", "number": issue["number"], "key": key}]

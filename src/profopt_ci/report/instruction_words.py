@@ -4,7 +4,7 @@ In: a comparison@1 dict, or one metric entry of it. Out: strings for the view (r
 the headline (report/headline.py):
 - the meta line's part: "instructions τ ±0.5%, 2 valgrind runs per side";
 - the label of an instruction interval: it is the range of the runs ± the noise floor
-  (measure/instructions.instruction_change), not a confidence interval, so it is never called "CI";
+  (measure/instruction_runs.instruction_change), not a confidence interval, so it is never called "CI";
 - what an instruction count is (instructions, not time; …), which every report with counts
   states in its notes, whichever path (compare, diff, a stored baseline) made the comparison.
 No statistics here, only words around the JSON's figures.

@@ -47,7 +47,7 @@ class Settings:
     instrument: tuple[str, ...]  # walltime and/or instructions, in that order
     instructions_threshold_pct: float
     cache_sim: bool
-    pairing: str  # lockstep | rounds (design.md)
+    pairing: str  # lockstep | rounds (README.md, "A spec")
     value_ms: float  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float  # lockstep: pairs per round fill about this long
     quality_steps: int  # the quality pass: steps per side from fresh seeds (constraints)

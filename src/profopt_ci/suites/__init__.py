@@ -4,7 +4,7 @@ A `suites:` item (or `--suite KIND:PATH`) is collected by the tool's own discove
 collection, asv_runner's discovery, the script's own pyperf.Runner calls) in a process of the
 side's environment (`collector.py`, driven by `collect.py`), and every collected benchmark
 becomes an ordinary `Benchmark` whose `callable` is a suite target (`target`). The worker builds
-its step through `inworker.run`: the pytest test, the asv method or the pyperf function is the
+its step through `harness.suite_run.run`: the pytest test, the asv method or the pyperf function is the
 step, driven by profopt's own pairing (lockstep pairs, instructions, profiles — all unchanged).
 
 Which side's suite runs (`benchmarks_from`, default head for suites): the head's suite files are

@@ -5,8 +5,9 @@ In: a language (`en` or `zh`), a message key and its fields, or a message object
 (`{"id", "args", "text"}`, see `message`: a bottleneck's evidence, a comparison's notes). Out: plain
 text in that language; English when the catalog lacks a key, and a plain string from an older file
 as it is (English beats a wrong guess). The catalogs are data modules (words/messages_en.py,
-words/messages_zh.py): adding a language is one more catalog; a message's fields are formatted by
-Python's format specs (`{share:.0%}`) and the few list and term specs in SPECS.
+words/messages_zh.py and the i18n_* parts merged into them): adding a language is one more catalog;
+a message's fields are formatted by Python's format specs (`{share:.0%}`) and the few list and term
+specs in SPECS, whose words are catalog entries too (`spec.*`). No word is held anywhere else.
 """
 from __future__ import annotations
 
@@ -15,45 +16,25 @@ import numbers
 import string
 from collections.abc import Callable, Mapping
 
-from profopt_ci.words import i18n_action, i18n_site, i18n_statements
+from profopt_ci.words import i18n_action, i18n_bisect, i18n_site, i18n_statements
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
-__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "CLASSES", "Note", "message", "put", "said", "say", "note", "text_of", "t",
+__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "Note", "message", "put", "said", "say", "note", "text_of", "t",
            "word", "bottleneck_class"]
 
 LANGS = ("en", "zh")
 Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
 EN.update(i18n_action.EN)  # the action's failure causes (words/i18n_action.py)
 ZH.update(i18n_action.ZH)
+EN.update(i18n_bisect.EN)  # a bisection's words and the nightly's issue (words/i18n_bisect.py)
+ZH.update(i18n_bisect.ZH)
 EN.update(i18n_site.EN)  # the site's pages (profopt site, words/i18n_site.py)
 ZH.update(i18n_site.ZH)
 EN.update(i18n_statements.EN)  # what a comparison states: reasons, details, the summary (words/i18n_statements.py)
 ZH.update(i18n_statements.ZH)
 
 CATALOGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
-
-# Bottleneck classes come from the analyzer as ids; unknown ones are shown as they are.
-CLASSES: dict[str, dict[str, str]] = {
-    "en": {
-        "compute": "compute", "memory_capacity": "memory capacity",
-        "memory_bandwidth": "memory bandwidth", "communication": "communication",
-        "launch_overhead": "scheduling / launch overhead", "scheduling": "scheduling / launch overhead",
-        "framework_overhead": "framework / interpreter overhead", "data_loading": "data loading / IO",
-        "io": "data loading / IO", "host_device_sync": "host-device sync", "sync": "host-device sync",
-        "transfer": "host-device transfer", "launch_framework_overhead": "launch / framework overhead",
-        "interpreter_overhead": "interpreter overhead in Python code", "unknown": "unknown",
-    },
-    "zh": {
-        "compute": "计算", "memory_capacity": "内存容量", "memory_bandwidth": "内存带宽",
-        "communication": "通信", "launch_overhead": "调度 / 启动开销", "scheduling": "调度 / 启动开销",
-        "framework_overhead": "框架 / 解释器开销", "data_loading": "数据加载 / IO", "io": "数据加载 / IO",
-        "host_device_sync": "主机-设备同步", "sync": "主机-设备同步", "transfer": "主机-设备传输",
-        "launch_framework_overhead": "启动 / 框架开销", "interpreter_overhead": "Python 代码的解释器开销",
-        "unknown": "未知",
-    },
-}
-
 
 def message(id: str, **args: object) -> dict:
     """A statement as data for a document: its id, its fields and `text`, the English rendering kept
@@ -164,20 +145,20 @@ def _probes(sep: str, side: Mapping[str, str], threads: Callable[[object], str],
     return said
 
 
-def _cpuwhy(w: Mapping[str, str]) -> Callable[[object], str]:
+def _cpuwhy(sep: str, w: Callable[[str], str]) -> Callable[[object], str]:
     """measure/topology.pick's reasons for a CPU set, said in parts."""
     def said(why: object) -> str:
         if not isinstance(why, Mapping):
             return ""
-        parts = [w["cores"].format(n=why.get("cores"))]
+        parts = [w("cores").format(n=why.get("cores"))]
         if why.get("smt_shared"):
-            parts.append(w["smt"].format(cores=why.get("pool_cores")))
+            parts.append(w("smt").format(cores=why.get("pool_cores")))
         if why.get("node") is not None:
-            parts.append(w["node_gpu" if why.get("node_why") == "gpu" else "node"].format(node=why["node"]))
+            parts.append(w("node_gpu" if why.get("node_why") == "gpu" else "node").format(node=why["node"]))
         if why.get("parent_cpu") is not None:
-            parts.append(w["with_parent" if why.get("with_parent") else "away"].format(cpu=why["parent_cpu"]))
-        parts.append(w["pool"].format(pool=why.get("pool"), cores=why.get("pool_cores")))
-        return w["sep"].join(parts)
+            parts.append(w("with_parent" if why.get("with_parent") else "away").format(cpu=why["parent_cpu"]))
+        parts.append(w("pool").format(pool=why.get("pool"), cores=why.get("pool_cores")))
+        return sep.join(parts)
     return said
 
 
@@ -190,31 +171,24 @@ def _age(unknown: str, hours: str, days: str) -> Callable[[object], str]:
     return say_age
 
 
-# Format specs of message fields that Python's own do not cover: a term said in the language, a
-# list of `[name, share]` or `[op, figure]` pairs.
-SPECS: dict[str, dict[str, Callable[[object], str]]] = {
-    "en": {"term": str, "shares": _shares(", ", {}), "ops_ms": _ops("ms"), "ops_mb_step": _ops("MB/step"),
-           "calls": _calls("step"), "names": _names(", "), "terms": _names(", "),
-           "cpusets": _cpusets("; ", "{cpus} for {names}"), "mismatch": _mismatch("; ", "{key}: stored {stored} vs now {now}"),
-           "age": _age("of unknown age", "{:.0f} hours old", "{:.0f} days old"),
-           "probes": _probes("; ", {"base": "base: ", "head": "head: "},
-                             lambda n: f"{n} busy thread{'s' if n != 1 else ''}", "no probe"),
-           "cpuwhy": _cpuwhy({"cores": "{n} distinct core(s)", "smt": "threads share cores (SMT): {cores} core(s) free",
-                              "node": "NUMA node {node}", "node_gpu": "NUMA node {node} (the GPU's)",
-                              "away": "away from CPU {cpu}, where profopt runs",
-                              "with_parent": "with CPU {cpu}, where profopt runs (no other free)",
-                              "pool": "of {pool} CPUs ({cores} cores) profopt may use", "sep": "; "})},
-    "zh": {"term": lambda x: TERMS_ZH.get(str(x), str(x)), "shares": _shares("，", TERMS_ZH), "ops_ms": _ops("ms"),
-           "ops_mb_step": _ops("MB/步"), "calls": _calls("步"), "names": _names(", "), "terms": _names("，", TERMS_ZH),
-           "cpusets": _cpusets("；", "{names} 使用 {cpus}"), "mismatch": _mismatch("；", "{key}：存储时 {stored}，现在 {now}"),
-           "age": _age("时长未知", "{:.0f} 小时前", "{:.0f} 天前"),
-           "probes": _probes("；", {"base": "基线：", "head": "新版："}, lambda n: f"{n} 个忙碌线程", "未探测"),
-           "cpuwhy": _cpuwhy({"cores": "{n} 个不同的物理核", "smt": "线程共用物理核（SMT）：只有 {cores} 个空闲核",
-                              "node": "NUMA 节点 {node}", "node_gpu": "NUMA 节点 {node}（GPU 所在）",
-                              "away": "避开 profopt 所在的 CPU {cpu}",
-                              "with_parent": "与 profopt 共用 CPU {cpu}（没有其他空闲 CPU）",
-                              "pool": "profopt 可用 {pool} 个 CPU（{cores} 个核）", "sep": "；"})},
-}
+def _specs(lang: str) -> dict[str, Callable[[object], str]]:
+    """Format specs of message fields that Python's own do not cover (a term said in the language, a
+    list of `[name, share]` or `[op, figure]` pairs, …), their words the catalog's `spec.*` entries."""
+    cat = CATALOGS[lang]
+
+    def w(key: str) -> str:
+        return cat.get(key) or EN[key]
+    terms = TERMS_ZH if lang == "zh" else {}
+    sep, sep2 = w("sep"), w("sep2")
+    return {"term": lambda x: terms.get(str(x), str(x)), "shares": _shares(sep, terms), "ops_ms": _ops("ms"),
+            "ops_mb_step": _ops(w("spec.mb_step")), "calls": _calls(w("spec.step")), "names": _names(", "),
+            "terms": _names(sep, terms), "cpusets": _cpusets(sep2, w("spec.cpuset")),
+            "mismatch": _mismatch(sep2, w("spec.mismatch")),
+            "age": _age(w("spec.age_unknown"), w("spec.age_hours"), w("spec.age_days")),
+            "probes": _probes(sep2, {"base": w("spec.probe.base"), "head": w("spec.probe.head")},
+                              lambda n: w("spec.busy_thread" if n == 1 else "spec.busy_threads").format(n=n),
+                              w("spec.no_probe")),
+            "cpuwhy": _cpuwhy(sep2, lambda key: w(f"spec.cpuwhy.{key}"))}
 
 
 def _statements(lang: str) -> dict[str, Callable[[object], str]]:
@@ -239,8 +213,7 @@ def _statements(lang: str) -> dict[str, Callable[[object], str]]:
     }
 
 
-for _lang in LANGS:
-    SPECS[_lang].update(_statements(_lang))
+SPECS: dict[str, dict[str, Callable[[object], str]]] = {lang: {**_specs(lang), **_statements(lang)} for lang in LANGS}
 
 
 class _Fields(string.Formatter):
@@ -281,4 +254,4 @@ def bottleneck_class(lang: str, cls: object) -> str:
     """The analyzer's bottleneck class id in `lang`; an unknown id (or a file's non-text one) is shown as it is."""
     text = cls if isinstance(cls, str) else ("unknown" if cls is None else str(cls))
     key = (text or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
-    return CLASSES.get(lang, CLASSES["en"]).get(key, text or "unknown")
+    return t(lang, f"class.{key}") if f"class.{key}" in EN else text or "unknown"

@@ -339,4 +339,23 @@ EN: dict[str, str] = {
     "note.bisect_quiet": "not changed beyond τ between the ends, not searched: {names:names}",
     "note.bisect_failed": "failed at the ends, not searched: {names:names}",
     "note.bisect_one_commit": "one commit between the nightlies: named without bisecting (the effect is the nightly medians')",
+    # bottleneck classes (analyze/rules.py ids; i18n.bottleneck_class)
+    "class.compute": "compute", "class.memory_capacity": "memory capacity",
+    "class.memory_bandwidth": "memory bandwidth", "class.communication": "communication",
+    "class.launch_overhead": "scheduling / launch overhead", "class.scheduling": "scheduling / launch overhead",
+    "class.framework_overhead": "framework / interpreter overhead", "class.data_loading": "data loading / IO",
+    "class.io": "data loading / IO", "class.host_device_sync": "host-device sync", "class.sync": "host-device sync",
+    "class.transfer": "host-device transfer", "class.launch_framework_overhead": "launch / framework overhead",
+    "class.interpreter_overhead": "interpreter overhead in Python code", "class.unknown": "unknown",
+    # the words of the format specs of message fields (words/i18n.py SPECS)
+    "spec.mb_step": "MB/step", "spec.step": "step", "spec.cpuset": "{cpus} for {names}",
+    "spec.mismatch": "{key}: stored {stored} vs now {now}", "spec.age_unknown": "of unknown age",
+    "spec.age_hours": "{:.0f} hours old", "spec.age_days": "{:.0f} days old",
+    "spec.probe.base": "base: ", "spec.probe.head": "head: ", "spec.busy_thread": "{n} busy thread",
+    "spec.busy_threads": "{n} busy threads", "spec.no_probe": "no probe",
+    "spec.cpuwhy.cores": "{n} distinct core(s)", "spec.cpuwhy.smt": "threads share cores (SMT): {cores} core(s) free",
+    "spec.cpuwhy.node": "NUMA node {node}", "spec.cpuwhy.node_gpu": "NUMA node {node} (the GPU's)",
+    "spec.cpuwhy.away": "away from CPU {cpu}, where profopt runs",
+    "spec.cpuwhy.with_parent": "with CPU {cpu}, where profopt runs (no other free)",
+    "spec.cpuwhy.pool": "of {pool} CPUs ({cores} cores) profopt may use",
 }

@@ -319,6 +319,24 @@ ZH: dict[str, str] = {
     "note.bisect_quiet": "两端之间的变化未超过 τ，未查找：{names:names}",
     "note.bisect_failed": "在两端运行失败，未查找：{names:names}",
     "note.bisect_one_commit": "两次每日运行之间只有一个提交：未经二分即指认（影响取自每日运行的中位数）",
+    # bottleneck classes (analyze/rules.py ids; i18n.bottleneck_class)
+    "class.compute": "计算", "class.memory_capacity": "内存容量", "class.memory_bandwidth": "内存带宽",
+    "class.communication": "通信", "class.launch_overhead": "调度 / 启动开销", "class.scheduling": "调度 / 启动开销",
+    "class.framework_overhead": "框架 / 解释器开销", "class.data_loading": "数据加载 / IO", "class.io": "数据加载 / IO",
+    "class.host_device_sync": "主机-设备同步", "class.sync": "主机-设备同步", "class.transfer": "主机-设备传输",
+    "class.launch_framework_overhead": "启动 / 框架开销", "class.interpreter_overhead": "Python 代码的解释器开销",
+    "class.unknown": "未知",
+    # the words of the format specs of message fields (words/i18n.py SPECS)
+    "spec.mb_step": "MB/步", "spec.step": "步", "spec.cpuset": "{names} 使用 {cpus}",
+    "spec.mismatch": "{key}：存储时 {stored}，现在 {now}", "spec.age_unknown": "时长未知",
+    "spec.age_hours": "{:.0f} 小时前", "spec.age_days": "{:.0f} 天前",
+    "spec.probe.base": "基线：", "spec.probe.head": "新版：", "spec.busy_thread": "{n} 个忙碌线程",
+    "spec.busy_threads": "{n} 个忙碌线程", "spec.no_probe": "未探测",
+    "spec.cpuwhy.cores": "{n} 个不同的物理核", "spec.cpuwhy.smt": "线程共用物理核（SMT）：只有 {cores} 个空闲核",
+    "spec.cpuwhy.node": "NUMA 节点 {node}", "spec.cpuwhy.node_gpu": "NUMA 节点 {node}（GPU 所在）",
+    "spec.cpuwhy.away": "避开 profopt 所在的 CPU {cpu}",
+    "spec.cpuwhy.with_parent": "与 profopt 共用 CPU {cpu}（没有其他空闲 CPU）",
+    "spec.cpuwhy.pool": "profopt 可用 {pool} 个 CPU（{cores} 个核）",
 }
 
 # Terms inside messages (words/i18n.py SPECS "term", "shares"): sides, scopes, op categories, metric keys.
