@@ -511,3 +511,13 @@ def test_the_terminal_summary_names_the_benchmark_the_headline_names():
     said = summary_sentence(c["benchmarks"])
     assert said.startswith("big-win 74.4% faster") and said.endswith("; 1 more benchmark(s)")
     assert "big-win 74.4% faster" in headline(c).replace("\\", "") and "1 more benchmark" in headline(c)
+
+
+def test_a_bottleneck_class_that_is_not_text_is_shown_as_it_is():
+    """A file's bottleneck note is open data: a class that is a number (the hostile campaign's find)
+    renders as it is in every format and language instead of raising."""
+    c = fx.hostile()
+    c["benchmarks"][0]["bottleneck"] = {**c["benchmarks"][0]["bottleneck"], "class": 7}
+    for lang in ("en", "zh"):
+        assert "7" in render(c, "md", lang)
+        assert render(c, "html", lang)
