@@ -113,9 +113,9 @@ def _big(doc: Struct) -> bool:
 
 def save_json_behind(doc: Struct, path: str | Path) -> Callable[[], None]:
     """`save_json` of a big document in a thread while the caller goes on (the reports); returns the
-    wait, which re-raises what the write raised. Why: at 10⁵ benchmarks the ~450 MB write spends
-    ~1 s in system calls, which release the GIL. A small document is written at once (the wait is
-    then a no-op)."""
+    wait, which re-raises what the write raised. Why: a big document's write spends most of its
+    time in system calls, which release the GIL (docs/accuracy.md, "Figures behind the code's
+    choices"). A small document is written at once (the wait is then a no-op)."""
     if not _big(doc):
         save_json(doc, path)
         return lambda: None
@@ -138,8 +138,8 @@ def save_json_behind(doc: Struct, path: str | Path) -> Callable[[], None]:
 
 
 def _write_streamed(doc: Struct, tmp: Path) -> None:
-    """The document compact, `benchmarks` last and encoded CHUNK entries at a time: at 10⁵
-    benchmarks the whole text would be ~450 MB in memory at once."""
+    """The document compact, `benchmarks` last and encoded CHUNK entries at a time: the whole
+    text of a big document would otherwise be in memory at once."""
     encode = msgspec.json.Encoder().encode
     benches = doc.benchmarks  # type: ignore[attr-defined]
     # The rest of the document around a mark no encoding makes (a raw NUL: JSON text escapes it).
@@ -152,5 +152,5 @@ def _write_streamed(doc: Struct, tmp: Path) -> None:
             chunk = benches[i:i + CHUNK] if is_list else {n: benches[n] for n in keys[i:i + CHUNK]}
             if i:
                 fh.write(b",")
-            fh.write(memoryview(encode(chunk))[1:-1])  # a view: the ~450 MB are not copied twice more
+            fh.write(memoryview(encode(chunk))[1:-1])  # a view: the encoded text is not copied twice more
         fh.write((b"]" if is_list else b"}") + tail + b"\n")

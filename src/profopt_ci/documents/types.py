@@ -219,8 +219,8 @@ Sample._keys = frozenset(Sample.__struct_fields__)
 
 
 class _Empty(dict):
-    """The one empty `phases_ms` / `quality` of every read sample that has none (most: 2 × 64 bytes
-    a row, ~130 MB at 10⁶ rows). Shared, so it refuses to change."""
+    """The one empty `phases_ms` / `quality` of every read sample that has none (most: two empty dicts
+    a row otherwise). Shared, so it refuses to change."""
 
     __slots__ = ()
 
