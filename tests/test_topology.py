@@ -171,3 +171,14 @@ def test_both_sides_passes_come_back_whether_run_at_once_or_one_after_the_other(
     assert set(profiles["q"]) == {"base", "head"} and set(traces["q"]) == {"base", "head"}
     assert all(p["kind"] == "cprofile" for p in profiles["q"].values())
     assert traces["q"]["base"]["values"]["loss"] == traces["q"]["head"]["values"]["loss"]
+
+
+def test_the_report_says_one_cpu_and_several_each_in_its_own_words():
+    from profopt_ci.words import i18n
+
+    why = {"cores": 1, "smt_shared": False, "node": None, "node_why": None, "parent_cpu": 0, "with_parent": False,
+           "pool": 2, "pool_cores": 2}
+    one = i18n.message("note.cpu_why", cpus="1", names=["step"], why=why)["text"]
+    two = i18n.message("note.cpus_why", cpus="0-1", names=["step"], why={**why, "cores": 2, "with_parent": True})["text"]
+    assert one.startswith("CPU 1 (step): a core of its own; away from CPU 0") and "core(s)" not in one
+    assert two.startswith("CPUs 0-1 (step): 2 distinct cores; with CPU 0")

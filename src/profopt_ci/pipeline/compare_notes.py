@@ -53,8 +53,8 @@ def placement_notes(benches: list[Benchmark], placements: dict[str, Placement]) 
             whys.setdefault(format_cpuset(p.cpus), p.why)
         if p.warning:
             warnings.append(narrow_note(b.name, p))
-    warnings = [*(message("note.cpus_why", cpus=cpus, names=sets[cpus], why=why) for cpus, why in whys.items()),
-                *warnings]
+    warnings = [*(message("note.cpus_why" if "," in cpus or "-" in cpus else "note.cpu_why", cpus=cpus,
+                          names=sets[cpus], why=why) for cpus, why in whys.items()), *warnings]
     if not sets:
         return warnings
     if len(sets) == 1:

@@ -150,7 +150,7 @@ def _cpuwhy(sep: str, w: Callable[[str], str]) -> Callable[[object], str]:
     def said(why: object) -> str:
         if not isinstance(why, Mapping):
             return ""
-        parts = [w("cores").format(n=why.get("cores"))]
+        parts = [w("core_one") if why.get("cores") == 1 else w("cores").format(n=why.get("cores"))]
         if why.get("smt_shared"):
             parts.append(w("smt").format(cores=why.get("pool_cores")))
         if why.get("node") is not None:

@@ -277,6 +277,7 @@ EN: dict[str, str] = {
     "note.cpuset": "CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)",
     "note.cpusets": "CPU sets: {sets:cpusets}",
     "note.cpus_why": "CPUs {cpus} ({names:names}): {why:cpuwhy}",
+    "note.cpu_why": "CPU {cpus} ({names:names}): {why:cpuwhy}",
     "note.other_load": "{name}: CPUs {cpus} were {share:.0%} busy with other work while values were timed "
                        "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): figures for multi-threaded steps are unreliable",
     "note.other_load_one": "{name}: CPU {cpus} was {share:.0%} busy with other work while values were timed "
@@ -353,7 +354,7 @@ EN: dict[str, str] = {
     "spec.age_hours": "{:.0f} hours old", "spec.age_days": "{:.0f} days old",
     "spec.probe.base": "base: ", "spec.probe.head": "head: ", "spec.busy_thread": "{n} busy thread",
     "spec.busy_threads": "{n} busy threads", "spec.no_probe": "no probe",
-    "spec.cpuwhy.cores": "{n} distinct core(s)", "spec.cpuwhy.smt": "threads share cores (SMT): {cores} core(s) free",
+    "spec.cpuwhy.cores": "{n} distinct cores", "spec.cpuwhy.core_one": "a core of its own", "spec.cpuwhy.smt": "threads share cores (SMT): {cores} core(s) free",
     "spec.cpuwhy.node": "NUMA node {node}", "spec.cpuwhy.node_gpu": "NUMA node {node} (the GPU's)",
     "spec.cpuwhy.away": "away from CPU {cpu}, where profopt runs",
     "spec.cpuwhy.with_parent": "with CPU {cpu}, where profopt runs (no other free)",

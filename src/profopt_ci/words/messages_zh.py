@@ -268,6 +268,7 @@ ZH: dict[str, str] = {
     "note.cpuset": "CPU 组：所有基准均为 {cpus}（基线与新版在同一组 CPU 上，从不同时运行）",
     "note.cpusets": "CPU 组：{sets:cpusets}",
     "note.cpus_why": "CPU {cpus}（{names:names}）：{why:cpuwhy}",
+    "note.cpu_why": "CPU {cpus}（{names:names}）：{why:cpuwhy}",
     "note.other_load": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
                        "{other_s:.1f}）：多线程单步的数据不可靠",
     "note.other_load_one": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
@@ -332,7 +333,7 @@ ZH: dict[str, str] = {
     "spec.age_hours": "{:.0f} 小时前", "spec.age_days": "{:.0f} 天前",
     "spec.probe.base": "基线：", "spec.probe.head": "新版：", "spec.busy_thread": "{n} 个忙碌线程",
     "spec.busy_threads": "{n} 个忙碌线程", "spec.no_probe": "未探测",
-    "spec.cpuwhy.cores": "{n} 个不同的物理核", "spec.cpuwhy.smt": "线程共用物理核（SMT）：只有 {cores} 个空闲核",
+    "spec.cpuwhy.cores": "{n} 个不同的物理核", "spec.cpuwhy.core_one": "独占一个物理核", "spec.cpuwhy.smt": "线程共用物理核（SMT）：只有 {cores} 个空闲核",
     "spec.cpuwhy.node": "NUMA 节点 {node}", "spec.cpuwhy.node_gpu": "NUMA 节点 {node}（GPU 所在）",
     "spec.cpuwhy.away": "避开 profopt 所在的 CPU {cpu}",
     "spec.cpuwhy.with_parent": "与 profopt 共用 CPU {cpu}（没有其他空闲 CPU）",
