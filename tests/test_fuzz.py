@@ -5,7 +5,6 @@ subprocesses) and must exit 0 or 2 — never "internal error", never a hang.
 """
 from __future__ import annotations
 
-import copy
 import json
 import random
 import signal
@@ -14,36 +13,12 @@ import time
 import pytest
 from comparison_fixtures import keep, reject_constraint
 from conftest import run_cli
+from hostile_campaign import SPEC, mutate_doc, mutate_spec  # the campaign's seed and mutations
 
 from profopt_ci.cli import command_line as cli
 
 SEED = 1414
 CASES = 320
-SPEC = """\
-version: 1
-hardware_label: cpu-2vcpu
-setup: echo ready
-env: {OMP_NUM_THREADS: "1"}
-defaults: {warmup: 3, min_time_ms: 100, values: 5, rounds: 20, max_rounds: 60, threshold: 3%, timeout_s: 600}
-benchmarks:
-  - name: train-step
-    callable: bench.train:make_step
-    params: {batch_size: 64, seq_len: 128, dtype: float32}
-    items_per_iteration: 64
-    unit: samples
-    goal: {metric: step_time, direction: decrease, target: 10%}
-    constraints:
-      - {metric: loss, rel_tol: 0.01}
-      - {metric: output_digest, equal: true}
-    profile: auto
-  - name: cmd
-    command: [python, -c, "print(1)"]
-"""
-YAML_VALUES = [".nan", "-.inf", ".inf", "-1", "0", "1e308", "9" * 5000, "2024-01-01", "!!binary aGk=", "!!set {a}",
-               "[]", "{}", "null", "true", "'x\\0y'", '"a=b"', "&a [*a]", "*nope", "[[[[[[[[[[[[[[]]]]]]]]]]]]]]",
-               "-3%", "3%%", "\"\\x00\"", "~", "'", "{1: a, 1.0: b}", "0x10", "1_000", "- - -", ": :"]
-JSON_VALUES = [None, True, -1, 0, 1e308, -1e308, float("nan"), float("inf"), 10**50, "x", "", "<script>", [], {},
-               [[[[[]]]]], {"a": {"b": {"c": [1, "2", None]}}}, 2**63, 1.5, ["a", 1]]
 
 
 def _guard(seconds: int):
@@ -70,60 +45,6 @@ def cli_in_process(capsys):
     for s, h in saved.items():
         signal.signal(s, h)
     signal.signal(signal.SIGALRM, old_alarm)
-
-
-def mutate_spec(rng: random.Random, text: str) -> str:
-    lines = text.splitlines()
-    how = rng.randrange(6)
-    i = rng.randrange(len(lines))
-    if how == 0 and ":" in lines[i]:  # a value replaced
-        key, _, _ = lines[i].partition(":")
-        lines[i] = f"{key}: {rng.choice(YAML_VALUES)}"
-    elif how == 1:  # a line deleted or duplicated
-        if rng.random() < 0.5:
-            del lines[i]
-        else:
-            lines.insert(i, lines[i])
-    elif how == 2:  # a flow value replaced inside braces
-        lines[i] = lines[i].replace(rng.choice(["64", "3%", "100", "1", "true", "float32", "10%", "20"]),
-                                    rng.choice(YAML_VALUES), 1)
-    elif how == 3:  # random bytes
-        pos = rng.randrange(len(lines[i]) + 1)
-        lines[i] = lines[i][:pos] + "".join(rng.choice("{}[]:&*!|>-,'\"#%@`\t ") for _ in range(rng.randint(1, 4))) + lines[i][pos:]
-    elif how == 4:  # truncated
-        return text[: rng.randrange(len(text))]
-    else:  # a new key with a hostile value
-        lines.insert(i, " " * (len(lines[i]) - len(lines[i].lstrip())) + f"{rng.choice(['zz', 'env', 'params', 'rounds'])}: "
-                     + rng.choice(YAML_VALUES))
-    return "\n".join(lines) + "\n"
-
-
-def _paths(doc, prefix=()):
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, (*prefix, i))
-
-
-def mutate_doc(rng: random.Random, doc: dict) -> dict:
-    doc = copy.deepcopy(doc)
-    paths = [p for p in _paths(doc) if p and p[-1] != "schema"]
-    for _ in range(rng.randint(1, 3)):
-        path = rng.choice(paths)
-        parent = doc
-        try:
-            for step in path[:-1]:
-                parent = parent[step]
-            if rng.random() < 0.25 and isinstance(parent, dict):
-                parent.pop(path[-1], None)
-            else:
-                parent[path[-1]] = copy.deepcopy(rng.choice(JSON_VALUES))
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation removed the way there
-    return doc
 
 
 def test_fuzzed_specs_exit_0_or_2(tmp_path, cli_in_process):
