@@ -30,6 +30,20 @@ ACT = shutil.which("act", path=os.pathsep.join([str(Path(sys.executable).parent)
 ACTION_FILES = ("action.yml", "entrypoint.py", "pyproject.toml", "README.md", "Dockerfile", ".dockerignore", "src")
 BASE_IMAGE = os.environ.get("PROFOPT_TEST_BASE_IMAGE")
 
+# the job's first step in every workflow here: the PR's head and the action under test, as
+# actions/checkout and `uses: ./` would lay them out
+CHECKOUT = """\
+      - name: Check out (stands in for actions/checkout)
+        shell: bash
+        run: |
+          set -euo pipefail
+          git clone -q "$TEST_REPO" .
+          git checkout -q "$TEST_HEAD"
+          mkdir .profopt-action
+          for f in {files}; do cp -r "$ACTION_SRC/$f" .profopt-action/; done
+          rm -rf .profopt-action/src/*.egg-info"""
+
+
 WORKFLOW = """\
 on: pull_request
 permissions:
@@ -39,15 +53,7 @@ jobs:
   bench:
     runs-on: self-hosted
     steps:
-      - name: Check out (stands in for actions/checkout)
-        shell: bash
-        run: |
-          set -euo pipefail
-          git clone -q "$TEST_REPO" .
-          git checkout -q "$TEST_HEAD"
-          mkdir .profopt-action
-          for f in {files}; do cp -r "$ACTION_SRC/$f" .profopt-action/; done
-          rm -rf .profopt-action/src/*.egg-info
+{checkout}
 {uses}
       - name: Keep what the test reads
         if: always()
@@ -60,6 +66,12 @@ jobs:
           printf '{{"decision": "%s", "report": "%s", "results": "%s"}}' "$DECISION" "$REPORT" "$RESULTS" > "$TEST_OUT/outputs.json"
           if [ -d profopt-comment ]; then cp -r profopt-comment "$TEST_OUT/"; fi
 """
+
+
+def _checkout() -> str:
+    return CHECKOUT.format(files=" ".join(ACTION_FILES))
+
+
 USES = """\
       - uses: ./.profopt-action
         id: {id}
@@ -73,7 +85,7 @@ USES = """\
 
 def _workflow(runner: str, times: int, extra: str = "") -> str:
     uses = "".join(USES.format(id="first" if i == 0 else f"again{i}", runner=runner, extra=extra) for i in range(times))
-    return WORKFLOW.format(files=" ".join(ACTION_FILES), uses=uses.rstrip("\n"))
+    return WORKFLOW.format(checkout=_checkout(), uses=uses.rstrip("\n"))
 
 
 def _act(tmp_path: Path, gh, token: str, workflow: str, act_home: Path, *,
@@ -184,15 +196,7 @@ jobs:
   nightly:
     runs-on: self-hosted
     steps:
-      - name: Check out (stands in for actions/checkout)
-        shell: bash
-        run: |
-          set -euo pipefail
-          git clone -q "$TEST_REPO" .
-          git checkout -q "$TEST_HEAD"
-          mkdir .profopt-action
-          for f in {files}; do cp -r "$ACTION_SRC/$f" .profopt-action/; done
-          rm -rf .profopt-action/src/*.egg-info
+{checkout}
       - uses: ./.profopt-action
         id: nightly
         with:
@@ -228,7 +232,7 @@ def test_the_nightly_with_pages_builds_the_site_up_to_the_pages_artifact(act_bin
         stores.save(stores.DirStore(store), night(i, {"sum": 1.0 + 0.01 * i}, label="cpu-e2e"))
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token)
-    workflow = PAGES_WORKFLOW.format(files=" ".join(ACTION_FILES), store=store)
+    workflow = PAGES_WORKFLOW.format(checkout=_checkout(), store=store)
     proc, kept = _act(tmp_path, gh, token, workflow, act_home)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Job succeeded" in log, log[-6000:]
