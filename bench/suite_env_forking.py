@@ -24,22 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import wheels  # noqa: E402 — the tests' offline wheel packer
+from conftest import make_repo  # noqa: E402
+from test_side_env import SUITE  # noqa: E402 — the suite the tests run in a setup venv
 
-SUITE = """\
-def work(n):
-    x = 0
-    for i in range(n):
-        x += i
-    return x
-
-
-def test_sum(benchmark):
-    benchmark(work, 300)
-
-
-def test_join(benchmark):
-    benchmark(lambda: ",".join(str(i) for i in range(40)))
-"""
 MODES = {"forked": {}, "fresh": {"PROFOPT_FORK_ROUNDS": "1"}}
 
 
@@ -67,16 +54,12 @@ def main() -> None:
         wheels.with_requirements("pytest", wh)
         wheels.installed_wheel("pytest-timeout", wh)
         repo = Path(tmp) / "repo"
-        (repo / "tests").mkdir(parents=True)
-        (repo / "tests" / "test_speed.py").write_text(SUITE)
-        (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
-        (repo / "profopt.yml").write_text(
-            f"version: 1\nhardware_label: bench\nsetup: pip install -q --no-index --find-links {wh} pytest pytest-timeout\n"
-            f"defaults: {{rounds: {args.rounds}, max_rounds: {args.rounds}}}\nsuites:\n  - {{pytest: tests/}}\n")
-        genv = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
-                "GIT_COMMITTER_EMAIL": "b@x"}
-        for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "a"]):
-            subprocess.run(cmd, cwd=repo, env=genv, check=True)
+        make_repo(repo, [{
+            "tests/test_speed.py": SUITE,
+            "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+            "profopt.yml": f"version: 1\nhardware_label: bench\nsetup: pip install -q --no-index --find-links {wh} "
+                           f"pytest pytest-timeout\ndefaults: {{rounds: {args.rounds}, max_rounds: {args.rounds}}}\n"
+                           "suites:\n  - {pytest: tests/}\n"}])
         runs: dict[str, list[tuple[float, float, int]]] = {m: [] for m in MODES}
         for i in range(args.pairs):
             for mode in (list(MODES) if i % 2 == 0 else list(MODES)[::-1]):
