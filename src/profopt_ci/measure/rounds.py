@@ -160,7 +160,8 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
 
     The benchmark's CPU set is settled in its first round (a command's: from its unpinned warm-up
     runs); from the second round on, a callable whose workers import heavy packages forks them from
-    a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds."""
+    a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds (FORK_ROUNDS_NO_SPARE where the
+    next generation would import on the measured CPUs)."""
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
     placement = state.placements.setdefault(bench.name, placement_for(plan.spec, bench))

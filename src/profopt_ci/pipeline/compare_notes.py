@@ -6,7 +6,8 @@ messages for the terminal (said once, as they are known) and for the comparison'
 """
 from __future__ import annotations
 
-from profopt_ci.measure.cpus import Placement, format_cpuset, placement_for
+from profopt_ci.cpulists import format_cpuset, parse_cpuset
+from profopt_ci.measure.cpus import Placement, placement_for
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.words.i18n import Note, message, text_of
@@ -53,7 +54,7 @@ def placement_notes(benches: list[Benchmark], placements: dict[str, Placement]) 
             whys.setdefault(format_cpuset(p.cpus), p.why)
         if p.warning:
             warnings.append(narrow_note(b.name, p))
-    warnings = [*(message("note.cpus_why" if "," in cpus or "-" in cpus else "note.cpu_why", cpus=cpus,
+    warnings = [*(message("note.cpu_why" if len(parse_cpuset(cpus)) == 1 else "note.cpus_why", cpus=cpus,
                           names=sets[cpus], why=why) for cpus, why in whys.items()), *warnings]
     if not sets:
         return warnings
