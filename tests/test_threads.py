@@ -104,6 +104,33 @@ def test_observe_counts_threads_that_do_work_and_not_idle_ones():
         os.sched_setaffinity(0, mine)
 
 
+def test_cpu_time_beyond_the_span_means_more_threads_ran_at_once():
+    ms = 1_000_000
+    assert threads._at_least(0, 10 * ms, 2.5 * ms) == 0
+    assert threads._at_least(9 * ms, 10 * ms, 2.5 * ms) == 1  # one thread, most of the span
+    assert threads._at_least(13 * ms, 10 * ms, 2.5 * ms) == 2  # 13 ms of CPU in 10: two at least
+    assert threads._at_least(11 * ms, 10 * ms, 2.5 * ms) == 1  # within a clock's skew of one
+    assert threads._at_least(31 * ms, 10 * ms, 2.5 * ms) == 3
+
+
+def test_a_probe_crowded_by_other_work_is_taken_again_and_says_how_crowded():
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, ALL)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             preexec_fn=lambda: os.sched_setaffinity(0, ALL)) for _ in ALL]
+    try:
+        time.sleep(0.2)
+        crowded = threads.probe(lambda: _spin(0.005), budget_ms=100)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+        os.sched_setaffinity(0, mine)
+    # one busy process per CPU takes about half of what the spinning step could have had
+    assert crowded["crowded"] > threads.CROWDED and crowded["busy"] == 1, crowded
+    assert crowded["tries"] == (threads.PROBE_TRIES if len(ALL) > 1 else 1), crowded
+
+
 def test_declared_reads_torch_the_variables_and_threadpoolctl_pools(monkeypatch):
     torch = pytest.importorskip("torch")
     monkeypatch.setenv("OMP_NUM_THREADS", "3")

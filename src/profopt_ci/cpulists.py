@@ -1,4 +1,5 @@
-"""CPU lists as taskset, docker --cpuset-cpus and the spec's `cpuset` write them: `"0,2-3"` ⇄ [0, 2, 3].
+"""CPU lists as taskset, docker --cpuset-cpus and the spec's `cpuset` write them: `"0,2-3"` ⇄ [0, 2, 3];
+and how busy such a list was, from the kernel's per-CPU counters.
 
 Standard library only and nothing of profopt's: the spec's checks and every process that pins
 (the parent, a worker, a zygote) read it.
@@ -34,3 +35,33 @@ def format_cpuset(cpus: Iterable[int]) -> str:
         parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
         i = j + 1
     return ",".join(parts)
+
+
+def busy_ticks(cpus: Iterable[int], text: str | None = None) -> int | None:
+    """Busy ticks (user, nice, system, irq, softirq, steal; USER_HZ) of `cpus` from /proc/stat, or None."""
+    if text is None:
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+    want, total, seen = {f"cpu{c}" for c in cpus}, 0, 0
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name in want:
+            f = [int(x) for x in rest.split()]
+            # user nice system idle iowait irq softirq steal (guest is already inside user)
+            total += f[0] + f[1] + f[2] + sum(f[5:8])
+            seen += 1
+    return total if seen == len(want) else None
+
+
+def process_ticks(pid: int | str) -> int:
+    """utime + stime of a whole process (every thread, ended ones too), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except OSError:
+        return 0
+    fields = stat[stat.rfind(")") + 2:].split()  # the command name may hold spaces and ')'
+    return int(fields[11]) + int(fields[12])

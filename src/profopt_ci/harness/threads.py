@@ -1,9 +1,10 @@
 """The step's own parallelism, found in the worker before it is pinned; then all its threads pinned.
 
-In (inside a worker, standard library only): the built step, and optionally the path of
+In (inside a worker: the standard library and cpulists only): the built step, and optionally the path of
 threadpoolctl's module file (the parent's copy: the side's environment may not have it). Out:
 `probe()` → {"declared": {"torch": n, "env": n, "<pool>": n…}, "busy": how many of its threads run at
-once (90th percentile), "parallelism": the mean of that, "need": CPUs the step wants}; `pin_all(cpus)`
+once (90th percentile), "parallelism": the mean of that, "crowded": the share of the CPUs other work
+took meanwhile, "tries", "need": CPUs the step wants}; `pin_all(cpus)`
 moves every thread of the process (the thread pools the factory started included) onto `cpus`.
 
 Why here: a parent that sizes the CPU set from environment variables alone pins a step that calls
@@ -21,9 +22,13 @@ import threading
 import time
 from collections.abc import Callable
 
+from profopt_ci.cpulists import busy_ticks, process_ticks
+
 PROBE_MS = 200.0
 SAMPLE_S = 0.002  # how often the probe reads every thread's CPU clock
 RAN_SHARE = 0.25  # a thread that ran this share of an interval was one of those running in it
+CROWDED = 0.25  # other work above this share of the CPUs the probe could use: it is taken again
+PROBE_TRIES = 3
 ENV_VARS = ("PROFOPT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -43,6 +48,22 @@ def _cpu_ns() -> dict[int, int]:
         except (OSError, OverflowError):
             pass  # the thread ended meanwhile
     return out
+
+
+def _process_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_PROCESS_CPUTIME_ID)
+
+
+def _at_least(cpu_ns: int, span_ns: int, floor_ns: float) -> int:
+    """How many threads must have run at once for the process to use `cpu_ns` of CPU in `span_ns`:
+    one thread cannot use more than the span, so each whole span of CPU time is one more thread, and
+    a remainder of at least `floor_ns` one more again. It counts threads that started and ended
+    between two samples, which the per-thread clocks cannot see (a step that hashes 4 MB in each of
+    two threads lives ~3 ms per call), and it errs low, never high, when other work takes the CPUs."""
+    if span_ns <= 0 or cpu_ns <= 0:
+        return 0
+    whole, rest = divmod(cpu_ns, span_ns)
+    return int(whole) + (1 if rest >= floor_ns else 0)
 
 
 def env_threads(environ: dict[str, str] | os._Environ = os.environ) -> int | None:
@@ -102,8 +123,9 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
     many of its threads run at once.
 
     A sampler thread reads every thread's CPU clock every SAMPLE_S; a thread whose clock advanced by
-    at least RAN_SHARE of the interval ran in it. `busy` is the 90th percentile of that count over
-    the intervals, `parallelism` its mean. Threads the step starts and joins within one call count
+    at least RAN_SHARE of the interval ran in it; more ran where the process's CPU time in the
+    interval says more must have run at once (_at_least). `busy` is the 90th percentile of that
+    count over the intervals, `parallelism` its mean. Threads the step starts and joins within one call count
     while they run; a pool's idle threads do not. On a loaded machine each thread gets less of each
     interval, which RAN_SHARE leaves room for; the sampler leaves itself out."""
     step()
@@ -113,13 +135,19 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
     def sample() -> None:
         me = threading.get_native_id()
         prev, t0 = _cpu_ns(), time.perf_counter_ns()
+        prev_all, prev_own = _process_ns(), time.thread_time_ns()
         while not stop.wait(SAMPLE_S):
             now, t1 = _cpu_ns(), time.perf_counter_ns()
-            floor = RAN_SHARE * (t1 - t0)
-            counts.append(sum(1 for tid, ns in now.items() if tid != me and ns - prev.get(tid, 0) >= floor))
-            prev, t0 = now, t1
+            now_all, now_own = _process_ns(), time.thread_time_ns()
+            span = t1 - t0
+            floor = RAN_SHARE * span
+            seen = sum(1 for tid, ns in now.items() if tid != me and ns - prev.get(tid, 0) >= floor)
+            counts.append(max(seen, _at_least(now_all - prev_all - (now_own - prev_own), span, floor)))
+            prev, t0, prev_all, prev_own = now, t1, now_all, now_own
 
     sampler = threading.Thread(target=sample, name="profopt-probe", daemon=True)
+    pool = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    busy0, own0 = busy_ticks(pool), process_ticks("self")
     start = time.perf_counter_ns()
     sampler.start()
     calls = 0
@@ -128,9 +156,15 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
         calls += 1
     stop.set()
     sampler.join()
+    wall_s = (time.perf_counter_ns() - start) / 1e9
+    busy1, own1 = busy_ticks(pool), process_ticks("self")
     ran = sorted(c for c in counts if c > 0) or [1]
-    return {"busy": max(1, ran[min(len(ran) - 1, int(0.9 * len(ran)))]),
-            "parallelism": round(sum(ran) / len(ran), 2), "calls": calls}
+    out = {"busy": max(1, ran[min(len(ran) - 1, int(0.9 * len(ran)))]),
+           "parallelism": round(sum(ran) / len(ran), 2), "calls": calls}
+    if busy0 is not None and busy1 is not None and pool and wall_s > 0:
+        other_s = max(0, (busy1 - busy0) - (own1 - own0)) / (os.sysconf("SC_CLK_TCK") or 100)
+        out["crowded"] = round(min(1.0, other_s / (wall_s * len(pool))), 3)
+    return out
 
 
 def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, budget_ms: float = PROBE_MS) -> dict:
@@ -138,9 +172,18 @@ def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, bud
     torch or the thread variables declare when that is more (a pool not busy in the probe only counts
     through them: numpy's BLAS pool is as large as the machine whether the step uses it or not)."""
     said = declared(threadpoolctl_path)
-    seen = observe(step, budget_ms)
+    seen, tries = observe(step, budget_ms), 1
+    # other work on the CPUs can hold a step's second thread off them for the whole probe, and a
+    # probe that saw one thread pins a two-thread step onto one CPU: a crowded probe is taken again
+    while tries < PROBE_TRIES and seen.get("crowded", 0.0) > CROWDED and seen["busy"] < _pool_size():
+        again, tries = observe(step, budget_ms), tries + 1
+        seen = again if again["busy"] > seen["busy"] else seen
     need = max(seen["busy"], said.get("torch", 1), said.get("env", 1))
-    return {"declared": said, **seen, "need": need, "cuda": _cuda_in_use()}
+    return {"declared": said, **seen, "tries": tries, "need": need, "cuda": _cuda_in_use()}
+
+
+def _pool_size() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _cuda_in_use() -> bool:

@@ -20,38 +20,10 @@ import os
 import time
 from collections.abc import Iterator
 
+from profopt_ci.cpulists import busy_ticks, process_ticks
+
 NOTE_SHARE = 0.05  # other work above this share of the set's capacity is said
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def busy_ticks(cpus: list[int], text: str | None = None) -> int | None:
-    """Busy ticks (user, nice, system, irq, softirq, steal) of `cpus` from /proc/stat, or None."""
-    if text is None:
-        try:
-            with open("/proc/stat", encoding="ascii") as fh:
-                text = fh.read()
-        except OSError:
-            return None
-    want, total, seen = {f"cpu{c}" for c in cpus}, 0, 0
-    for line in text.splitlines():
-        name, _, rest = line.partition(" ")
-        if name in want:
-            f = [int(x) for x in rest.split()]
-            # user nice system idle iowait irq softirq steal (guest is already inside user)
-            total += f[0] + f[1] + f[2] + sum(f[5:8])
-            seen += 1
-    return total if seen == len(want) else None
-
-
-def process_ticks(pid: int | str) -> int:
-    """utime + stime of a whole process (every thread), 0 when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
-    except OSError:
-        return 0
-    fields = stat[stat.rfind(")") + 2:].split()  # the command name may hold spaces and ')'
-    return int(fields[11]) + int(fields[12])
 
 
 class Window:
