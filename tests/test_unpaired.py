@@ -5,11 +5,11 @@ missing keys, n from 1 to 40; settings are checked; entries are completed in `fi
 """
 from __future__ import annotations
 
-import json
 import math
 import random
 from dataclasses import replace
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -80,8 +80,8 @@ def _items(seed: int, count: int, odd_share: float) -> list:
 
 def _same(got: list[dict], want: list[dict]) -> None:
     for g, w in zip(got, want, strict=True):
-        # json.dumps: the same keys in the same order and every float to the last bit (repr)
-        assert json.dumps(g) == json.dumps(w)
+        # encoded: the same keys in the same order and every float to the last bit (repr)
+        assert msgspec.json.encode(g) == msgspec.json.encode(w)
 
 
 def _usable(v: object) -> bool:
@@ -116,7 +116,7 @@ def test_unusable_values_are_dropped_metric_by_metric(seed: int) -> None:
                                                better="higher" if metric == "throughput" else "lower")
             else:
                 want[metric] = memory_change(b, h, tolerance_pct=bench.settings.memory_tolerance_pct)
-        assert json.dumps(got) == json.dumps(want)
+        assert msgspec.json.encode(got) == msgspec.json.encode(want)
 
 
 def test_large_samples_and_missing_keys() -> None:
@@ -151,7 +151,7 @@ def test_entries_resolve_unpaired_metrics_in_finish() -> None:
         e["metrics"]["instructions"] = {"verdict": "unchanged"}
     resolve(entries)
     for e, want in zip(entries, compare_unpaired(items), strict=True):
-        assert json.dumps(e["metrics"]) == json.dumps({**want, "instructions": e["metrics"]["instructions"]})
+        assert msgspec.json.encode(e["metrics"]) == msgspec.json.encode({**want, "instructions": e["metrics"]["instructions"]})
         assert e["outlier_rounds"] == want.get("step_time_ms", {}).get("outliers", 0)
         assert not any(k.startswith("_") for k in e)
     entries = finish(entries, {b.name: b for b, _, _ in items})

@@ -217,17 +217,17 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
     out: list[dict[str, Any]] = [{} for _ in entries]
     for k, p_bh, p_holm in zip(rows, multiplicity.bh_adjusted(pvals), multiplicity.holm_adjusted(pvals), strict=True):
         metrics = entries[k]["metrics"]
-        m = out[k][SPEED] = _changed(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
+        m = out[k][SPEED] = changed_metric(metrics[SPEED], p_adjusted=p_bh, p_holm=p_holm)
         level = 1 - m.get("confidence", 1 - q)
         if m["verdict"] in ("improved", "regressed") and p_bh is not None and p_bh > max(level, q) and len(rows) > 1:
             why = message("why.bh", p=m["p_value"], n=len(rows), adjusted=p_bh)
-            out[k][SPEED] = _changed(m, verdict="inconclusive", reason=why["text"], reason_msg=why)
+            out[k][SPEED] = changed_metric(m, verdict="inconclusive", reason=why["text"], reason_msg=why)
             if "throughput" in metrics:
-                out[k]["throughput"] = _changed(metrics["throughput"], verdict="inconclusive")
+                out[k]["throughput"] = changed_metric(metrics["throughput"], verdict="inconclusive")
     return out
 
 
-def _changed(metric: Any, **values: Any) -> Any:
+def changed_metric(metric: Any, **values: Any) -> Any:
     """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
     a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
     if isinstance(metric, Struct):

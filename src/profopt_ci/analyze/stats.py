@@ -85,6 +85,7 @@ from profopt_ci.analyze.ranks import (
     walsh_averages,
     wilcoxon_p,
 )
+from profopt_ci.documents.types_comparison import Metric
 from profopt_ci.words.i18n import message, put
 
 SPEED = "step_time_ms"
@@ -114,16 +115,16 @@ def _is_worse(delta_pct: float, better: str) -> bool:
 
 def _decide(
     res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], dict], tau: float, alpha: float
-) -> dict:
+) -> Metric:
     """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
     if not enough:
         res["verdict"] = "inconclusive"
-        return put(res, "reason", need(units))
+        return metric(put(res, "reason", need(units)))
     delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
     ci = _conf_label(alpha)
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
-        return put(res, "reason", message("why.no_bound", units=units, unit=unit_word, level=ci))
+        return metric(put(res, "reason", message("why.no_bound", units=units, unit=unit_word, level=ci)))
     excludes_zero = lo > 0 or hi < 0
     if excludes_zero and abs(delta) >= tau:
         res["verdict"] = "regressed" if _is_worse(delta, res["better"]) else "improved"
@@ -136,14 +137,20 @@ def _decide(
         key = "why.below" if excludes_zero else "why.includes"
     put(res, "reason", message(key, delta=delta, level=ci, lo=lo, hi=hi, tau=tau))
     if res["outliers"] <= UNSTABLE_SHARE * units:
-        return res
+        return metric(res)
     share = {"outliers": res["outliers"], "units": units, "unit": unit_word, "cutoff": OUTLIER_CUTOFF}
     if res["verdict"] == "inconclusive":
         res["verdict"] = "unstable"
         put(res, "reason", message("why.unstable", **share, share=UNSTABLE_SHARE, why=res["reason_msg"]))
     else:
         put(res, "outlier_note", message("why.outliers", **share, level=ci))
-    return res
+    return metric(res)
+
+
+def metric(res: dict) -> Metric:
+    """The judged entry as the comparison holds it: built once, frozen (a Struct is a quarter of the
+    dict's memory, and a diff of 10⁵ benchmarks holds three per benchmark)."""
+    return Metric(**res)
 
 
 @lru_cache(maxsize=1024)
@@ -216,7 +223,7 @@ def paired_change(
     res = _result(b, h, better, True, a)
     n = b.size
     if n == 0:
-        return put(res, "reason", message("why.no_rounds"))
+        return metric(put(res, "reason", message("why.no_rounds")))
     if ratios is not None:
         r = finite("ratios", ratios)
         if r.size != n:
@@ -237,7 +244,7 @@ def paired_change(
 
 
 def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: float | None, outliers: int, *,
-                tau: float, alpha: float) -> dict:
+                tau: float, alpha: float) -> Metric:
     """Fill an unpaired `result_of` entry from its log-scale HL shift, CI bounds, p and outlier count."""
     nb, nh = res["n_base"], res["n_head"]
     res["delta_pct"] = math.expm1(hl) * 100.0  # _pct, inlined: twice per benchmark of a diff
@@ -260,13 +267,13 @@ def check_tolerances(tolerance_pct: float, abs_tolerance_mb: float) -> None:
             raise ValueError(f"{name} must be a non-negative number, not {v!r}")
 
 
-def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_tolerance_mb: float) -> dict:
+def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_tolerance_mb: float) -> Metric:
     """Fill a memory `result_of` entry from its medians (already in it) and the outlier count."""
     res["delta_mb"] = None
     res["tolerance_mb"] = None
     nb, nh = res["n_base"], res["n_head"]
     if nb < MIN_MEMORY_RUNS or nh < MIN_MEMORY_RUNS:
-        return put(res, "reason", message("why.memory_few", nb=nb, nh=nh, least=MIN_MEMORY_RUNS))
+        return metric(put(res, "reason", message("why.memory_few", nb=nb, nh=nh, least=MIN_MEMORY_RUNS)))
     bm, hm = res["base"], res["head"]
     diff = hm - bm
     tol = max(tolerance_pct / 100.0 * bm, float(abs_tolerance_mb))
@@ -280,5 +287,5 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
         res["verdict"] = "unchanged"
     else:
         res["verdict"] = "regressed" if _is_worse(diff, res["better"]) else "improved"
-    return put(res, "reason", message("why.memory_within" if abs(diff) <= tol else "why.memory_beyond",
-                            base=bm, head=hm, diff=diff, tol=tol))
+    return metric(put(res, "reason", message("why.memory_within" if abs(diff) <= tol else "why.memory_beyond",
+                                   base=bm, head=hm, diff=diff, tol=tol)))

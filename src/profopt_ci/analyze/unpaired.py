@@ -87,7 +87,7 @@ def unpaired_change(base: Sequence[float], head: Sequence[float], *, threshold_p
     b, h = finite("base", base), finite("head", head)
     if b.size == 0 or h.size == 0:
         res = stats.result_of(_median(np.exp(np.log(b))), _median(np.exp(np.log(h))), b.size, h.size, better, False, a)
-        return put(res, "reason", message("why.no_values", side="base" if b.size == 0 else "head"))
+        return stats.metric(put(res, "reason", message("why.no_values", side="base" if b.size == 0 else "head")))
     return _shift_rows(b[None, :], h[None, :], better, [tau], a)[0]
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from profopt_ci.analyze.decide import decide_benchmark, decided
+from profopt_ci.analyze.decide import changed_metric, decide_benchmark, decided
 from profopt_ci.specfile.load import Benchmark
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 CHANGED = ("regressed", "improved")
 TIMED = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
@@ -70,9 +70,9 @@ def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark]
         e["confirm"] = {"seed": seed, "rounds": s.get("rounds"), "agreed": agreed, "metrics": runs}
         if agreed:
             continue
-        for m in metrics:
-            e["metrics"][m]["verdict"] = "inconclusive"
-            put(e["metrics"][m], "reason", message("why.not_confirmed"))
+        why = message("why.not_confirmed")
+        e["metrics"] = {m: (changed_metric(r, verdict="inconclusive", reason=why["text"], reason_msg=why) if m in metrics else r)
+                        for m, r in e["metrics"].items()}
         decided(e, *decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"]))
         first = runs.get("step_time_ms") or next(iter(runs.values()))
         notes.append(message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
