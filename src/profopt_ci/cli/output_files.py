@@ -9,6 +9,7 @@ verdict maps to (0 / 1 policy / 3 failed).
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import sys
 from pathlib import Path
@@ -75,6 +76,7 @@ def write_outputs(doc: Comparison, args: argparse.Namespace, *, final: bool = Tr
     for path in (out, report, html):
         path.parent.mkdir(parents=True, exist_ok=True)
     comparison = read_view(doc)
+    gc.freeze()  # the view's 10⁵ entries hold no cycles and live to the end: no collection visits them
     wait = save_json_behind(doc, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None
