@@ -142,7 +142,7 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
              for side, extra in (("base", 0.0), ("head", slowdown))}
     plan = make_plan(specs["head"], overrides(threshold=threshold, environ={}))
     for side, spec in specs.items():
-        plan.attach(side, spec)
+        plan = plan.attach(side, spec)
     sides = [Side(name="base", root=root), Side(name="head", root=root)]
     state = RoundState()
     start = time.perf_counter()

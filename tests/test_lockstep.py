@@ -133,8 +133,8 @@ def test_plan_records_a_sides_own_settings_and_a_missing_spec(tmp_path):
     own = _spec("version: 1\ndefaults: {threshold: 9%}\nbenchmarks:\n  - {name: a, callable: m:f, params: {n: 2}}\n",
                 tmp_path)
     plan = make_plan(spec, overrides(environ={}))
-    plan.attach("base", own)
-    plan.attach("head", None, "its profopt.yml is invalid: profopt.yml:1:1: bad")
+    plan = plan.attach("base", own)
+    plan = plan.attach("head", None, "its profopt.yml is invalid: profopt.yml:1:1: bad")
     assert plan.bench("base", "a").params == {"n": 2}  # what the code is: the side's own
     assert plan.bench("base", "a").settings.threshold_pct == 3.0  # how to judge: the plan's
     assert any(d["scope"] == "settings" and d["key"] == "threshold_pct" for d in plan.differences)

@@ -162,7 +162,7 @@ def test_both_sides_passes_come_back_whether_run_at_once_or_one_after_the_other(
     plan = make_plan(spec, overrides())
     sides = [Side("base", tmp_path), Side("head", tmp_path)]
     for side in sides:
-        plan.attach(side.name, None)
+        plan = plan.attach(side.name, None)
     placement = Placement(pool=[0, 1], topology=vm2)
     placement.settle({"base": {"need": size}, "head": {"need": size}})
     assert len(pass_sets(placement, 2)) == (2 if size == 1 else 1)

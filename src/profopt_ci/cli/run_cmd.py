@@ -38,7 +38,7 @@ def command(args: argparse.Namespace) -> int:
         return _run_shard(spec, args, out)
     if args.store:
         raise UsageError("run --store only balances --shard I/N; without --shard there is nothing to balance")
-    code, _ = run_tree(plan(spec, args), spec.path.resolve().parent, only=args.only, out=out)
+    code, _, _ = run_tree(plan(spec, args), spec.path.resolve().parent, only=args.only, out=out)
     print(f"profopt: results written to {out}", file=sys.stderr)
     return code
 
@@ -46,16 +46,14 @@ def command(args: argparse.Namespace) -> int:
 def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     """`run --shard I/N`: this job's part of the split, recorded in the results for `merge`."""
     from profopt_ci.documents.results import build, save_json
+    from profopt_ci.measure.processes import Side
     from profopt_ci.measure.shard import parse_shard, shard_info
     from profopt_ci.pipeline.run_tree import run_tree
+    from profopt_ci.suites.expand import expand_tree
 
     index, count = parse_shard(args.shard)
-    the_plan = plan(spec, args)
-    if spec.suites:  # the suites' benchmarks are split like any others
-        from profopt_ci.measure.processes import Side
-        from profopt_ci.suites.expand import expand_tree
-
-        expand_tree(the_plan, Side(name="tree", root=spec.path.resolve().parent), _log)
+    # the suites' benchmarks are split like any others
+    the_plan = expand_tree(plan(spec, args), Side(name="tree", root=spec.path.resolve().parent), _log)
     names = [b.name for b in the_plan.spec.select(args.only)]
     costs, cost_commit = ({}, None)
     if args.store:
@@ -67,7 +65,7 @@ def _run_shard(spec: Spec, args: argparse.Namespace, out: Path) -> int:
     print(f"profopt: shard {index}/{count} ({how}): {', '.join(info['benchmarks']) or 'no benchmarks'}", file=sys.stderr)
     root = spec.path.resolve().parent
     if info["benchmarks"]:
-        code, results = run_tree(the_plan, root, only=info["benchmarks"], out=out)
+        code, results, _ = run_tree(the_plan, root, only=info["benchmarks"], out=out)
     else:
         code, results = EXIT_OK, _empty_results(the_plan.spec, root)
     save_json(build({**results, "shard": info}), out)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from profopt_ci.analyze import instruction_entries
@@ -160,7 +160,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
         run.nightly, plan.spec, entries, base_meta, head_meta["commit"], threshold)
     return comparison_doc.build(
         mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
-        base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta) + plan.differences,
+        base=base_meta, head=head_meta, diffs=[*differences(pairs, base_meta, head_meta), *plan.differences],
         seed=run.seed, notes=[*plan.notes, *notes, *placement_notes(run.benches, run.state.placements), *outlier_notes(entries),
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
         threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
@@ -217,7 +217,7 @@ def _confirm(run: CompareRun, work: Path, log) -> None:
 
 
 def _sides(ws, plan: Plan, repo: Path, rel_spec: Path, phase: str, refs: tuple[str | None, str | None], log) -> list[Side]:
-    """Both checkouts: prepared now, or loaded from an earlier `--phase setup`; attached to the plan."""
+    """Both checkouts: prepared now, or loaded from an earlier `--phase setup`."""
     if phase == "measure":
         sides = load_state(ws, plan.spec, rel_spec)
     else:
@@ -225,8 +225,6 @@ def _sides(ws, plan: Plan, repo: Path, rel_spec: Path, phase: str, refs: tuple[s
         log(f"profopt: base {resolved['base'][0]} = {resolved['base'][1][:12]}, "
             f"head {resolved['head'][0]} = {resolved['head'][1][:12]}")
         sides = prepare_sides(ws, plan.spec, rel_spec, resolved)
-    for side in sides:
-        plan.attach(side.name, side.spec, side.spec_note)
     if sides[0].commit == sides[1].commit:
         log(f"profopt: {AA_LOG} — base and head are the same commit {sides[1].commit[:12]}")
     return sides
@@ -280,14 +278,16 @@ def run_compare(
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
     with open_workspace(repo, workdir) as ws:
         sides = _sides(ws, plan, repo, rel_spec, phase, (base_ref, head_ref), log)
+        for side in sides:
+            plan = plan.attach(side.name, side.spec, side.spec_note)
         if _setup(ws, sides, plan, phase, log):
             return None
-        expand_compare(plan, sides, log)  # suites: collected in each side's own environment, after its setup
+        plan = expand_compare(plan, sides, log)  # suites: collected in each side's environment, after its setup
         if "base" not in ws.setup_failures:  # a base whose setup failed is a failed side, not "new in this PR"
-            expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base too
+            plan = expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
         benches, new = _split_new(plan.spec.benchmarks, plan, sides[0])
-        _base_without_spec(plan, sides[0])
+        plan = _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
                          notes=new_note(new, plan.new_causes) + pairing_notes(plan, benches, log),
                          fail_on=fail_on, nightly=nightly, alone=alone)
@@ -335,19 +335,18 @@ def _overall_pairing(entries: list[dict]) -> dict:
     return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "cpuset": sets[0] if len(sets) == 1 else (sets or None)}
 
 
-def _base_without_spec(plan: Plan, base: Side) -> None:
+def _base_without_spec(plan: Plan, base: Side) -> Plan:
     """A base with no spec (the PR adds it) ran only the head's suites, not the passed spec's
-    callables: the note says so instead of plan.attach's fallback wording."""
+    callables: a new plan whose notes say so first, instead of plan.attach's fallback wording."""
     if not (base.spec is None and base.spec_missing):
-        return
+        return plan
     fallback = ("note.own_spec_unused", "note.own_spec_missing")
-    plan.notes[:] = [n for n in plan.notes
-                     if not (isinstance(n, dict) and n["id"] in fallback and n["args"]["side"] == "base")]
     if plan.spec.benchmarks_from == "head" and plan.base_suite:  # callables too (suites/callables.py)
         said = "note.base_no_spec_head"
     else:
         said = "note.base_no_spec_suites" if plan.base_suite else "note.base_no_spec"
-    plan.notes.insert(0, message(said, spec=plan.spec.path.name))
+    kept = [n for n in plan.notes if not (isinstance(n, dict) and n["id"] in fallback and n["args"]["side"] == "base")]
+    return replace(plan, notes=(message(said, spec=plan.spec.path.name), *kept))
 
 
 def _split_new(benches: list[Benchmark], plan: Plan, base: Side) -> tuple[list[Benchmark], list[Benchmark]]:

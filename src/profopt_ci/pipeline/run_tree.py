@@ -2,7 +2,8 @@
 
 In: the plan (its spec for the side run, overrides applied), the tree's root, which benchmarks,
 where to write. Out: `out` (profopt/results@1, rewritten after every round, so an interrupted run
-keeps what it measured) and (exit code, the results document): 0, or 3 when a benchmark failed.
+keeps what it measured) and (exit code: 0, or 3 when a benchmark failed; the results document;
+the plan it ran: the tree's suites collected into it by `expand_tree`).
 """
 from __future__ import annotations
 
@@ -117,17 +118,15 @@ def run_tree(
     log: Callable[[str], None] = stderr_log,
     side: Side | None = None,
     fp: dict | None = None,
-) -> tuple[int, dict]:
-    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results).
+) -> tuple[int, dict, Plan]:
+    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results, plan).
 
     `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
     plan gives the spec that side runs (`--rounds` and the hardware label already in it).
     `fp` is the side's fingerprint when the caller already took it (it costs a process).
     """
     side = side or Side(name="tree", root=root)
-    own = plan.side_spec(side.name)
-    if own.suites and not any(b.suite for b in own.benchmarks):  # collected once per plan
-        expand_tree(plan, side, log)
+    plan = expand_tree(plan, side, log)
     spec = plan.side_spec(side.name)
     benches = spec.select(only)
     instruction_runs.preflight(spec, benches)
@@ -143,4 +142,4 @@ def run_tree(
     results["runner"] = runner.combine(probed, runner.probe())  # stored with the nightly baselines
     save_json(build_results(results), out)
     failed = _failures(benches, side, state, counted, results, out, log)
-    return (EXIT_INFRA if failed else EXIT_OK), results
+    return (EXIT_INFRA if failed else EXIT_OK), results, plan

@@ -78,7 +78,7 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
     if isinstance(target, GitStore):
         target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
     with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
-        code, results = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
+        code, results, _ = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
     doc = from_results(results, ref=_branch(root))
     if not doc.benchmarks:
         raise InfraError("every benchmark failed: nothing was stored")
@@ -89,8 +89,9 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
 
 
 def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
-                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[dict, list[Note]]:
-    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head."""
+                  allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[Plan, dict, list[Note]]:
+    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head.
+    Returns the plan it ran (head attached, its suites collected), head's results and notes."""
     spec = plan.spec
     root = spec.path.resolve().parent
     head_label, head_commit = refs["head"]
@@ -113,19 +114,20 @@ def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir:
             fp = check(fingerprint(Side(name="tree", root=root), spec))
             if dirty:
                 notes.append(message("note.dirty_head"))
-            _, results = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
-            return results, notes
+            _, results, plan = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
+            return plan, results, notes
         rel_spec = spec.path.resolve().relative_to(repo.resolve())
         with open_workspace(repo, workdir) as ws:
             tree = add_worktree(ws, "head", head_commit)
             side_root = tree / rel_spec.parent
             own, problem = side_spec(side_root, Path(rel_spec.name))
-            own = plan.attach("head", own, problem)
+            plan = plan.attach("head", own, problem)
+            own = plan.side_spec("head")
             python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
             side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
             fp = check(fingerprint(side, own))
-            _, results = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
-            return results, notes
+            _, results, plan = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
+            return plan, results, notes
 
 
 def _newest_stored(plan: Plan, repo: Path, target: Store, base: tuple[str | None, str], history_n: int,
@@ -195,8 +197,8 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
     target = open_store(store, repo)
     runs = _newest_stored(plan, repo, target, refs["base"], history_n, log)
     entry, doc, dist = runs[0]
-    results, head_notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
-                                        doc.get("fingerprint") or {}, log)
+    plan, results, head_notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
+                                              doc.get("fingerprint") or {}, log)
     entries, pairs, missing = _stored_entries(spec, doc, results)
     base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],
                  "fingerprint": doc.get("fingerprint") or {}, "env": doc.get("env") or {}}

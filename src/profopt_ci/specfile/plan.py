@@ -17,7 +17,9 @@ Rules:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from profopt_ci.cpulists import parse_cpuset
@@ -26,7 +28,7 @@ from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_se
 from profopt_ci.words.i18n import message
 
 
-@dataclass
+@dataclass(frozen=True)
 class Overrides:
     """What the command line says over the spec (None: the spec decides)."""
 
@@ -103,18 +105,21 @@ def apply(spec: Spec, ov: Overrides, settings_from: Spec | None = None) -> Spec:
                    cpuset=ov.cpuset or src.cpuset)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
+    """Frozen: a stage that learns something (`attach`, suite expansion) returns a new Plan made by
+    `dataclasses.replace`, so a plan a stage holds never changes under it."""
+
     spec: Spec  # the spec passed, overrides applied
     overrides: Overrides = field(default_factory=Overrides)
-    sides: dict[str, Spec] = field(default_factory=dict)  # side → what that side runs
-    notes: list[dict | str] = field(default_factory=list)  # messages; a suite's own words as strings
-    differences: list[dict] = field(default_factory=list)
+    sides: Mapping[str, Spec] = field(default_factory=lambda: MappingProxyType({}))  # side → what it runs
+    notes: tuple[dict | str, ...] = ()  # messages; a suite's own words as strings
+    differences: tuple[dict, ...] = ()
     # suites (profopt_ci.suites.expand): what failed before any round ({name: {side: error}}), why a
     # benchmark is new in the PR (the base cannot collect or run it), the suite benchmarks base runs
-    failures: dict[str, dict[str, str]] = field(default_factory=dict)
-    new_causes: dict[str, dict] = field(default_factory=dict)  # messages
-    base_suite: set[str] = field(default_factory=set)
+    failures: Mapping[str, dict[str, str]] = field(default_factory=lambda: MappingProxyType({}))
+    new_causes: Mapping[str, dict] = field(default_factory=lambda: MappingProxyType({}))  # messages
+    base_suite: frozenset[str] = frozenset()
 
     @property
     def hardware_label(self) -> str:
@@ -138,30 +143,26 @@ class Plan:
                 return b
         return next(b for b in self.spec.benchmarks if b.name == name)
 
-    def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Spec:
-        """Resolve one side: its own spec's definitions under the plan's settings (see module doc)."""
+    def attach(self, name: str, own: Spec | None, problem: str | None = None) -> Plan:
+        """A new plan with side `name` resolved: its own spec's definitions under the plan's settings
+        (see module doc), and the notes and differences saying where they part."""
         if own is None:
-            self.notes.append(message("note.own_spec_unused", side=name, why=problem, spec=self.spec.path.name)
-                              if problem else message("note.own_spec_missing", side=name, spec=self.spec.path.name))
-            resolved = self.spec
-        else:
-            resolved = apply(own, self.overrides, settings_from=self.spec)
-            known = {b.name: b for b in self.spec.benchmarks}
-            mine = apply(own, self.overrides)
-            for b in mine.benchmarks:
-                if b.name in known and b.settings != known[b.name].settings:
-                    self._settings_difference(name, b, known[b.name])
-        self.sides[name] = resolved
-        return resolved
-
-    def _settings_difference(self, side: str, own: Benchmark, planned: Benchmark) -> None:
-        a, b = asdict(own.settings), asdict(planned.settings)
-        keys = [k for k in a if a[k] != b[k]]
-        other = "head" if side == "base" else "base"  # it runs the plan's setting
-        for k in keys:
-            self.differences.append({"scope": "settings", "benchmark": own.name, "key": k, side: a[k],
-                                     other: b[k]})
-        self.notes.append(message("note.own_spec_differs", side=side, keys=keys, name=own.name))
+            said = (message("note.own_spec_unused", side=name, why=problem, spec=self.spec.path.name)
+                    if problem else message("note.own_spec_missing", side=name, spec=self.spec.path.name))
+            return replace(self, sides=MappingProxyType({**self.sides, name: self.spec}), notes=(*self.notes, said))
+        known = {b.name: b.settings for b in self.spec.benchmarks}
+        other = "head" if name == "base" else "base"  # it runs the plan's setting
+        diffs, notes = [], []
+        for b in apply(own, self.overrides).benchmarks:
+            if b.name in known and b.settings != known[b.name]:
+                mine, planned = asdict(b.settings), asdict(known[b.name])
+                keys = [k for k in mine if mine[k] != planned[k]]
+                diffs += [{"scope": "settings", "benchmark": b.name, "key": k, name: mine[k], other: planned[k]}
+                          for k in keys]
+                notes.append(message("note.own_spec_differs", side=name, keys=keys, name=b.name))
+        resolved = apply(own, self.overrides, settings_from=self.spec)
+        return replace(self, sides=MappingProxyType({**self.sides, name: resolved}), notes=(*self.notes, *notes),
+                       differences=(*self.differences, *diffs))
 
 
 def make_plan(spec: Spec, ov: Overrides | None = None) -> Plan:

@@ -1,9 +1,9 @@
 """The plan's suites become benchmarks: collected in each side after its setup, before any round.
 
-In: the `Plan`, the sides (prepared and set up), a log. Out: the plan with every collected
-benchmark in the spec and in each side's spec, and `plan.failures` (a suite that could not be
-collected, a benchmark that cannot run on head: failed entries with their cause), `plan.new_causes`
-(a benchmark the base cannot collect or run: new in this PR, with why) and notes saying what ran.
+In: the frozen `Plan`, the sides (prepared and set up), a log. Out: a new plan with every collected
+benchmark in its specs, `failures` (a suite not collected, a benchmark that cannot run on head: failed
+entries with their cause), `new_causes` (a benchmark the base cannot collect or run: new in this PR,
+with why), `base_suite` (what the base runs) and notes saying what ran.
 
 `benchmarks_from: head` (the suites' default): the head's suite files are laid over the base's
 checkout at the same paths (`overlay`), so the base's worker runs the head's benchmarks against
@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 from profopt_ci.errors import cause_lines
 from profopt_ci.harness.suite_targets import target
@@ -28,10 +29,6 @@ from profopt_ci.words.i18n import message
 
 def suites_of(plan: Plan, side: str) -> list[Suite]:
     return plan.side_spec(side).suites or plan.spec.suites
-
-
-def from_head(plan: Plan) -> bool:
-    return (plan.spec.benchmarks_from or "head") == "head"
 
 
 def _placeholder(plan: Plan, suite: str) -> Benchmark:
@@ -63,65 +60,67 @@ def _add(spec: Spec, benches: list[Benchmark]) -> Spec:
     return replace(spec, benchmarks=[*spec.benchmarks, *benches])
 
 
-def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Collection:
-    """`profopt run`: the tree's suites collected and probed in it; plan.spec gains the benchmarks."""
-    if not plan.spec.suites:
-        return Collection()
+def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Plan:
+    """`profopt run`: the tree's suites collected and probed in it, once per plan; a new plan whose
+    spec (and that side's, when attached) has the benchmarks, with their failures and the suites' notes."""
+    own = plan.side_spec(side.name)
+    if not (plan.spec.suites and own.suites) or any(b.suite for b in own.benchmarks):
+        return plan
     col = collect(plan.spec, plan.spec.suites, side, plan.overrides.settings())
     _say(col, side.name, log)
     cant = probe(plan.spec, col.benchmarks, side)
     errors = _suite_errors(col)
     places = [_placeholder(plan, suite) for suite in errors]
-    for b in places:
-        plan.failures[b.name] = {side.name: errors[b.name]}
-    for name, why in cant.items():
-        plan.failures[name] = {side.name: f"it cannot run here: {why}"}
-    plan.spec = _add(plan.spec, [*col.benchmarks, *places])
-    if side.name in plan.sides:
-        plan.sides[side.name] = _add(plan.sides[side.name], [*col.benchmarks, *places])
-    plan.notes.extend(col.notes)
-    return col
+    failures = {**plan.failures, **{b.name: {side.name: errors[b.name]} for b in places},
+                **{name: {side.name: f"it cannot run here: {why}"} for name, why in cant.items()}}
+    found = [*col.benchmarks, *places]
+    sides = {**plan.sides, side.name: _add(plan.sides[side.name], found)} if side.name in plan.sides else plan.sides
+    return replace(plan, spec=_add(plan.spec, found), sides=MappingProxyType(sides),
+                   failures=MappingProxyType(failures), notes=(*plan.notes, *col.notes))
 
 
-def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> None:
-    """Both sides' suites collected (the head's laid over the base with benchmarks_from: head)."""
+def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> Plan:
+    """Both sides' suites collected (the head's laid over the base with benchmarks_from: head): a new
+    plan with them in its specs, their failures, why each one the base lacks is new, and notes."""
     base, head = sides
     suites = suites_of(plan, "head")
     if not suites:
-        return
+        return plan
     settings = plan.overrides.settings()
     head_col = collect(plan.side_spec("head"), suites, head, settings, plan.spec.raw.get("defaults") or {})
     _say(head_col, "head", log)
-    shared = from_head(plan) and overlay(suites, head.root, base.root, log)
+    shared = (plan.spec.benchmarks_from or "head") == "head" and overlay(suites, head.root, base.root, log)
     base_suites = suites if shared else suites_of(plan, "base")
     base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {})
     _say(base_col, "base", log)
     head_errors, base_errors = _suite_errors(head_col), _suite_errors(base_col)
     places = [_placeholder(plan, suite) for suite in head_errors]
+    failures = dict(plan.failures)
     for b in places:  # failed on both sides: nothing of it runs, not even on the base alone
-        plan.failures[b.name] = {"head": head_errors[b.name], "base": base_errors.get(b.name)
-                                 or f"not measured: the head's suite could not be collected — {head_errors[b.name]}"}
+        failures[b.name] = {"head": head_errors[b.name], "base": base_errors.get(b.name)
+                            or f"not measured: the head's suite could not be collected — {head_errors[b.name]}"}
     for name, why in probe(plan.side_spec("head"), head_col.benchmarks, head).items():
-        plan.failures[name] = {"head": f"it cannot run on head: {why}"}
+        failures[name] = {"head": f"it cannot run on head: {why}"}
     base_names = base_col.names() & head_col.names()
     base_cant = probe(plan.side_spec("base"), [b for b in base_col.benchmarks if b.name in base_names], base)
+    causes = dict(plan.new_causes)
     for b in head_col.benchmarks:
-        if b.name in plan.failures:
+        if b.name in failures:
             continue
         suite_label = _suite_label(b, suites)
         if b.name in base_cant:
-            plan.new_causes[b.name] = message("cause.cannot_run", error=_first_line(base_cant[b.name]))
+            causes[b.name] = message("cause.cannot_run", error=_first_line(base_cant[b.name]))
         elif b.name not in base_names:
-            plan.new_causes[b.name] = (message("cause.cannot_collect", error=_first_line(base_errors[suite_label]))
-                                       if suite_label in base_errors else message("cause.no_such"))
-    runs_on_base = [b for b in base_col.benchmarks if b.name in base_names and b.name not in plan.new_causes]
-    plan.base_suite = {b.name for b in [*runs_on_base, *places]}
-    plan.spec = _add(plan.spec, [*head_col.benchmarks, *places])
-    plan.sides["head"] = _add(plan.side_spec("head"), [*head_col.benchmarks, *places])
-    plan.sides["base"] = _add(plan.side_spec("base"), [*runs_on_base, *places])
-    plan.notes.append(message("note.suites_from_head" if shared else "note.suites_each",
-                              suites=[label(s) for s in suites], n=len(head_col.benchmarks)))
-    plan.notes.extend({n["text"]: n for n in head_col.notes}.values())  # each wording once
+            causes[b.name] = (message("cause.cannot_collect", error=_first_line(base_errors[suite_label]))
+                              if suite_label in base_errors else message("cause.no_such"))
+    on_base = [*(b for b in base_col.benchmarks if b.name in base_names and b.name not in causes), *places]
+    found = [*head_col.benchmarks, *places]
+    said = message("note.suites_from_head" if shared else "note.suites_each", suites=[label(s) for s in suites],
+                   n=len(head_col.benchmarks))
+    sides = {**plan.sides, "head": _add(plan.side_spec("head"), found), "base": _add(plan.side_spec("base"), on_base)}
+    return replace(plan, spec=_add(plan.spec, found), sides=MappingProxyType(sides), failures=MappingProxyType(failures),
+                   new_causes=MappingProxyType(causes), base_suite=frozenset(b.name for b in on_base),
+                   notes=(*plan.notes, said, *{n["text"]: n for n in head_col.notes}.values()))  # each wording once
 
 
 def _first_line(text: str) -> str:
