@@ -287,5 +287,10 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
         res["verdict"] = "unchanged"
     else:
         res["verdict"] = "regressed" if _is_worse(diff, res["better"]) else "improved"
-    return metric(put(res, "reason", message("why.memory_within" if abs(diff) <= tol else "why.memory_beyond",
-                                   base=bm, head=hm, diff=diff, tol=tol)))
+    return metric(put(res, "reason", _memory_why(abs(diff) <= tol, bm, hm, diff, tol)))
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _memory_why(within: bool, base: float, head: float, diff: float, tol: float) -> dict:
+    """Shared, never edited: peak memory repeats to the MB across many benchmarks of a suite."""
+    return message("why.memory_within" if within else "why.memory_beyond", base=base, head=head, diff=diff, tol=tol)
