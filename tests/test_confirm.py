@@ -74,7 +74,9 @@ def test_a_second_run_that_disagrees_makes_the_verdict_inconclusive_with_both_es
     first = _entry(benches["slower"], 1.30)
     assert confirm.flagged([first], benches) == ["slower"]
     second = _entry(benches["slower"], 1.0)  # the second run sees no change
-    notes = confirm.apply([first], [second], benches, seed=5)
+    (held,), notes = confirm.apply([first], [second], benches, seed=5)
+    assert first["decision"] == "reject" and "confirm" not in first  # the entry given is as it was
+    first = held
     assert first["metrics"]["step_time_ms"]["verdict"] == "inconclusive"
     assert first["decision"] == "inconclusive"
     runs = first["confirm"]["metrics"]["step_time_ms"]
@@ -90,7 +92,8 @@ def test_a_second_run_that_disagrees_makes_the_verdict_inconclusive_with_both_es
 def test_a_second_run_that_agrees_keeps_the_verdict(tmp_path):
     benches = _bench(tmp_path)
     first = _entry(benches["slower"], 1.30)
-    assert confirm.apply([first], [_entry(benches["slower"], 1.29)], benches, seed=5) == []
+    (first,), notes = confirm.apply([first], [_entry(benches["slower"], 1.29)], benches, seed=5)
+    assert notes == []
     assert first["metrics"]["step_time_ms"]["verdict"] == "regressed" and first["decision"] == "reject"
     assert first["confirm"]["agreed"] is True
 

@@ -210,7 +210,7 @@ def test_a_goal_metric_that_held_says_so_in_every_language():
     b = c["benchmarks"][0]
     b["goal"]["metric"] = "peak_memory_mb"
     bench = dataclasses.replace(fx.JUDGED, goal=Goal("peak_memory_mb", "decrease", 10.0))
-    decided(b, *decide_benchmark(bench, b["metrics"], b["constraints"]))
+    c["benchmarks"][0] = b = decided(b, *decide_benchmark(bench, b["metrics"], b["constraints"]))
     assert b["decision"] == "no-change" and b["reason"] == "goal metric peak memory unchanged (step time improved)"
     assert b["reason"] in render(c, "md", "en")
     assert "目标指标峰值内存无变化（单步时间改善）" in render(c, "md", "zh")

@@ -149,7 +149,9 @@ def test_entries_resolve_unpaired_metrics_in_finish() -> None:
                            {"status": "ok", "error": None, "samples": head}, paired=False) for b, base, head in items]
     for e in entries:  # what the instructions merge does between build_entry and finish
         e["metrics"]["instructions"] = {"verdict": "unchanged"}
-    resolve(entries)
+    resolved = resolve(entries)
+    assert all("_pending_metrics" in e for e in entries)  # a pass returns new entries: its input is as it was
+    entries = resolved
     for e, want in zip(entries, compare_unpaired(items), strict=True):
         assert msgspec.json.encode(e["metrics"]) == msgspec.json.encode({**want, "instructions": e["metrics"]["instructions"]})
         assert e["outlier_rounds"] == want.get("step_time_ms", {}).get("outliers", 0)

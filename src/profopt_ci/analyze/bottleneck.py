@@ -93,14 +93,13 @@ def _self_times(profile: dict | None) -> tuple[dict[str, float], float]:
     return times, floor
 
 
-def annotate(entry: dict, profiles: dict[str, dict]) -> None:
-    """Attach both profiles, the hot-op diff and the head's bottleneck note to a comparison entry."""
+def annotate(entry: dict, profiles: dict[str, dict]) -> dict:
+    """The comparison entry with both profiles, the hot-op diff and the head's bottleneck note."""
     base, head = profiles.get("base"), profiles.get("head")
     try:
-        entry["profile"] = {"base": base, "head": head, "hot_diff": hot_diff(base, head)}
-        entry["bottleneck"] = bottleneck(head, entry.get("metrics"), base)
+        return {**entry, "profile": {"base": base, "head": head, "hot_diff": hot_diff(base, head)},
+                "bottleneck": bottleneck(head, entry.get("metrics"), base)}
     except Exception as exc:  # a profile answer the step tampered with: drop it, keep the comparison
         reason = f"profile unusable: {type(exc).__name__}: {str(exc)[:300]}"
         none = {"kind": "none", "reason": reason}
-        entry["profile"] = {"base": none, "head": none, "hot_diff": []}
-        entry["bottleneck"] = None
+        return {**entry, "profile": {"base": none, "head": none, "hot_diff": []}, "bottleneck": None}

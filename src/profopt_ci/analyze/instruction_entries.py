@@ -75,39 +75,44 @@ def diff_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> None:
-    """Put one benchmark's instruction results into its comparison entry (before `finish`)."""
+def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> dict:
+    """The entry with one benchmark's instruction results in it (before `finish`)."""
     if not sides:
-        return
+        return entry
     base, head = sides.get("base"), sides.get("head")
     block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [message("instr.functions")]}
-    entry["instructions"] = block
     if entry.get("decision") == "failed" or not _ok(base) or not _ok(head):
-        return
-    entry["metrics"].update(side_metrics(bench, base, head))
-    block["function_diff"] = function_diff(base, head)
+        return {**entry, "instructions": block}
+    out = {**entry, "instructions": {**block, "function_diff": function_diff(base, head)},
+           "metrics": {**entry["metrics"], **side_metrics(bench, base, head)}}
     if not entry["samples"]["base"] and not entry["samples"]["head"] and not entry.get("quality"):
         # instructions only and no quality pass (results of an older profopt): the counted runs' values
         b, h = [{"quality": base.get("quality") or {}}], [{"quality": head.get("quality") or {}}]
-        entry["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
+        out["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
+    return out
 
 
 def _ok(side: dict | None) -> bool:
     return side is not None and side.get("status") == "ok"
 
 
-def mark_failures(entries: list[dict]) -> None:
-    """After `finish`: a side whose valgrind run failed fails the benchmark (exit 3), metrics kept."""
-    for e in entries:
-        block = e.get("instructions") or {}
-        for side in ("base", "head"):
-            s = block.get(side)
-            if s is None or s.get("status") == "ok" or e.get("decision") == "failed":
-                continue
-            first = (s.get("error") or s["status"]).splitlines()[0]
-            decided(e, "failed", message("reason.instr_failed", status=s["status"], side=side, error=first))
-            e["error"] = {"side": side, "status": s["status"], "message": s.get("error") or s["status"],
-                          "instrument": "instructions"}
+def mark_failures(entries: list[dict]) -> list[dict]:
+    """After `finish`, the entries again: a side whose valgrind run failed fails the benchmark
+    (exit 3), metrics kept."""
+    return [_instr_failed(e) for e in entries]
+
+
+def _instr_failed(e: dict) -> dict:
+    block = e.get("instructions") or {}
+    for side in ("base", "head"):
+        s = block.get(side)
+        if s is None or s.get("status") == "ok" or e.get("decision") == "failed":
+            continue
+        first = (s.get("error") or s["status"]).splitlines()[0]
+        e = decided({**e, "error": {"side": side, "status": s["status"], "message": s.get("error") or s["status"],
+                                    "instrument": "instructions"}},
+                    "failed", message("reason.instr_failed", status=s["status"], side=side, error=first))
+    return e
 
 
 def results_entry(entry: dict, side: dict) -> None:

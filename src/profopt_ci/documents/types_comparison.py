@@ -1,13 +1,12 @@
 """comparison@1 as typed Structs (documents/types.py has the shared types and why they are Structs).
 
-In: nothing. Out: `Comparison` and its parts, `Metric` (a metric entry that stays a Struct after
-reading) and `compact_metrics`, which turns a built comparison's metric dicts into `Metric`s.
+In: nothing. Out: `Comparison` and its parts, and `Metric`: a metric entry, built as a Struct by its
+producer (analyze/stats.py) and kept one after reading.
 """
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from profopt_ci.documents.types import (
@@ -333,16 +332,3 @@ class Comparison(_Closed, kw_only=True):
     history: dict[str, History] | UnsetType = UNSET
     drift: dict[str, Drift] | UnsetType = UNSET
 
-
-def compact_metrics(entries: list[dict]) -> None:
-    """Each entry's metric dicts as `Metric`s (~30% of their memory; a diff of 10⁵ benchmarks holds
-    3·10⁵ of them through the report). A metric with a key `Metric` lacks stays a dict."""
-    convert = msgspec.convert
-    for entry in entries:
-        metrics = entry.get("metrics")
-        for name, m in (metrics or {}).items():
-            if isinstance(m, dict):
-                try:
-                    metrics[name] = convert(m, Metric)
-                except msgspec.ValidationError:
-                    pass

@@ -130,15 +130,11 @@ def _entries(run: CompareRun) -> list[dict]:
         judged = run.plan.judged(b.name)
         entry = build_entry(judged, track_dict(run.state, b, "base"), track_dict(run.state, b, "head"),
                             paired=True, alpha=run.alphas.get(b.name, ALPHA))
-        _pairing_of(entry, run, b)
-        instruction_entries.merge(entry, judged, run.instr.get(b.name))  # instrument: instructions
-        entries.append(entry)
-    entries = finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches})
-    instruction_entries.mark_failures(entries)
-    for entry in entries:
-        if entry["name"] in run.profiles and entry["decision"] != "failed":
-            annotate(entry, run.profiles[entry["name"]])
-    return entries
+        entries.append(instruction_entries.merge(_pairing_of(entry, run, b), judged,
+                                                 run.instr.get(b.name)))  # instrument: instructions
+    entries = instruction_entries.mark_failures(finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches}))
+    return [annotate(e, run.profiles[e["name"]]) if e["name"] in run.profiles and e["decision"] != "failed" else e
+            for e in entries]
 
 
 def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> Comparison:
@@ -146,8 +142,9 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
     which leaves the nightly runs out), built last: nothing edits it afterwards."""
     entries = _entries(run)
     if run.second is not None:
-        notes = [*notes, *confirm.apply(entries, _entries(run.second), {b.name: run.plan.judged(b.name) for b in run.benches},
-                                        run.second.seed)]
+        entries, unconfirmed = confirm.apply(entries, _entries(run.second),
+                                             {b.name: run.plan.judged(b.name) for b in run.benches}, run.second.seed)
+        notes = [*notes, *unconfirmed]
     if instruction_runs.wanted(run.benches):
         notes = [*notes, message("instr.what")]
     if run.same_commit:
@@ -320,13 +317,12 @@ def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) 
 AA_LOG = "A/A: this measures noise only"  # the terminal line; the note is note.aa
 
 
-def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> None:
-    entry["pairing"] = bench.settings.pairing
+def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> dict:
+    """The entry with how its rounds were paired, and where a lockstep pair ran."""
     p = run.state.placements.get(bench.name)
     lockstep = bench.settings.pairing == "lockstep" and p is not None and p.cpus is not None
-    entry["cpuset"] = format_cpuset(p.cpus) if lockstep else None
-    if lockstep:
-        entry["threads"] = p.record()
+    return {**entry, "pairing": bench.settings.pairing, "cpuset": format_cpuset(p.cpus) if lockstep else None,
+            **({"threads": p.record()} if lockstep else {})}
 
 
 def _overall_pairing(entries: list[dict]) -> dict:

@@ -56,27 +56,37 @@ def _figures_said(m: dict) -> str:
     return f" {m['delta_pct']:+.1f}%{ci}"
 
 
-def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark], seed: int) -> list[dict]:
-    """Hold each flagged metric against the second run; returns the notes (one per benchmark not confirmed)."""
+def apply(entries: list[dict], second: list[dict], benches: dict[str, Benchmark],
+          seed: int) -> tuple[list[dict], list[dict]]:
+    """Each flagged metric held against the second run: the entries again, and the notes (one per
+    benchmark not confirmed)."""
     again = {e["name"]: e for e in second}
-    notes = []
+    notes: list[dict] = []
+    out = []
     for e in entries:
-        s = again.get(e["name"])
-        if s is None:
-            continue
-        metrics = {m: r for m, r in (e.get("metrics") or {}).items() if m in TIMED and r.get("verdict") in CHANGED}
-        runs = {m: {"first": _figures(r), "second": _figures((s.get("metrics") or {}).get(m) or {})} for m, r in metrics.items()}
-        agreed = s.get("decision") != "failed" and all(v["second"]["verdict"] == v["first"]["verdict"] for v in runs.values())
-        e["confirm"] = {"seed": seed, "rounds": s.get("rounds"), "agreed": agreed, "metrics": runs}
-        if agreed:
-            continue
-        why = message("why.not_confirmed")
-        e["metrics"] = {m: (changed_metric(r, verdict="inconclusive", reason=why["text"], reason_msg=why) if m in metrics else r)
-                        for m, r in e["metrics"].items()}
-        decided(e, *decide_benchmark(benches[e["name"]], e["metrics"], e["constraints"]))
-        first = runs.get("step_time_ms") or next(iter(runs.values()))
-        notes.append(message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
-                             first_figures=_figures_said(first["first"]),
-                             second=first["second"].get("verdict") or "failed",
-                             second_figures=_figures_said(first["second"])))
-    return notes
+        e, note = _held(e, again.get(e["name"]), benches, seed)
+        out.append(e)
+        notes += note
+    return out, notes
+
+
+def _held(e: dict, s: dict | None, benches: dict[str, Benchmark], seed: int) -> tuple[dict, list[dict]]:
+    """One entry held against its second run: the entry with its `confirm` block (and, not
+    confirmed, its changed metrics inconclusive and decided again), and the note that says so."""
+    if s is None:
+        return e, []
+    metrics = {m: r for m, r in (e.get("metrics") or {}).items() if m in TIMED and r.get("verdict") in CHANGED}
+    runs = {m: {"first": _figures(r), "second": _figures((s.get("metrics") or {}).get(m) or {})} for m, r in metrics.items()}
+    agreed = s.get("decision") != "failed" and all(v["second"]["verdict"] == v["first"]["verdict"] for v in runs.values())
+    e = {**e, "confirm": {"seed": seed, "rounds": s.get("rounds"), "agreed": agreed, "metrics": runs}}
+    if agreed:
+        return e, []
+    why = message("why.not_confirmed")
+    held = {m: (changed_metric(r, verdict="inconclusive", reason=why["text"], reason_msg=why) if m in metrics else r)
+            for m, r in e["metrics"].items()}
+    e = decided({**e, "metrics": held}, *decide_benchmark(benches[e["name"]], held, e["constraints"]))
+    first = runs.get("step_time_ms") or next(iter(runs.values()))
+    return e, [message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
+                       first_figures=_figures_said(first["first"]),
+                       second=first["second"].get("verdict") or "failed",
+                       second_figures=_figures_said(first["second"]))]

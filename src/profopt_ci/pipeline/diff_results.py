@@ -35,13 +35,8 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
     pairs = [_pair(n, b, hd, defined, defaults) for n, (b, hd) in zip(names, sides, strict=True)]
     # The rows stay as read (documents.types.Sample Structs): the statistics (analyze.unpaired, in
     # `finish`) read each side once, and the comparison holds the same objects.
-    entries = [build_entry(h, b, hd, paired=False) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
-    for e, (_, h), (b, hd) in zip(entries, pairs, sides, strict=True):  # counted instructions, when both have them
-        counted = (b.get("instructions"), hd.get("instructions"))
-        if all(counted):
-            instruction_entries.merge(e, h, {"base": counted[0], "head": counted[1]})
-    entries = finish(entries, {h.name: h for _, h in pairs}, compact=True)
-    instruction_entries.mark_failures(entries)
+    entries = [_counted(build_entry(h, b, hd, paired=False), h, b, hd) for (_, h), (b, hd) in zip(pairs, sides, strict=True)]
+    entries = instruction_entries.mark_failures(finish(entries, {h.name: h for _, h in pairs}))
     notes = [message("note.unpaired")]
     if missing:
         notes.append(message("note.only_in_one", names=missing))
@@ -57,6 +52,12 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
         mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
         verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,
         notes=notes, threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, fail_on))
+
+
+def _counted(entry: dict, bench: Benchmark, base: dict, head: dict) -> dict:
+    """The entry with its counted instructions, when both sides have them."""
+    counted = (base.get("instructions"), head.get("instructions"))
+    return instruction_entries.merge(entry, bench, {"base": counted[0], "head": counted[1]}) if all(counted) else entry
 
 
 def _pair(name: str, base: dict, head: dict, defined: dict[str, Benchmark],

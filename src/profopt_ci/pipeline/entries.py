@@ -29,7 +29,6 @@ from profopt_ci.analyze.decide import (
     summary,
 )
 from profopt_ci.documents import comparison as comparison_doc
-from profopt_ci.documents.types_comparison import compact_metrics
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.specfile.load import Benchmark
@@ -67,29 +66,27 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
         first = (d.get("error") or "").splitlines()[0].rstrip(": ") if d.get("error") else ""
-        decided(entry, "failed", message("reason.failed_error", side=side, status=d["status"], error=first) if first
-                else message("reason.failed", side=side, status=d["status"]))
-        return entry
+        return decided(entry, "failed", message("reason.failed_error", side=side, status=d["status"], error=first)
+                       if first else message("reason.failed", side=side, status=d["status"]))
     traces = (base.get("quality"), head.get("quality"))
     if bench.constraints or traces != (None, None):
         entry["quality"] = {"base": traces[0], "head": traces[1]}
     entry["constraints"] = [check_constraint(c, rows_b, rows_h, traces) for c in bench.constraints]
     if paired:
-        _fill(entry, bench, compare_metrics(bench, rows_b, rows_h, alpha=alpha))
-    else:
-        entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
+        return _filled(entry, bench, compare_metrics(bench, rows_b, rows_h, alpha=alpha))
+    entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
     return entry
 
 
-def _fill(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> None:
-    """The timed metrics first, then any the instructions merge put in meanwhile (their order before).
-    A suite benchmark that judges only some metrics (asv's peakmem_: peak memory; track_, mem_: their
-    recorded value, a constraint) keeps only those: its step time is not what it measures."""
+def _filled(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> dict:
+    """The entry with its timed metrics first, then any the instructions merge put in meanwhile
+    (their order before). A suite benchmark that judges only some metrics (asv's peakmem_: peak
+    memory; track_, mem_: their recorded value, a constraint) keeps only those: its step time is not
+    what it measures."""
     if bench.judged is not None:
         metrics = {m: r for m, r in metrics.items() if m in bench.judged}
-    entry["metrics"] = {**metrics, **entry["metrics"]} if entry["metrics"] else metrics
-    entry["outlier_rounds"] = metrics.get(SPEED, {}).get("outliers", 0)
-    entry["goal"] = goal_status(bench, metrics)
+    return {**entry, "metrics": {**metrics, **entry["metrics"]} if entry["metrics"] else metrics,
+            "outlier_rounds": metrics.get(SPEED, {}).get("outliers", 0), "goal": goal_status(bench, metrics)}
 
 
 def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, dict]:
@@ -103,33 +100,32 @@ def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict])
     return decide_benchmark(bench, metrics, constraints)
 
 
-RESOLVE_SLICE = 8192  # entries whose metric dicts exist at once when they are compacted
+RESOLVE_SLICE = 8192  # entries whose samples are judged together: the arrays of one slice at a time
 
 
-def resolve(entries: list[dict], *, compact: bool = False) -> None:
-    """The metrics of the unpaired entries `build_entry` left pending, computed together (in slices).
-    `compact`: each slice's metric dicts become documents.types_comparison.Metric at once, so a diff of 10⁵
-    benchmarks never holds all 3·10⁵ of them as dicts before they are compacted."""
-    pending = [e for e in entries if _PENDING in e]
+def resolve(entries: list[dict]) -> list[dict]:
+    """The entries again, with the metrics of the unpaired ones `build_entry` left pending computed
+    together (in slices)."""
+    pending = [k for k, e in enumerate(entries) if _PENDING in e]
+    out = list(entries)
     for k in range(0, len(pending), RESOLVE_SLICE):
         part = pending[k:k + RESOLVE_SLICE]
-        items = [(e[_PENDING], e["samples"]["base"], e["samples"]["head"]) for e in part]
-        for e, metrics in zip(part, unpaired.compare_unpaired(items), strict=True):
-            _fill(e, e.pop(_PENDING), metrics)
-        if compact:
-            compact_metrics(part)
+        items = [(entries[i][_PENDING], entries[i]["samples"]["base"], entries[i]["samples"]["head"]) for i in part]
+        for i, metrics in zip(part, unpaired.compare_unpaired(items), strict=True):
+            e = entries[i]
+            out[i] = _filled({k: v for k, v in e.items() if k != _PENDING}, e[_PENDING], metrics)
+    return out
 
 
-def finish(entries: list[dict], benches: dict[str, Benchmark], *, compact: bool = False) -> list[dict]:
-    """Unpaired metrics (`resolve`), multiplicity across benchmarks, then each decision: the entries
-    as the comparison holds them."""
-    resolve(entries, compact=compact)
-    judged = [e for e in entries if e.get("decision") != "failed"]
-    for e, corrected in zip(judged, multiplicity_corrected(judged), strict=True):
-        e["metrics"].update(corrected)  # the entry under construction takes the new metric entries
-    for e in entries:
-        if e.get("decision") != "failed":
-            decided(e, *_decide(benches[e["name"]], e["metrics"], e["constraints"]))
+def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[dict]:
+    """New entries: unpaired metrics (`resolve`), multiplicity across benchmarks, then each
+    decision, as the comparison holds them."""
+    entries = resolve(entries)
+    judged = [k for k, e in enumerate(entries) if e.get("decision") != "failed"]
+    for k, corrected in zip(judged, multiplicity_corrected([entries[k] for k in judged]), strict=True):
+        e = entries[k]
+        metrics = {**e["metrics"], **corrected}
+        entries[k] = decided({**e, "metrics": metrics}, *_decide(benches[e["name"]], metrics, e["constraints"]))
     return entries
 
 

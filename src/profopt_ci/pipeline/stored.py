@@ -157,12 +157,10 @@ def _stored_entries(spec: Spec, doc: dict, results: dict) -> tuple[list[dict], l
         pairs.append((_bench_from_results(name, stored, spec), head_bench))
         base_side = {"status": "ok", "error": None, "samples": samples_from_summary(stored),
                      "quality": stored.get("quality_trace")}
-        entries.append(build_entry(head_bench, base_side, head_entry, paired=False))
         counted = {"base": stored.get("instructions"), "head": head_entry.get("instructions")}
-        instruction_entries.merge(entries[-1], head_bench, counted if all(counted.values()) else None)
-    entries = finish(entries, {h.name: h for _, h in pairs})
-    instruction_entries.mark_failures(entries)
-    return entries, pairs, missing
+        entries.append(instruction_entries.merge(build_entry(head_bench, base_side, head_entry, paired=False),
+                                                 head_bench, counted if all(counted.values()) else None))
+    return instruction_entries.mark_failures(finish(entries, {h.name: h for _, h in pairs})), pairs, missing
 
 
 def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: list[dict], missing: list[str],

@@ -1,0 +1,71 @@
+"""The passes between `build_entry` and the built comparison return new entries (issue 29: one entry,
+built once): resolving the unpaired metrics, multiplicity and the decisions (`finish`), instruction
+counts (`merge`, `mark_failures`), the profile (`annotate`) and confirmation (`confirm.apply`). Each
+is run here on entries from the real builder, and the entries it was given must read as before.
+"""
+from __future__ import annotations
+
+import copy
+
+from profopt_ci.analyze import instruction_entries
+from profopt_ci.analyze.bottleneck import annotate
+from profopt_ci.pipeline import confirm
+from profopt_ci.pipeline.entries import build_entry, finish
+from profopt_ci.specfile.load import parse_spec
+
+SPEC = """\
+version: 1
+defaults: {threshold: 5, confirm: true}
+benchmarks:
+  - {name: slower, callable: 'm:f'}
+  - {name: same, callable: 'm:f'}
+"""
+
+
+def _side(ms: list[float]) -> dict:
+    return {"status": "ok", "error": None, "samples": [{"round": r, "step_time_ms": v} for r, v in enumerate(ms)]}
+
+
+def _entries(benches: dict, factor: float, *, paired: bool) -> list[dict]:
+    base = [10.0 + r / 100 for r in range(12)]
+    return [build_entry(benches[name], _side(base), _side([b * (f + r / 1000) for r, b in enumerate(base)]),
+                        paired=paired) for name, f in (("slower", factor), ("same", 1.0))]
+
+
+def _unchanged(before: list[dict], after: list[dict]) -> None:
+    assert len(before) == len(after)
+    for b, a in zip(before, after, strict=True):
+        assert b.keys() == a.keys() and b == a
+
+
+def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(tmp_path):
+    spec = parse_spec(SPEC, str(tmp_path / "profopt.yml"), path=tmp_path / "profopt.yml")
+    benches = {b.name: b for b in spec.benchmarks}
+    for paired in (True, False):
+        built = _entries(benches, 1.3, paired=paired)
+        kept = copy.deepcopy(built)
+        done = finish(built, benches)
+        _unchanged(kept, built)
+        assert [e["decision"] for e in done] == ["reject", "no-change"], [e.get("reason") for e in done]
+
+        failed_run = {"base": {"status": "ok", "instructions": 100}, "head": {"status": "failed", "error": "boom\nmore"}}
+        merged = instruction_entries.merge(done[0], benches["slower"], failed_run)
+        kept = copy.deepcopy(done)
+        marked = instruction_entries.mark_failures([merged, done[1]])
+        _unchanged(kept, done)
+        assert "instructions" not in done[0] and merged["decision"] == "reject"
+        assert marked[0]["decision"] == "failed" and marked[0]["error"]["instrument"] == "instructions"
+        assert marked[1] is done[1]  # nothing to mark: the same entry
+
+        kept = copy.deepcopy(done)
+        profiled = annotate(done[0], {"base": {"kind": "none", "reason": "off"}, "head": {"kind": "none", "reason": "off"}})
+        _unchanged(kept, done)
+        assert profiled["profile"]["head"]["kind"] == "none" and done[0]["profile"] is None
+
+        second = finish(_entries(benches, 1.0, paired=paired), benches)  # the second run sees no change
+        held, notes = confirm.apply(done, second, benches, seed=5)
+        _unchanged(kept, done)
+        assert held[0]["decision"] == "inconclusive" and held[0]["confirm"]["agreed"] is False
+        assert held[0]["metrics"]["step_time_ms"]["verdict"] == "inconclusive"
+        assert done[0]["metrics"]["step_time_ms"]["verdict"] == "regressed" and "confirm" not in done[0]
+        assert [n["id"] for n in notes] == ["note.not_confirmed"]
