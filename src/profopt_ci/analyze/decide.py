@@ -188,9 +188,10 @@ def broken_reason(broken: list[dict]) -> dict:
     return message("reason.broken", what=[[c["metric"], c.get("detail_msg") or c["detail"]] for c in broken])
 
 
-def decided(entry: dict, decision: str, reason: dict) -> dict:
-    """The entry again with its decision and its reason (the English and the message beside it)."""
-    return {**entry, "decision": decision, "reason": reason["text"], "reason_msg": reason}
+def decided(entry: dict, decision: str, reason: dict, **changes: Any) -> dict:
+    """The entry again with its decision and its reason (the English and the message beside it),
+    and any other `changes`: one copy of it."""
+    return {**entry, **changes, "decision": decision, "reason": reason["text"], "reason_msg": reason}
 
 
 def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:

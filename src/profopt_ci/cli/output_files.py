@@ -68,6 +68,7 @@ def write_outputs(doc: Comparison, args: argparse.Namespace, *, final: bool = Tr
     comparison as its file reads (documents.read.view), what the reports were made from."""
     from profopt_ci.documents.read import view as read_view
     from profopt_ci.documents.results import save_json_behind
+    from profopt_ci.gc_pause import paused
     from profopt_ci.report.render import build_view, render, write_html
 
     out, report, html = output_paths(args)
@@ -75,8 +76,9 @@ def write_outputs(doc: Comparison, args: argparse.Namespace, *, final: bool = Tr
         output_dir()
     for path in (out, report, html):
         path.parent.mkdir(parents=True, exist_ok=True)
-    comparison = read_view(doc)
-    gc.freeze()  # the view's 10⁵ entries hold no cycles and live to the end: no collection visits them
+    with paused():
+        comparison = read_view(doc)
+        gc.freeze()  # the view's 10⁵ entries hold no cycles and live to the end: no collection visits them
     wait = save_json_behind(doc, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None

@@ -84,7 +84,7 @@ def _held(e: dict, s: dict | None, benches: dict[str, Benchmark], seed: int) -> 
     why = message("why.not_confirmed")
     held = {m: (changed_metric(r, verdict="inconclusive", reason=why["text"], reason_msg=why) if m in metrics else r)
             for m, r in e["metrics"].items()}
-    e = decided({**e, "metrics": held}, *decide_benchmark(benches[e["name"]], held, e["constraints"]))
+    e = decided(e, *decide_benchmark(benches[e["name"]], held, e["constraints"]), metrics=held)
     first = runs.get("step_time_ms") or next(iter(runs.values()))
     return e, [message("note.not_confirmed", name=e["name"], first=first["first"].get("verdict") or "failed",
                        first_figures=_figures_said(first["first"]),

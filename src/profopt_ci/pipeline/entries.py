@@ -85,8 +85,10 @@ def _filled(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> dict:
     what it measures."""
     if bench.judged is not None:
         metrics = {m: r for m, r in metrics.items() if m in bench.judged}
-    return {**entry, "metrics": {**metrics, **entry["metrics"]} if entry["metrics"] else metrics,
-            "outlier_rounds": metrics.get(SPEED, {}).get("outliers", 0), "goal": goal_status(bench, metrics)}
+    out = {**entry, "metrics": {**metrics, **entry["metrics"]} if entry["metrics"] else metrics,
+           "outlier_rounds": metrics.get(SPEED, {}).get("outliers", 0), "goal": goal_status(bench, metrics)}
+    out.pop(_PENDING, None)  # resolved
+    return out
 
 
 def _decide(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, dict]:
@@ -112,8 +114,7 @@ def resolve(entries: list[dict]) -> list[dict]:
         part = pending[k:k + RESOLVE_SLICE]
         items = [(entries[i][_PENDING], entries[i]["samples"]["base"], entries[i]["samples"]["head"]) for i in part]
         for i, metrics in zip(part, unpaired.compare_unpaired(items), strict=True):
-            e = entries[i]
-            out[i] = _filled({k: v for k, v in e.items() if k != _PENDING}, e[_PENDING], metrics)
+            out[i] = _filled(entries[i], entries[i][_PENDING], metrics)
     return out
 
 
@@ -125,7 +126,7 @@ def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[dict]:
     for k, corrected in zip(judged, multiplicity_corrected([entries[k] for k in judged]), strict=True):
         e = entries[k]
         metrics = {**e["metrics"], **corrected}
-        entries[k] = decided({**e, "metrics": metrics}, *_decide(benches[e["name"]], metrics, e["constraints"]))
+        entries[k] = decided(e, *_decide(benches[e["name"]], metrics, e["constraints"]), metrics=metrics)
     return entries
 
 
