@@ -133,10 +133,10 @@ def benchmark(name: str, base_ms: float, head_ms: float, *, cv: float = 0.02, ro
                     base_params=base_params)
 
 
-def failed_benchmark(name: str, side: str, error: str, status: str = "failed") -> Measured:
+def failed_benchmark(name: str, side: str, error: str) -> Measured:
     """A benchmark whose `side` failed before any round: `error` is its worker's stderr tail."""
     sides = {s: {"status": "ok", "error": None, "samples": []} for s in ("base", "head")}
-    sides[side] = {"status": status, "error": error, "samples": []}
+    sides[side] = {"status": "failed", "error": error, "samples": []}
     return Measured(replace(JUDGED, name=name), sides["base"], sides["head"])
 
 
