@@ -88,21 +88,12 @@ def post(gh, token, report="# report\n", clock=None, **kw):
 
 
 def comparison() -> dict:
-    every = {"unit": "samples", "goal": None, "status": {"base": "ok", "head": "ok"}, "error": None, "rounds": 12,
-             "outlier_rounds": 0, "bottleneck": None, "profile": None, "samples": {"base": [], "head": []}}
-    benches = [
-        {**every, "name": "train-step", "decision": "reject",
-         "metrics": {"step_time_ms": {"base": 12.0, "head": 12.6, "delta_pct": 5.0, "verdict": "regressed"},
-                     "peak_memory_mb": {"base": 200.0, "head": 200.0, "delta_pct": 0.0, "verdict": "unchanged"}},
-         "constraints": [{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "ok": False, "detail": "|Δ| 3% > 1%"},
-                         {"metric": "output_digest", "rule": "equal", "limit": None, "ok": True}]},
-        {**every, "name": "infer", "decision": "failed", "metrics": {}, "constraints": [],
-         "status": {"base": "ok", "head": "failed"}, "rounds": 0,
-         "error": {"side": "head", "message": "Traceback\nRuntimeError: boom\n::error::injected"}},
-    ]
-    return {**fixtures.comparison(benches, "reject", summary="train-step 5% slower\nsecond line"),
-            "counts": {"benchmarks": 2, "regressed": 1, "improved": 0, "constraint_failures": 1, "failed": 1,
-                       "inconclusive": 0}}
+    """A regressed benchmark with a broken loss constraint and a failed one, as compare writes them.
+    The summary is a fork's file's, and a file may say anything: a line break no producer writes is
+    what the step outputs' random delimiters are for."""
+    benches = [fixtures.benchmark("train-step", 12.0, 12.6, loss=(2.3, 2.369), bench=fixtures.DIGEST),
+               fixtures.failed_benchmark("infer", "head", "Traceback\nRuntimeError: boom\n::error::injected")]
+    return {**fixtures.comparison(benches, "failed"), "summary": "train-step 5% slower\nsecond line"}
 
 
 # ---- the sticky comment --------------------------------------------------------------------------
@@ -396,7 +387,7 @@ def test_read_only_token_falls_back_then_workflow_run_posts(gh, tmp_path, monkey
     assert "# fork report" in (tmp_path / "summary.md").read_text()
     outputs = read_outputs(tmp_path / "output.txt")
     assert outputs["publish_action"] == "fallback" and outputs["artifact_dir"] == str(folder)
-    assert outputs["decision"] == "reject" and outputs["regressed"] == "1"
+    assert outputs["decision"] == "failed" and outputs["regressed"] == "1"
     assert gh.comments(REPO, PR) == [] and "--from-artifact" in out.getvalue()
 
     # The trusted workflow_run job: a write token, the event names the built commit.
@@ -591,7 +582,7 @@ def test_write_outputs_uses_random_delimiters(tmp_path):
     write_outputs(comparison(), "report.md", out)
     write_outputs(comparison(), "report.md", out)
     values = read_outputs(out)
-    assert values["decision"] == "reject" and values["summary"] == "train-step 5% slower\nsecond line"
+    assert values["decision"] == "failed" and values["summary"] == "train-step 5% slower\nsecond line"
     assert (values["regressed"], values["constraint_failures"], values["failed"]) == ("1", "1", "1")
     assert json.loads(values["counts"])["benchmarks"] == 2 and values["report_path"] == "report.md"
     delims = [line.split("<<")[1] for line in out.read_text().splitlines() if "<<" in line]
@@ -611,11 +602,13 @@ def test_summary_is_appended_within_one_mib(tmp_path):
 def test_annotations_flag_regressions_and_broken_constraints():
     lines = annotations(comparison())
     assert lines[0] == ("::warning title=profopt%3A train-step regressed::train-step: step_time_ms "
-                        "regressed +5.0%25 (base 12, head 12.6)")
-    assert lines[1].startswith("::error title=profopt%3A train-step constraint broken::train-step: "
-                               "constraint loss (rel_tol 0.01) broken: |Δ| 3%25 > 1%25")
-    assert lines[2].startswith("::error title=profopt%3A infer failed::infer failed on head")
-    assert len(lines) == 3 and all("\n" not in line for line in lines)
+                        "regressed +4.6%25 (base 12.05, head 12.68)")
+    assert lines[1] == ("::warning title=profopt%3A train-step regressed::train-step: throughput "
+                        "regressed -4.4%25 (base 5312, head 5046)")
+    assert lines[2].startswith("::error title=profopt%3A train-step constraint broken::train-step: "
+                               "constraint loss (rel_tol 0.01) broken: |Δ| 3%25 > 1%25 at step 1")
+    assert lines[3] == "::error title=profopt%3A infer failed::infer failed on head: ::error::injected"
+    assert len(lines) == 4 and all("\n" not in line for line in lines)
 
 
 def test_annotations_of_a_comparison_read_from_its_file_are_the_same(tmp_path):
@@ -633,7 +626,7 @@ def test_annotations_are_printed_in_actions(gh, bot_token, tmp_path):
     publish("# r\n", comparison(), settings(gh, bot_token, in_actions=True), out=out)
     printed = out.getvalue().splitlines()
     assert printed[0] == f"::add-mask::{bot_token}"
-    assert sum(line.startswith(("::warning", "::error")) for line in printed) == 3
+    assert sum(line.startswith(("::warning", "::error")) for line in printed) == 4
 
 
 def test_client_refuses_without_token():

@@ -8,6 +8,7 @@ from collections import Counter
 from html.parser import HTMLParser
 
 import comparison_fixtures as fx
+import msgspec
 import pytest
 
 from profopt_ci.errors import UsageError
@@ -62,34 +63,38 @@ def outside_code(text: str) -> str:
 def test_keep_line_one_table_constraints_bottleneck():
     text = md(fx.keep())
     lines = text.splitlines()
-    assert lines[0] == ("✅ keep — train-step 12.4% faster (99% CI 10.1–14.6%), memory unchanged, "
+    assert lines[0] == ("✅ keep — train-step 13.0% faster (99% CI 11.2–14.8%), memory unchanged, "
                         "loss within 1%, output\\_digest identical")
     rows = table_rows(text, "| metric |")
     assert rows[0] == ["metric", "base median", "head median", "change (estimate)", "99% CI", "verdict"]
-    assert rows[2] == ["step time (ms)", "14.2", "12.4", "−12.4%", "−14.6% … −10.1%", "🟢 improved"]
+    assert rows[2] == ["step time (ms)", "14.3", "12.5", "−13.0%", "−14.8% … −11.2%", "🟢 improved"]
     assert rows[3][0] == "throughput (samples/s)" and rows[3][5] == "🟢 improved"
     # memory is judged on medians against its tolerance: the row shows it where a CI would be
-    assert rows[4] == ["peak memory (MB)", "210", "211", "+0.2% (+0.500 MB)", "tolerance ±10.5 MB", "⚪ unchanged"]
+    assert rows[4] == ["peak memory (MB)", "210", "211", "+0.4% (+0.900 MB)", "tolerance ±10.5 MB", "⚪ unchanged"]
     cons = table_rows(text, "| constraint |")
-    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.305", "🟢 holds — \\|Δ\\| 0.17% ≤ 1%"]
-    assert cons[3] == ["output\\_digest equal", "9f1c2e", "9f1c2e", "🟢 holds — identical on both sides"]
-    assert "- **Bottleneck:** compute" in lines
-    assert "- **Next action:** AMP/bf16 autocast (TF32 on GPU), dimensions multiple of 8, SDPA/flash attention; on CPU check the thread settings" in lines
+    where = "(compared at steps 1–5)"
+    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.305", f"🟢 holds — largest \\|Δ\\| 0.174% ≤ 1%, at step 1 {where}"]
+    assert cons[3] == ["output\\_digest equal", "9f1c2e", "9f1c2e", f"🟢 holds — identical at every step {where}"]
+    assert "- **Bottleneck:** data loading / IO" in lines
+    assert "- **Evidence:** data loading 9% of the step (1.12 ms of 12.4 ms) &gt; 5%" in lines
+    assert lines[lines.index("- **Bottleneck:** data loading / IO") + 2].startswith("- **Next action:** DataLoader(")
     assert "Changed besides code" not in text
 
 
 def test_reject_with_broken_constraint_first_and_unchanged_grouped():
     text = md(fx.reject_constraint())
-    assert text.splitlines()[0] == "❌ reject — train-step: loss constraint broken (\\|Δ\\| 4.82% &gt; 1%)"
+    broken = "\\|Δ\\| 4.82% &gt; 1% at step 1, first beyond at step 1 (compared at steps 1–5)"
+    assert text.splitlines()[0] == f"❌ reject — train-step: loss constraint broken ({broken})"
     assert text.index("### ❌ train-step — reject") < text.index("### ⚪ Unchanged (1)") < text.index("#### eval-step")
     cons = table_rows(text, "| constraint |")
-    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.412", "🔴 broken — \\|Δ\\| 4.82% &gt; 1%"]
+    assert cons[2] == ["loss rel\\_tol 0.01", "2.301", "2.412", f"🔴 broken — {broken}"]
 
 
 def test_trade_off_names_gain_loss_and_what_changed_besides_code():
     text = md(fx.trade_off())
     lines = text.splitlines()
-    assert lines[0] == "⚖️ trade-off — train-step 18.3% faster (99% CI 16.2–20.3%) but peak memory +31.1%"
+    assert lines[0] == "⚖️ trade-off — train-step 18.7% faster (99% CI 17.3–20.3%) but peak memory +31.3%"
+    assert "- ℹ️ not only the code differs between base and head: env, params (see differences)" in lines
     assert "**⚠️ Changed besides code:** env OMP\\_NUM\\_THREADS: 1 → 2" in lines
     assert "**⚠️ Changed besides code:** params batch\\_size: 64 → 128" in lines
     assert "| ⚠️ **env OMP\\_NUM\\_THREADS** | 1 | 2 |" in lines
@@ -111,8 +116,8 @@ def test_failed_names_side_and_cause_with_error_tail():
 def test_inconclusive_and_unstable_verdicts():
     text = md(fx.inconclusive())
     assert text.splitlines()[0] == ("❔ inconclusive — train-step step time unclear after 60 rounds "
-                                    "(99% CI −4.0% to +1.6%); 1 more benchmark")
-    assert "| step time (ms) | 14.2 | 14.0 | −1.2% | −4.0% … +1.6% | 🟡 inconclusive |" in text
+                                    "(99% CI −4.2% to +3.2%); 1 more benchmark")
+    assert "| step time (ms) | 14.1 | 14.1 | −0.5% | −4.2% … +3.2% | 🟡 inconclusive |" in text
     assert re.search(r"^\| step time \(ms\) \|.*\| 🟠 unstable \|$", text, re.M)
     assert "paired, 60 rounds" in text.splitlines()[2]
 
@@ -142,8 +147,8 @@ def test_no_change_and_unpaired_notes():
 
 def test_bare_comparison_has_no_optional_sections():
     text = md(fx.bare())
-    assert text.splitlines()[0].startswith("✅ keep — tiny 17.9% faster (99% CI 15.5–20.0%)")
-    assert table_rows(text, "| metric |")[2][1:3] == ["0.00123", "0.00101"]
+    assert text.splitlines()[0].startswith("✅ keep — tiny 18.2% faster (99% CI 16.5–19.9%)")
+    assert table_rows(text, "| metric |")[2][1:3] == ["0.00123", "0.00102"]
     assert "- **Bottleneck:** not analysed" in text  # the note is always there, saying why it is empty
     for absent in ("Phase breakdown", "Hot-op diff", "Changed besides code", "| constraint |", "Goal:"):
         assert absent not in text
@@ -181,12 +186,12 @@ def test_code_block_cannot_be_closed_by_backticks_or_fake_markers():
 def test_zh_report_uses_tutorial_headers_and_verdict_words():
     text = md(fx.keep(), "zh")
     lines = text.splitlines()
-    assert lines[0] == ("✅ 保留 — train-step 快 12.4%（99% 置信区间 10.1–14.6%），内存无变化，"
+    assert lines[0] == ("✅ 保留 — train-step 快 13.0%（99% 置信区间 11.2–14.8%），内存无变化，"
                         "loss 在 1% 以内，output\\_digest 一致")
     assert table_rows(text, "| 指标 |")[0] == ["指标", "基线中位数", "新版中位数", "变化（估计）", "99% 置信区间", "判断"]
-    assert "| 单步时间 (ms) | 14.2 | 12.4 | −12.4% | −14.6% … −10.1% | 🟢 改善 |" in lines
-    assert "| 峰值内存 (MB) | 210 | 211 | +0.2% (+0.500 MB) | 容差 ±10.5 MB | ⚪ 无变化 |" in lines
-    assert "- **瓶颈判断：** 计算" in lines
+    assert "| 单步时间 (ms) | 14.3 | 12.5 | −13.0% | −14.8% … −11.2% | 🟢 改善 |" in lines
+    assert "| 峰值内存 (MB) | 210 | 211 | +0.4% (+0.900 MB) | 容差 ±10.5 MB | ⚪ 无变化 |" in lines
+    assert "- **瓶颈判断：** 数据加载 / IO" in lines
     for summary in ("运行环境", "阶段分解", "热点算子对比", "轮次与噪声"):
         assert f"<summary>{summary}</summary>" in text
     for english in ("improved", "unchanged", "Bottleneck", "Next action", "Environments"):
@@ -222,14 +227,14 @@ def test_mermaid_xychart_is_well_shaped(many):
     line = [float(x) for x in re.fullmatch(r"    line \[(.*)\]", block[5]).group(1).split(", ")]
     assert len(labels) == len(bars) == len(line) == 20
     assert set(bars) == {100.0} and max(line) < y_max
-    assert "suite-00/bench-005" in labels and 111.2 in line  # the regression is charted
+    assert "suite-00/bench-005" in labels and 110.7 in line  # the regression is charted
 
 
 def test_single_benchmark_chart_plots_its_metrics():
     block = re.search(r"```mermaid\n(.*?)\n```", md(fx.keep()), re.S).group(1)
     assert 'x-axis ["step time", "throughput", "peak memory"]' in block
     # 100 + the change column (the verdict's estimate), then its CI low and high
-    assert "line [87.6, 114.5, 100.2]\n    line [85.4, 111.2, 100.2]\n    line [89.9, 117.1, 100.2]" in block
+    assert "line [87, 115, 100.4]\n    line [85.2, 112.6, 100.4]\n    line [88.8, 117.4, 100.4]" in block
 
 
 def test_details_sections_present_and_closed():
@@ -239,7 +244,7 @@ def test_details_sections_present_and_closed():
     assert text.count("<details>") == text.count("</details>") == 4
     assert re.search(r"<summary>Hot-op diff</summary>\n\n\*\*train-step\*\*\n\nself ms per profiled step:\n\n\| op \|", text)
     noise = table_rows(text, "| benchmark |")
-    assert noise[2][:3] == ["train-step", "20", "0"] and noise[2][7:] == ["1.9e-06", "3.8e-06"]
+    assert noise[2][:3] == ["train-step", "20", "0"] and noise[2][7:] == ["1.9e-06", "1.9e-06"]  # BH of one: p
 
 
 # ---- the PR-comment limit -------------------------------------------------------------------------
@@ -415,7 +420,7 @@ def test_json_is_the_comparison(tmp_path):
     assert json.loads(text) == c and text.startswith('{\n  "schema"')
     path = tmp_path / "comparison.json"
     path.write_text(text, encoding="utf-8")
-    assert load_comparison(path) == c
+    assert msgspec.to_builtins(load_comparison(path)) == c  # read, its metrics are Structs
 
 
 def test_template_override_uses_package_partials_and_escapes(tmp_path):
@@ -424,7 +429,7 @@ def test_template_override_uses_package_partials_and_escapes(tmp_path):
                         "{% include '_benchmark.md.j2' %}", encoding="utf-8")
     text = md(fx.hostile(), template=template)
     assert text.startswith("CUSTOM ❌ reject — a\\|b&lt;script&gt;@&#8203;team")
-    assert "| step time (ms) | 10.0 | 11.5 |" in text and "<script" not in text
+    assert "| step time (ms) | 10.1 | 11.6 |" in text and "<script" not in text
     page = tmp_path / "mine.html.j2"
     page.write_text("<p>{{ v.headline }}</p>", encoding="utf-8")
     assert render(fx.hostile(), "html", template=page).startswith("<p>❌ reject — a|b&lt;script&gt;")
@@ -502,15 +507,13 @@ def test_the_terminal_summary_names_the_benchmark_the_headline_names():
     "astuple_atomic 74.4% faster; 1 more". Both now name the biggest win and count alike."""
     from profopt_ci.analyze.decide import summary_sentence
 
-    small = fx.benchmark("small-win", "keep", 10.0, 6.3, "improved", ci=(-38.0, -36.0))
-    small["metrics"]["step_time_ms"]["delta_pct"] = -37.0
-    big = fx.benchmark("big-win", "keep", 10.0, 2.56, "improved", ci=(-75.2, -73.0))
-    big["metrics"]["step_time_ms"]["delta_pct"] = -74.4
-    flat = fx.benchmark("flat", "no-change", 1.0, 1.0, "unchanged")
+    small = fx.benchmark("small-win", 10.0, 6.3, seed=1)
+    big = fx.benchmark("big-win", 10.0, 2.56, seed=2)
+    flat = fx.benchmark("flat", 1.0, 1.0, cv=0.01, seed=3)
     c = fx.comparison([small, big, flat], "keep")
     said = summary_sentence(c["benchmarks"])
-    assert said.startswith("big-win 74.4% faster") and said.endswith("; 1 more benchmark(s)")
-    assert "big-win 74.4% faster" in headline(c).replace("\\", "") and "1 more benchmark" in headline(c)
+    assert said.startswith("big-win 74.3% faster") and said.endswith("; 1 more benchmark(s)")
+    assert "big-win 74.3% faster" in headline(c).replace("\\", "") and "1 more benchmark" in headline(c)
 
 
 def test_a_bottleneck_class_that_is_not_text_is_shown_as_it_is():

@@ -5,6 +5,7 @@ HTML page past its cap of full sections."""
 from __future__ import annotations
 
 import copy
+import functools
 import re
 
 import comparison_fixtures as fx
@@ -25,35 +26,30 @@ HINT = "the job summary and the `profopt-report` artifact"
 HEADING_LIKE = "x\u2028### y\n#### z"  # line breaks of every kind, then heading markers
 
 
-def mixed(n_changed: int, n_unchanged: int, *, seed: int = 0, profiles: bool = False, long_names: bool = False) -> dict:
+def measured(n_changed: int, n_unchanged: int, *, seed: int = 0, profiles: bool = False,
+             long_names: bool = False) -> list[fx.Measured]:
     """Every kind of benchmark section: failed (traceback), reject (broken constraint), trade-off,
-    inconclusive, keep, unchanged; hostile and long names among them."""
+    inconclusive, keep, unchanged; hostile and long names among them; one benchmark's params differ."""
     benches = []
-    broken = [{"metric": "loss", "rule": "rel_tol", "limit": 0.01, "base": 2.301, "head": 2.412, "ok": False,
-               "detail": "|Δ| 4.82% > 1%"}]
     for i in range(n_changed):
         name = ("a|b<script>@team-" if i % 7 == 3 else "suite/" + "long-" * (i % 5 * 6)) + str(i)
         kind = (i + seed) % 5
         if kind == 0:
             benches.append(fx.failed_benchmark(name, "head" if i % 2 else "base", "stderr:\n" + fx.TRACEBACK))
-        elif kind == 1:
-            benches.append(fx.benchmark(name, "reject", 8.0, 8.9, "regressed", ci=(7.9, 14.4), seed=i,
-                                        constraints=broken, bottleneck=fx.COMPUTE, with_profile=profiles))
-        elif kind == 2:
-            benches.append(fx.benchmark(name, "trade-off", 8.0, 6.9, "improved", memory=(210.0, 280.0),
-                                        memory_verdict="regressed", seed=i, with_profile=profiles))
-        elif kind == 3:
-            benches.append(fx.benchmark(name, "inconclusive", 8.0, 7.9, "inconclusive", ci=(-4.4, 1.9), seed=i,
-                                        with_profile=profiles))
-        else:
-            benches.append(fx.benchmark(name, "keep", 8.0, 6.9, "improved", ci=(-16.3, -11.2), seed=i,
-                                        with_profile=profiles))
-    benches += [fx.benchmark(f"suite-{i:05d}/an-unchanged-benchmark" if long_names else f"u{i}", "no-change",
-                             8.0, 8.02, "unchanged", ci=(-1.2, 1.4), seed=i, rounds=5,
-                             with_profile=profiles and i % 3 == 0) for i in range(n_unchanged)]
-    diffs = [{"scope": "params", "benchmark": "suite/1", "key": "batch", "base": 1, "head": 2},
-             {"scope": "env", "benchmark": None, "key": "OMP_NUM_THREADS", "base": "1", "head": "2"}]
-    return fx.comparison(benches, "failed" if n_changed else "no-change", differences=diffs)
+            continue
+        step, memory, loss, cv = {1: (8.9, 210.0, 2.412, 0.02), 2: (6.9, 280.0, 2.305, 0.02),
+                                  3: (7.9, 210.0, 2.305, 0.06), 4: (6.9, 210.0, 2.305, 0.02)}[kind]
+        benches.append(fx.benchmark(name, 8.0, step, cv=cv, memory=(210.0, memory), loss=(2.301, loss), seed=i,
+                                    with_profile=profiles, params=({"batch": 1}, {"batch": 2}) if i == 1 else None))
+    return benches + [fx.benchmark(f"suite-{i:05d}/an-unchanged-benchmark" if long_names else f"u{i}", 8.0, 8.02,
+                                   cv=0.005, seed=i, rounds=12, with_profile=profiles and i % 3 == 0)
+                      for i in range(n_unchanged)]
+
+
+@functools.cache
+def mixed(n_changed: int, n_unchanged: int, **kw) -> dict:
+    """Built once per arguments (thousands of benchmarks go through the statistics): copy to edit."""
+    return fx.comparison(measured(n_changed, n_unchanged, **kw), head_env={"OMP_NUM_THREADS": "2"})
 
 
 def whole_then_shrunk(c: dict, lang: str, limit: int, hint: str | None = HINT, *, limit_whole: int | None = 0) -> str:
@@ -163,11 +159,13 @@ def test_heading_like_values_in_any_field_make_no_heading(target):
     base = TARGETS[target]()
     paths = [(p, k) for p, k in leaves(base) if p and p[0] not in ("samples", "profile")]
     failed = [fx.failed_benchmark(f"f{i}", "head", fx.TRACEBACK) for i in range(6)]
+    doc = fx.comparison(failed + measured(4, 2), "failed")
+    rest = doc["benchmarks"]
     checked = 0
     for path, is_key in paths:
         b = mutated(base, path, is_key, "### " + HEADING_LIKE)
-        try:
-            c = fx.comparison(failed + [b] + mixed(4, 2)["benchmarks"], "failed")
+        try:  # the mutated entry put into a built comparison: a file no producer writes
+            c = {**doc, "benchmarks": rest[:6] + [b] + rest[6:]}
             whole = whole_then_shrunk(c, "en", 2000, hint=None, limit_whole=None)
         except (TypeError, ValueError, AttributeError, KeyError):
             continue  # a value the report cannot print at all
@@ -185,7 +183,7 @@ def test_a_details_block_in_an_error_tail_is_only_text():
     late = fx.failed_benchmark("late", "head", "<details>\nstderr\n</details>\nboom")
     failed = [fx.failed_benchmark(f"f{i}", "head", fx.TRACEBACK) for i in range(10)]
     for benches in (failed[:1] + [late] + failed[1:], failed + [late]):  # in the streamed part, past it
-        c = fx.comparison(benches + mixed(5, 2)["benchmarks"], "failed")
+        c = fx.comparison(benches + measured(5, 2), "failed")
         cut(c, "en", 3000)
         whole = render(c, "md", max_chars=None)
         assert "<\u2060details>\nstderr" in whole and whole.count("<details>") == 3  # the report's own
@@ -273,7 +271,7 @@ def test_compact_rows_are_what_a_template_loop_prints(lang):
                 "word": word(lang, "decision", decision), "change": _change_text(m) if m else DASH,
                 "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
-    c = mixed(7, 9)
+    c = copy.deepcopy(mixed(7, 9))
     c["benchmarks"][0]["name"] = "<b>x</b> & \"y\""
     c["benchmarks"][1]["metrics"] = {}
     loop = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string(
