@@ -149,16 +149,11 @@ def comparison(measured: list[Measured], decision: str | None = None, *, notes: 
                head_env: dict | None = None, same_commit: bool = False) -> dict:
     """The comparison a compare of `measured` writes (compare_refs._entries and .comparison), as its
     JSON file holds it. `decision`: the one the fixture is meant to reach, checked."""
-    entries = []
-    for m in measured:
-        entry = build_entry(m.bench, m.base, m.head, paired=True, alpha=ALPHA)
-        instruction_entries.merge(entry, m.bench, m.counted)
-        entries.append(entry)
-    entries = finish(entries, {m.bench.name: m.bench for m in measured})
-    instruction_entries.mark_failures(entries)
-    for entry, m in zip(entries, measured, strict=True):
-        if m.profiles and entry["decision"] != "failed":
-            annotate(entry, m.profiles)
+    entries = [instruction_entries.merge(build_entry(m.bench, m.base, m.head, paired=True, alpha=ALPHA), m.bench,
+                                         m.counted) for m in measured]
+    entries = instruction_entries.mark_failures(finish(entries, {m.bench.name: m.bench for m in measured}))
+    entries = [annotate(e, m.profiles) if m.profiles and e["decision"] != "failed" else e
+               for e, m in zip(entries, measured, strict=True)]
     sides = meta("base"), meta("head", head_env)
     if same_commit:
         sides[1]["commit"] = BASE_SHA

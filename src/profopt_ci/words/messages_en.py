@@ -305,7 +305,7 @@ EN: dict[str, str] = {
     "note.new_cause": "{name}: new in this PR — {cause}",
     "note.not_confirmed": "{name}: not confirmed — first run {first:term}{first_figures}, second run "
                           "{second:term}{second_figures}: inconclusive",
-    "note.outliers": "{name}: {note}",
+    "note.outliers": "{name}: {note:msg}",
     "note.not_only_code": "not only the code differs between base and head: {scopes:names} (see differences)",
     "note.runner_slow": "this runner ran {off_pct:.0f}% slower than its usual (probe {ms:.3g} ms vs a median of "
                         "{median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, ratios "

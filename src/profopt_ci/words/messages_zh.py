@@ -291,7 +291,7 @@ ZH: dict[str, str] = {
     "note.new_cause": "{name}：本 PR 新增——{cause}",
     "note.not_confirmed": "{name}：未得到确认——第一次运行{first:term}{first_figures}，第二次独立运行"
                           "{second:term}{second_figures}：无定论",
-    "note.outliers": "{name}：{note}",
+    "note.outliers": "{name}：{note:msg}",
     "note.not_only_code": "基线与新版之间不仅代码不同：{scopes:terms}（见差异）",
     "note.runner_slow": "本次运行的机器比平时慢 {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} 次运行的中位数为 "
                         "{median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
