@@ -69,3 +69,19 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         assert held[0]["metrics"]["step_time_ms"]["verdict"] == "inconclusive"
         assert done[0]["metrics"]["step_time_ms"]["verdict"] == "regressed" and "confirm" not in done[0]
         assert [n["id"] for n in notes] == ["note.not_confirmed"]
+
+
+def test_an_outlier_note_says_its_nested_message_in_each_language():
+    from profopt_ci.analyze.stats import paired_change
+    from profopt_ci.pipeline.entries import outlier_notes
+    from profopt_ci.words.i18n import say
+
+    base = [10.0 + r / 100 for r in range(12)]
+    head = [b * (1.3 + r / 1000) for r, b in enumerate(base[:10])] + [b * 3.0 for b in base[10:]]
+    speed = paired_change(base, head, threshold_pct=5)
+    assert speed["verdict"] == "regressed" and speed["outlier_note"], speed
+    [note] = outlier_notes([{"name": "busy", "metrics": {"step_time_ms": speed}}])
+    for lang in ("en", "zh"):
+        said = say(lang, note)
+        assert said.startswith("busy") and "{" not in said and "why.outliers" not in said, said
+    assert speed["outlier_note"] in say("en", note)
