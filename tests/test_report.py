@@ -420,7 +420,8 @@ def test_json_is_the_comparison(tmp_path):
     assert json.loads(text) == c and text.startswith('{\n  "schema"')
     path = tmp_path / "comparison.json"
     path.write_text(text, encoding="utf-8")
-    assert msgspec.to_builtins(load_comparison(path)) == c  # read, its metrics are Structs
+    read = load_comparison(path)
+    assert msgspec.to_builtins(read) == c and read == c  # read, its metrics are Structs that equal their dicts
 
 
 def test_template_override_uses_package_partials_and_escapes(tmp_path):

@@ -30,7 +30,7 @@ from profopt_ci.store import stores
 SPEC = """\
 version: 1
 hardware_label: test-cpu
-defaults: {warmup: 1, min_time_ms: 10, values: 5, rounds: 5, threshold: 5%, profile: "off"}
+defaults: {warmup: 1, min_time_ms: 10, values: 5, rounds: 11, threshold: 5%, profile: "off"}
 benchmarks:
   - name: busy
     callable: bench.work:make_step
