@@ -6,7 +6,10 @@ Standard library only and nothing of profopt's: the spec's checks and every proc
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+
+TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # USER_HZ, the unit of the two below
 
 
 def parse_cpuset(text: str) -> list[int]:

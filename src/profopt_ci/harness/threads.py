@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from profopt_ci.cpulists import busy_ticks, process_ticks
+from profopt_ci.cpulists import TICKS_PER_S, busy_ticks, process_ticks
 
 PROBE_MS = 200.0
 SAMPLE_S = 0.002  # how often the probe reads every thread's CPU clock
@@ -146,7 +146,7 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
             prev, t0, prev_all, prev_own = now, t1, now_all, now_own
 
     sampler = threading.Thread(target=sample, name="profopt-probe", daemon=True)
-    pool = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    pool = _pool()
     busy0, own0 = busy_ticks(pool), process_ticks("self")
     start = time.perf_counter_ns()
     sampler.start()
@@ -162,7 +162,7 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
     out = {"busy": max(1, ran[min(len(ran) - 1, int(0.9 * len(ran)))]),
            "parallelism": round(sum(ran) / len(ran), 2), "calls": calls}
     if busy0 is not None and busy1 is not None and pool and wall_s > 0:
-        other_s = max(0, (busy1 - busy0) - (own1 - own0)) / (os.sysconf("SC_CLK_TCK") or 100)
+        other_s = max(0, (busy1 - busy0) - (own1 - own0)) / TICKS_PER_S
         out["crowded"] = round(min(1.0, other_s / (wall_s * len(pool))), 3)
     return out
 
@@ -175,15 +175,16 @@ def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, bud
     seen, tries = observe(step, budget_ms), 1
     # other work on the CPUs can hold a step's second thread off them for the whole probe, and a
     # probe that saw one thread pins a two-thread step onto one CPU: a crowded probe is taken again
-    while tries < PROBE_TRIES and seen.get("crowded", 0.0) > CROWDED and seen["busy"] < _pool_size():
+    while tries < PROBE_TRIES and seen.get("crowded", 0.0) > CROWDED and seen["busy"] < len(_pool()):
         again, tries = observe(step, budget_ms), tries + 1
         seen = again if again["busy"] > seen["busy"] else seen
     need = max(seen["busy"], said.get("torch", 1), said.get("env", 1))
     return {"declared": said, **seen, "tries": tries, "need": need, "cuda": _cuda_in_use()}
 
 
-def _pool_size() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def _pool() -> list[int]:
+    """The CPUs this worker may run on (unpinned while it probes)."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
 
 
 def _cuda_in_use() -> bool:

@@ -16,14 +16,12 @@ measured and nothing is said.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 
-from profopt_ci.cpulists import busy_ticks, process_ticks
+from profopt_ci.cpulists import TICKS_PER_S, busy_ticks, process_ticks
 
 NOTE_SHARE = 0.05  # other work above this share of the set's capacity is said
-_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class Window:
@@ -50,8 +48,8 @@ def window(cpus: list[int] | None, pids: list[int]) -> Iterator[Window]:
         w.wall_s = time.monotonic() - t0
         end_busy = busy_ticks(w.cpus) if start_busy is not None else None
         if end_busy is not None and start_busy is not None:
-            w.busy_s = (end_busy - start_busy) / _HZ
-            w.ours_s = sum(max(0, process_ticks(p) - s) for p, s in zip(mine, start_ours, strict=True)) / _HZ
+            w.busy_s = (end_busy - start_busy) / TICKS_PER_S
+            w.ours_s = sum(max(0, process_ticks(p) - s) for p, s in zip(mine, start_ours, strict=True)) / TICKS_PER_S
 
 
 class Load:

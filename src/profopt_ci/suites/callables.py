@@ -21,7 +21,7 @@ from types import MappingProxyType
 
 from profopt_ci.measure.processes import Side
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.suites.expand import _first_line
+from profopt_ci.suites.expand import first_line
 from profopt_ci.words.i18n import message
 
 
@@ -46,7 +46,7 @@ def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) 
     if answers is None:  # the probe process itself failed: every callable is new, with that cause
         err = (data.get("errors") or [{"error": "no answer"}])[0]["error"]
         answers = {b.name: err for b in callables}
-    causes = {**plan.new_causes, **{name: message("cause.cannot_run", error=_first_line(why))
+    causes = {**plan.new_causes, **{name: message("cause.cannot_run", error=first_line(why))
                                     for name, why in answers.items() if why}}
     runs = [b for b in own if b.name not in causes]
     suites_on_base = [b for b in plan.side_spec("base").benchmarks if b.suite is not None]

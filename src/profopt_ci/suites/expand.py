@@ -109,9 +109,9 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
             continue
         suite_label = _suite_label(b, suites)
         if b.name in base_cant:
-            causes[b.name] = message("cause.cannot_run", error=_first_line(base_cant[b.name]))
+            causes[b.name] = message("cause.cannot_run", error=first_line(base_cant[b.name]))
         elif b.name not in base_names:
-            causes[b.name] = (message("cause.cannot_collect", error=_first_line(base_errors[suite_label]))
+            causes[b.name] = (message("cause.cannot_collect", error=first_line(base_errors[suite_label]))
                               if suite_label in base_errors else message("cause.no_such"))
     on_base = [*(b for b in base_col.benchmarks if b.name in base_names and b.name not in causes), *places]
     found = [*head_col.benchmarks, *places]
@@ -123,7 +123,7 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
                    notes=(*plan.notes, said, *{n["text"]: n for n in head_col.notes}.values()))  # each wording once
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     """An error's cause in one line: its first non-blank line (the exception, not the traceback)."""
     return next((ln.strip() for ln in text.splitlines() if ln.strip()), text)[:300]
 
