@@ -92,9 +92,10 @@ defaults: {{seed: {seed}, profile: "off", pairing: {pairing}{extra}}}
 benchmarks:
   - name: work
     callable: accuracy_workload:make_step
-    params: {{n: 40000, slowdown: {slowdown}}}
+    params: {{n: {n}, slowdown: {slowdown}}}
 """
 SETTING_KEYS = ("round_ms", "rounds", "max_rounds")
+STEP_N = [40000]  # the python workload's loop length (--step-n)
 
 
 def parse_variant(text: str) -> tuple[str, str, str | None]:
@@ -137,7 +138,7 @@ RULES = {"shipped: CI excludes 0, estimate ≥ τ": lambda res, tau: res["verdic
 def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | None, seed: int,
                     extra_settings: str = "") -> dict:
     """One compare on real processes: verdict, per-round log-ratios, rounds, wall seconds."""
-    specs = {side: parse_spec(SPEC.format(seed=seed, pairing=pairing, slowdown=1.0 + extra, extra=extra_settings),
+    specs = {side: parse_spec(SPEC.format(seed=seed, pairing=pairing, slowdown=1.0 + extra, extra=extra_settings, n=STEP_N[0]),
                               str(root / "profopt.yml"), path=root / "profopt.yml")
              for side, extra in (("base", 0.0), ("head", slowdown))}
     plan = make_plan(specs["head"], overrides(threshold=threshold, environ={}))
@@ -192,7 +193,7 @@ def share(verdicts: list[str], word: str) -> str:
 
 def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[dict]], resample: int,
            rng: random.Random) -> None:
-    settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=extra_settings),
+    settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=extra_settings, n=STEP_N[0]),
                           "x.yml").benchmarks[0].settings
     aa = [x for run in real["A/A"] for x in run["ratios"]]
     center = statistics.median(aa)
@@ -294,7 +295,10 @@ def main() -> int:
                    help="lockstep variants run side by side, interleaved: NAME:key=value,… with keys round_ms, "
                         "rounds, max_rounds and fork_rounds (PROFOPT_FORK_ROUNDS; 1: no zygote); default: the "
                         "spec defaults, named lockstep")
+    p.add_argument("--step-n", type=int, default=40000,
+                   help="python workload: the loop's length, 40000 ≈ 1 ms a step here (default), 4000 ≈ 0.1 ms")
     args = p.parse_args()
+    STEP_N[0] = args.step_n
     variants = [parse_variant(v) for v in args.variants]
     rng = random.Random(args.seed)
     real: dict[str, dict[str, list[dict]]] = {name: {} for name, _, _ in variants} | {"rounds": {}}
@@ -322,7 +326,7 @@ def main() -> int:
         if not real[name].get("A/A"):
             continue
         if args.near_tau:
-            spec_settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings),
+            spec_settings = parse_spec(SPEC.format(seed=1, pairing=pairing, slowdown=1.0, extra=settings, n=STEP_N[0]),
                                        "x.yml").benchmarks[0].settings
             for scale in args.noise_scale:
                 report_rules(name, real[name], spec_settings, args.resample, rng, scale)

@@ -10,7 +10,7 @@ moves every thread of the process (the thread pools the factory started included
 Why here: a parent that sizes the CPU set from environment variables alone pins a step that calls
 `torch.set_num_threads(2)` in its factory, or runs its own threads, onto one CPU, which halves the
 effect the user would see and doubles the step time. The probe runs the step unpinned for about
-PROBE_MS (the lockstep worker: one round's `round_ms` when that is shorter, at least 50 ms),
+PROBE_MS (the lockstep worker: one round's length when that is shorter, at least 50 ms),
 sampling each thread's CPU clock (Linux: the per-thread CPU-time clock of its tid).
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from profopt_ci.cpulists import TICKS_PER_S, busy_ticks, process_ticks
 
 PROBE_MS = 200.0
+SHORT_CALLS = 3  # calls after which a step is known to be short (observe's `short`)
 SAMPLE_S = 0.002  # how often the probe reads every thread's CPU clock
 RAN_SHARE = 0.25  # a thread that ran this share of an interval was one of those running in it
 CROWDED = 0.25  # other work above this share of the CPUs the probe could use: it is taken again
@@ -118,9 +119,10 @@ def _pools(path: str | None) -> dict[str, int]:
     return out
 
 
-def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
+def observe(step: Callable[[], object], budget_ms: float = PROBE_MS, short: tuple[float, float] | None = None) -> dict:
     """Run the step for about `budget_ms` (one untimed call first: pools start lazily) and count how
-    many of its threads run at once.
+    many of its threads run at once; `short` = (step ms, budget ms): a step shorter than that, over
+    its first calls, is probed for the shorter budget (its round is shorter too).
 
     A sampler thread reads every thread's CPU clock every SAMPLE_S; a thread whose clock advanced by
     at least RAN_SHARE of the interval ran in it; more ran where the process's CPU time in the
@@ -150,10 +152,12 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
     busy0, own0 = busy_ticks(pool), process_ticks("self")
     start = time.perf_counter_ns()
     sampler.start()
-    calls = 0
-    while calls < 2 or time.perf_counter_ns() - start < budget_ms * 1e6:
+    calls, limit_ns = 0, budget_ms * 1e6
+    while calls < 2 or time.perf_counter_ns() - start < limit_ns:
         step()
         calls += 1
+        if short is not None and calls == SHORT_CALLS and time.perf_counter_ns() - start < short[0] * 1e6 * calls:
+            limit_ns = min(limit_ns, short[1] * 1e6)
     stop.set()
     sampler.join()
     wall_s = (time.perf_counter_ns() - start) / 1e9
@@ -167,16 +171,17 @@ def observe(step: Callable[[], object], budget_ms: float = PROBE_MS) -> dict:
     return out
 
 
-def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, budget_ms: float = PROBE_MS) -> dict:
+def probe(step: Callable[[], object], threadpoolctl_path: str | None = None, budget_ms: float = PROBE_MS,
+          short: tuple[float, float] | None = None) -> dict:
     """Declared and observed parallelism, and the CPUs the step needs: its busy threads, or what
     torch or the thread variables declare when that is more (a pool not busy in the probe only counts
     through them: numpy's BLAS pool is as large as the machine whether the step uses it or not)."""
     said = declared(threadpoolctl_path)
-    seen, tries = observe(step, budget_ms), 1
+    seen, tries = observe(step, budget_ms, short), 1
     # other work on the CPUs can hold a step's second thread off them for the whole probe, and a
     # probe that saw one thread pins a two-thread step onto one CPU: a crowded probe is taken again
     while tries < PROBE_TRIES and seen.get("crowded", 0.0) > CROWDED and seen["busy"] < len(_pool()):
-        again, tries = observe(step, budget_ms), tries + 1
+        again, tries = observe(step, budget_ms, short), tries + 1
         seen = again if again["busy"] > seen["busy"] else seen
     need = max(seen["busy"], said.get("torch", 1), said.get("env", 1))
     return {"declared": said, **seen, "tries": tries, "need": need, "cuda": _cuda_in_use()}

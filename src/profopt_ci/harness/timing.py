@@ -274,12 +274,14 @@ class Stepper:
     """
 
     def __init__(self, step: Callable[[], object], *, value_ms: float, warmup: int, warmup_ms: float = 100.0,
-                 device: CudaDevice | None = None, lead: int = 0) -> None:
+                 device: CudaDevice | None = None, lead: int = 0, short: tuple[float, float] | None = None) -> None:
         """`lead`: untimed steps before each value, so it starts as a step of the user's loop does —
         its working set in the caches and its thread pool awake — not where the other side's value
-        left them."""
+        left them. `short` = (step ms, warm-up ms): a step shorter than that warms up for the shorter
+        time (its round is shorter too: lockstep.round_length)."""
         self.step, self.device, self.lead = step, device, lead
         self.value_ms, self.warmup, self.warmup_ms = value_ms, warmup, warmup_ms
+        self.short = short
         self.sync = device.synchronize if device is not None else None
         self.loops = 1
         self.values = 0
@@ -295,7 +297,7 @@ class Stepper:
         (the round's pacing: the shortest one made a noisy round twice as long as asked)."""
         self.loops = max(1, int(loops))
         spent, taken = 0, []
-        while len(taken) < self.warmup or spent < self.warmup_ms * 1e6:
+        while len(taken) < self.warmup or spent < self._warm_ns(taken):
             start = time.perf_counter_ns()
             ns = _time_loops(self.step, self.loops, self.sync)
             spent += max(ns, time.perf_counter_ns() - start)  # a prepared step's setup takes time too
@@ -305,6 +307,11 @@ class Stepper:
         _state.recording = True
         late = sorted(taken[len(taken) // 2:])
         return late[len(late) // 2]
+
+    def _warm_ns(self, taken: list[int]) -> float:
+        if self.short is not None and taken and sorted(taken)[len(taken) // 2] < self.short[0] * 1e6 * self.loops:
+            return self.short[1] * 1e6
+        return self.warmup_ms * 1e6
 
     def value_ns(self) -> int:
         self.values += 1

@@ -9,7 +9,8 @@ How the count is made deterministic (each measured on this VM, docs/accuracy.md)
 - `--instr-atstart=no` and client requests (vgreq) around the steps only: the interpreter's start,
   imports, the factory and the warm-up are never counted;
 - Ir per step = (Ir(2N) − Ir(N)) / N from one process, so the cost of opening a region cancels;
-- PYTHONHASHSEED=0 (set and dict iteration order, hence work, depend on the hash seed);
+- PYTHONHASHSEED=0 (set and dict iteration order, hence work, depend on the hash seed), and no
+  bytecode written by a run (the next would load what the first compiled);
 - `setarch -R` (no ASLR) where the kernel lets us (Docker's default seccomp profile does not):
   addresses feed `id()`-keyed hashing and the allocator's layout;
 - PYTHONMALLOC is left alone (pymalloc): CodSpeed sets it to malloc, but on this VM both gave a
@@ -101,6 +102,9 @@ def run_once(spec: Spec, bench: Benchmark, side: Side, workdir: Path, index: int
     """One valgrind process; the per-step figures of its dumps."""
     env = child_env(spec, bench, side)
     env.update({k: v for k, v in DETERMINISM_ENV.items() if k not in spec.env and k not in bench.env})
+    # every run starts from the same bytecode state: a first run that compiled the side's modules and
+    # wrote them (a commit's checkout keeps bytecode: processes.child_env) counted ~1% off the others
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     valgrind = valgrind_path(env)
     tag = f"{side.name}-{bench.name}-{index}"
     run_dir = workdir / f"cg-{file_part(tag)}"

@@ -24,6 +24,7 @@ from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.processes import Side, kill_all, tail
 from profopt_ci.measure.proctree import tag_env
 from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
+from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark
 
 
@@ -46,10 +47,11 @@ class WorkerProcess:
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "round_ms": s.round_ms, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
+               "round_ms": s.round_ms, "short_round_ms": s.short_round_ms, "short_step_ms": SHORT_STEP_MS, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
                "packages": round_index == 0, "lead": lead_steps()}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
+        self._killed = False
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
         self.forked = zygote is not None
         try:
@@ -74,11 +76,14 @@ class WorkerProcess:
             os.close(from_w)
 
     def request(self, op: str) -> str:
+        self.send(op)
+        return self.reply()
+
+    def send(self, op: str) -> None:
         try:
             os.write(self._w, op.encode("ascii") + b"\n")
         except OSError:
             raise self.lost() from None
-        return self.reply()
 
     def reply(self) -> str:
         deadline = time.monotonic() + self.timeout_s
@@ -165,8 +170,9 @@ class WorkerProcess:
             pass  # it exited: the next request says how
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if not self._killed and self.proc.poll() is None:
             kill_all(self.proc.pid, self._tag)
+            self._killed = True  # its group and tagged descendants are gone: one /proc scan a worker
 
     def close(self) -> None:
         self.kill()

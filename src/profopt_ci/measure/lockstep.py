@@ -39,7 +39,8 @@ from profopt_ci.measure.processes import (
     run_command,
 )
 from profopt_ci.measure.zygote import Zygote, shared
-from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.keys import SHORT_STEP_MS
+from profopt_ci.specfile.load import Benchmark, Settings
 
 Quiet = Callable[[], contextlib.AbstractContextManager]  # what holds profopt's background work while timing
 
@@ -85,6 +86,12 @@ class Turns:
         for name in sorted(set(self.channels) - self.running):
             self.channels[name].release()
             self.running.add(name)
+
+
+def round_length(settings: Settings, warm_ns: Mapping[str, int], loops: int) -> float:
+    """The round's ms: `short_round_ms` when every side's step is under SHORT_STEP_MS, else `round_ms`."""
+    short = max(warm_ns.values()) < SHORT_STEP_MS * 1e6 * loops
+    return settings.short_round_ms if short else settings.round_ms
 
 
 def pair_count(round_ms: float, value_ns: Mapping[str, int]) -> int:
@@ -144,19 +151,23 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
                     for name in workers}
             lead = lead_steps()  # the untimed steps before each value take round time too
-            pairs = pair_count(benches[sides[0].name].settings.round_ms,
+            pairs = pair_count(round_length(benches[sides[0].name].settings, warm, loops),
                                {n: ns * (loops + lead) // loops for n, ns in warm.items()})
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
                 values, first = drive(workers, pairs, rng, turns)
             placement.loaded(window)
         turns.all()
+        for w in workers.values():  # asked at once: the first round's answers list packages (~0.1 s each)
+            w.send("q")
         finals = {}
         for name, w in workers.items():
             try:
-                finals[name] = json.loads(w.expect("done", w.request("q")))
+                finals[name] = json.loads(w.expect("done", w.reply()))
             except json.JSONDecodeError:
                 raise w.lost("sent a corrupt final answer") from None
     finally:
+        for w in workers.values():
+            w.kill()
         for w in workers.values():
             w.close()
     out = {}

@@ -197,18 +197,24 @@ def _serve(job: dict, step, rd, wr) -> int:
     wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
+    short_ms = (float(job["short_step_ms"]), float(job["short_round_ms"])) \
+        if "short_step_ms" in job and "short_round_ms" in job else None
     # the thread probe (first round only) lasts at most one round's measuring, at least 50 ms
     probe_ms = max(50.0, min(threads.PROBE_MS, float(job.get("round_ms", 400.0))))
+    # a step under short_step_ms has rounds of short_round_ms (lockstep.round_length): its warm-up and
+    # probe are as much shorter
+    short_warm = (short_ms[0], min(100.0, short_ms[1] / 10)) if short_ms else None
+    short_probe = (short_ms[0], max(50.0, min(probe_ms, short_ms[1]))) if short_ms else None
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
                               lead=int(job.get("lead", 0)),
-                              warmup_ms=warm_ms, device=harness.detect_device())
+                              warmup_ms=warm_ms, short=short_warm, device=harness.detect_device())
     warmed = False
     for line in rd:
         op, _, arg = line.strip().partition(" ")
         if op == "c":
             wr.write(f"loops {stepper.calibrate()}\n")
         elif op == "p" and not warmed:
-            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"), probe_ms)) + "\n")
+            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"), probe_ms, short_probe)) + "\n")
         elif op == "a" and arg:
             wr.write(f"pinned {threads.pin_all(sorted({int(c) for c in arg.split(',')}))}\n")
         elif op == "w" and arg.isdigit():

@@ -26,8 +26,12 @@ def pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
         callables = [b for b in lock if b.command is None]
         commands = len(callables) < len(lock)
         if callables:
-            lines.append(message("note.lockstep_both" if commands else "note.lockstep_live", value_ms=s.value_ms,
-                                 round_ms=s.round_ms))
+            if s.short_round_ms != s.round_ms:
+                lines.append(message("note.lockstep_both_short" if commands else "note.lockstep_live_short",
+                                     value_ms=s.value_ms, round_ms=s.round_ms, short_round_ms=s.short_round_ms))
+            else:
+                lines.append(message("note.lockstep_both" if commands else "note.lockstep_live",
+                                     value_ms=s.value_ms, round_ms=s.round_ms))
         else:
             lines.append(message("note.lockstep_commands"))
     if "rounds" in kinds:

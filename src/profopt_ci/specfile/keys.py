@@ -67,7 +67,7 @@ class SettingKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_default
     value_ms: _positive(DAY_MS, "pairing: lockstep — one value is calibrated to about this long, or one step "
                                 "when a step is longer") = UNSET
     round_ms: _positive(DAY_MS, "pairing: lockstep — each round takes enough pairs to fill about this long, "
-                                "at least 10") = UNSET
+                                "at least 10; where unset, a step under 1 ms gets rounds of 150 ms") = UNSET
     quality_steps: _whole(1, 100_000, "the quality pass: steps each side runs from a fresh factory and the same "
                                       "seeds, after the timed rounds; constraints compare the recorded values "
                                       "step by step") = UNSET
@@ -84,6 +84,9 @@ DEFAULTS = SettingKeys(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rou
 # Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
 # these apply when the spec does not set rounds / max_rounds itself (bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
+# Where the spec does not set round_ms, a step under SHORT_STEP_MS gets rounds of SHORT_ROUND_MS: a suite
+# of such steps then takes ~5 s a benchmark instead of ~10 s, with the same verdicts (docs/suites.md).
+SHORT_STEP_MS, SHORT_ROUND_MS = 1.0, 150.0
 SETTING_KEYS = SettingKeys.__struct_fields__
 
 

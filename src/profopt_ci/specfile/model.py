@@ -26,6 +26,7 @@ from profopt_ci.specfile.keys import (
     INSTRUMENTS,
     LOCKSTEP_DEFAULTS,
     SETTING_KEYS,
+    SHORT_ROUND_MS,
     SUITE_KINDS,
     SpecKeys,
 )
@@ -50,6 +51,7 @@ class Settings:
     pairing: str  # lockstep | rounds (README.md, "A spec")
     value_ms: float  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float  # lockstep: pairs per round fill about this long
+    short_round_ms: float  # … for a step under SHORT_STEP_MS: round_ms where the spec sets it, else SHORT_ROUND_MS
     quality_steps: int  # the quality pass: steps per side from fresh seeds (constraints)
     confirm: bool  # a flagged verdict holds only when a fresh independent run agrees
 
@@ -179,6 +181,7 @@ def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Sett
     pairing = str(given.get("pairing", DEFAULTS.pairing))
     merged = {**_DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
     merged["max_rounds"] = max(int(merged["max_rounds"]), int(merged["rounds"]))
+    merged["short_round_ms"] = given.get("round_ms", SHORT_ROUND_MS)
     return Settings(**{name: convert(merged[key]) for name, key, convert in _SETTINGS})
 
 

@@ -267,11 +267,18 @@ EN: dict[str, str] = {
     "note.partial": "interrupted: partial results",
     "note.lockstep_live": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; live "
                           "workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs a round)",
+    "note.lockstep_live_short": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
+                                "live workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs "
+                                "a round, ~{short_round_ms:g} ms for a step under 1 ms)",
     "note.lockstep_commands": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
                               "commands: whole processes alternated base/head, 3 pairs a round",
     "note.lockstep_both": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; live "
                           "workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs a round); "
                           "commands: whole processes alternated base/head, 3 pairs a round",
+    "note.lockstep_both_short": "pairing lockstep — base and head share one CPU set, sized to the step's own threads; "
+                                "live workers driven value by value (~{value_ms:g} ms values, ~{round_ms:g} ms of pairs "
+                                "a round, ~{short_round_ms:g} ms for a step under 1 ms); commands: whole processes "
+                                "alternated base/head, 3 pairs a round",
     "note.pairing_rounds": "pairing rounds ({names:names}) — one fresh process per side per round, {values} values of "
                            "≥ {min_time_ms:g} ms each",
     "note.cpuset": "CPU set: {cpus} for every benchmark (base and head on the same CPUs, never at once)",

@@ -261,9 +261,14 @@ ZH: dict[str, str] = {
     "note.partial": "已中断：部分结果",
     "note.lockstep_live": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
                           "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对）",
+    "note.lockstep_live_short": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
+                                "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对，单步不足 1 ms 时每轮约 {short_round_ms:g} ms）",
     "note.lockstep_commands": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；命令：基线/新版整进程交替运行，每轮 3 对",
     "note.lockstep_both": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
                           "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对）；命令：基线/新版整进程交替运行，每轮 3 对",
+    "note.lockstep_both_short": "锁步配对——基线与新版共用一组 CPU，按单步自身的线程数确定；常驻工作进程逐值驱动（每个值约 "
+                                "{value_ms:g} ms，每轮约 {round_ms:g} ms 的取值对，单步不足 1 ms 时每轮约 {short_round_ms:g} ms）；"
+                                "命令：基线/新版整进程交替运行，每轮 3 对",
     "note.pairing_rounds": "轮次配对（{names:names}）——每轮每侧一个新进程，每个进程 {values} 个值，每个 ≥ {min_time_ms:g} ms",
     "note.cpuset": "CPU 组：所有基准均为 {cpus}（基线与新版在同一组 CPU 上，从不同时运行）",
     "note.cpusets": "CPU 组：{sets:cpusets}",
