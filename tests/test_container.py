@@ -228,13 +228,39 @@ def test_the_failure_note_speaks_the_reports_language(tmp_path):
 
     s = action_inputs.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_LANG": "zh"})
     s.workdir.mkdir()
-    (s.workdir / "report.md").write_text("# 报告\n")
+    (s.workdir / "report.md").write_text("# 报告\n")  # compare's, before the cause was known: not kept
     outcome = Outcome(exit_code=3, cause=Cause("action.cause.local_timeout", {"minutes": "0.3"}))
-    report, _ = finish_report(s, outcome)
+    report, comparison = finish_report(s, outcome)
     text = report.read_text()
-    assert text.startswith("## profopt：基准测试运行失败") and "超时" in text and "0.3 分钟" in text
-    assert text.endswith("# 报告\n") and "timed out" not in text
+    assert comparison is None and text.startswith("## profopt：基准测试运行失败") and "0.3 分钟" in text
+    assert "# 报告" not in text and "timed out" not in text and "以下是" not in text  # nothing measured follows
     assert outcome.cause_text("en").startswith("timed out: the run went past its limit of 0.3 min")
+
+
+def test_a_failed_run_s_report_is_built_with_its_cause_first_and_within_the_limit(tmp_path):
+    """The note is part of building the report from what the comparison holds, not text put before
+    a finished report: in the report's language, and the whole within the comment's limit."""
+    from comparison_fixtures import benchmark, comparison
+
+    from profopt_ci.action.host import finish_report
+    from profopt_ci.action.outcome import Cause, Outcome
+    from profopt_ci.report.render import MAX_CHARS, render
+
+    s = action_inputs.settings_from_args(["--workspace", str(tmp_path)], {"INPUT_LANG": "zh"})
+    s.workdir.mkdir()
+    # 400 benchmarks with long names: the report alone is cut to the limit
+    doc = comparison([benchmark(f"step-{i:03d}-" + "x" * 60, 14.2, 12.4 + i % 3, seed=i, with_profile=False)
+                      for i in range(400)])
+    (s.workdir / "comparison.json").write_text(json.dumps(doc))
+    alone = render(doc, "md", "zh")
+    assert len(alone) > MAX_CHARS - 2000  # the report alone fills the comment
+    (s.workdir / "report.md").write_text(alone)
+    report, comparison_path = finish_report(s, Outcome(exit_code=3, cause=Cause("action.cause.oom_host", {"phase": "measure"})))
+    text = report.read_text()
+    assert comparison_path == s.workdir / "comparison.json"
+    assert text.startswith("## profopt：基准测试运行失败") and "内存" in text
+    assert alone.splitlines()[0] in text  # the headline of what was measured follows the note
+    assert len(text) <= MAX_CHARS, len(text)  # put in front of the finished report, it went over
 
 
 def test_base_is_the_prs_base_branch_merge_base_or_the_default_branchs(tmp_path):

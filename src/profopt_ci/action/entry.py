@@ -10,12 +10,13 @@ summary and the step outputs. `entrypoint.py` (what action.yml runs) calls `main
 3. (runner: docker) the image reused by content hash or built (image.py), then the setup container
    with the network and the measure container without it (runs.py); (runner: local) the same
    `profopt compare` as a subprocess without the token (local.py);
-4. on the host: the failure cause on top of the report, `profopt publish` or the summary and
-   outputs only; in baseline mode the data branch pushed (host.py), and with `pages: true` the
-   site of the store built (mode site does only that, measuring nothing).
+4. on the host: with a failure cause, the report built anew with it first; `profopt publish` or the
+   summary and outputs only; in baseline mode the data branch pushed (host.py), and with `pages:
+   true` the site of the store built (mode site does only that, measuring nothing).
 
 A container that cannot start, runs out of memory or out of time is exit 3 with a message naming
-the cause; what it measured stays in the work directory and is published with that cause on top.
+the cause; what it measured stays in the work directory and is published in a report built with
+that cause first.
 `main()` is the action's one error boundary, in the CLI's form: `profopt: MESSAGE` on stderr.
 """
 from __future__ import annotations

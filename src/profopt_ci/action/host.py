@@ -1,9 +1,10 @@
 """What runs on the job's runner after measuring, where the token is: the report, publishing, the push.
 
 In: the settings, the job's environment (the token, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, the event)
-and the `Outcome` of the runs. Out: `.profopt/report.md` with an infrastructure cause on top (in the
-report's language), then `profopt publish` (sticky comment, summary, outputs) or, without a PR or
-with `comment: false`, the summary and step outputs only; in baseline mode, the data branch pushed.
+and the `Outcome` of the runs. Out: with an infrastructure cause, `.profopt/report.md` built anew
+from the comparison with the cause first (in the report's language); then `profopt publish` (sticky
+comment, summary, outputs) or, without a PR or with `comment: false`, the summary and step outputs
+only; in baseline mode, the data branch pushed.
 """
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from profopt_ci.publish.step_outputs import append_summary, write_output_values,
 
 
 def finish_report(s: ActionSettings, outcome: Outcome) -> tuple[Path | None, Path | None]:
-    """(report, comparison) to publish; an infrastructure cause goes on top of the report."""
+    """(report, comparison) to publish. With an infrastructure cause the report is built anew: the
+    failure note first, then what the comparison holds of what was measured, within the comment's
+    limit — or the note alone where no comparison was written (or it cannot be read)."""
     report, comparison = s.workdir / "report.md", s.workdir / "comparison.json"
     have_report = report.is_file()
     if not have_report and outcome.exit_code != EXIT_OK and not outcome.cause:
@@ -32,10 +35,24 @@ def finish_report(s: ActionSettings, outcome: Outcome) -> tuple[Path | None, Pat
         # an earlier run's comment standing.
         outcome.cause = Cause("action.cause.no_report", {"code": outcome.exit_code})
     if outcome.cause:
-        body = report.read_text(encoding="utf-8") if have_report else ""
-        report.write_text(failure_note(outcome.cause, s.lang, partial=have_report) + body, encoding="utf-8")
+        report.write_text(_failed_report(s, outcome.cause, comparison), encoding="utf-8")
         have_report = True
     return (report if have_report else None), (comparison if comparison.is_file() else None)
+
+
+def _failed_report(s: ActionSettings, cause: Cause | str, comparison: Path) -> str:
+    if comparison.is_file():
+        from profopt_ci.errors import UsageError
+        from profopt_ci.report.render import load_comparison, render
+
+        try:
+            doc = load_comparison(comparison)
+        except (UsageError, OSError, ValueError):
+            pass  # a comparison cut short when its run was killed: the note alone
+        else:
+            return render(doc, "md", s.lang, site_url=s.site_url, preface=failure_note(cause, s.lang, partial=True),
+                          full_report_hint=f"the full report is in {s.workdir / 'report.html'}")
+    return failure_note(cause, s.lang, partial=False)
 
 
 def _publish_cmd(s: ActionSettings, report: Path, comparison: Path | None) -> list[str]:

@@ -47,7 +47,8 @@ class WorkerProcess:
         self._r, from_w = os.pipe()
         s = bench.settings
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
-               "round_ms": s.round_ms, "short_round_ms": s.short_round_ms, "short_step_ms": SHORT_STEP_MS, "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
+               "round_ms": s.round_ms, "short_round_ms": s.short_round_ms, "short_step_ms": SHORT_STEP_MS,
+               "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
                "packages": round_index == 0, "lead": lead_steps()}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""

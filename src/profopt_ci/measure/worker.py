@@ -214,7 +214,8 @@ def _serve(job: dict, step, rd, wr) -> int:
         if op == "c":
             wr.write(f"loops {stepper.calibrate()}\n")
         elif op == "p" and not warmed:
-            wr.write("threads " + json.dumps(threads.probe(step, job.get("threadpoolctl"), probe_ms, short_probe)) + "\n")
+            seen = threads.probe(step, job.get("threadpoolctl"), probe_ms, short_probe)
+            wr.write("threads " + json.dumps(seen) + "\n")
         elif op == "a" and arg:
             wr.write(f"pinned {threads.pin_all(sorted({int(c) for c in arg.split(',')}))}\n")
         elif op == "w" and arg.isdigit():

@@ -13,8 +13,8 @@ format is report/text.py, JSON the comparison itself. The Markdown environment e
 `{{ … }}` by default (see report/format.md_inline): benchmark names, params, op names and error
 tails are untrusted PR content. HTML autoescapes. The context a template gets: `v` (the view as
 the format reads it, report/view.Page), `c` (the raw comparison), `lang`, `t(key, **fields)` (the
-message catalog), `full_report_hint`; in Markdown also `mermaid(chart)` and the filter `code` (a
-fenced block).
+message catalog), `full_report_hint`, `preface` (trusted Markdown written first, or None); in
+Markdown also `mermaid(chart)` and the filter `code` (a fenced block).
 
 Scale: the view builds what a template reads, when it reads it (report/view.py). Markdown is
 streamed and, when it is already past the limit, stopped where shrink() cuts it (report/markdown.py).
@@ -52,10 +52,12 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Path | None = None,
            max_chars: int | None = MAX_CHARS, full_report_hint: str | None = None, cols: int | None = None,
-           view: View | None = None, site_url: str | None = None) -> str:
+           view: View | None = None, site_url: str | None = None, preface: str | None = None) -> str:
     """The report as text. Markdown is cut to `max_chars` (None: no limit); HTML and JSON never are.
     `cols`: the terminal's width for "text" (80 when not given). `view`: the comparison's view in
-    `lang` (build_view), when the caller renders it in more than one format."""
+    `lang` (build_view), when the caller renders it in more than one format. `preface`: trusted
+    Markdown the caller built from the catalogs (the action's failure note), written first and
+    counted in `max_chars`."""
     _check(comparison, fmt, lang)
     if fmt == "json":
         return json.dumps(comparison, indent=2, ensure_ascii=False, default=json_default) + "\n"
@@ -67,7 +69,7 @@ def render(comparison: dict, fmt: str = "md", lang: str = "en", *, template: Pat
     if fmt == "html":
         return _template("html", template).render(**_context(_html_page(view), comparison, lang, full_report_hint))
     page = view.page(error_budget=(max_chars or MAX_CHARS) // 2)  # the error tails take half at most
-    context = _context(page, comparison, lang, full_report_hint)
+    context = _context(page, comparison, lang, full_report_hint, Raw(preface) if preface else None)
     return markdown(_template("md", template), context, max_chars, full_report_hint, packaged=template is None)
 
 
@@ -95,8 +97,8 @@ def _html_page(view: View) -> view_mod.Page:
     return view.page(error_budget=10 * MAX_CHARS, plots=True, full_max=view_mod.HTML_FULL_MAX)
 
 
-def _context(view: object, comparison: dict, lang: str, hint: str | None) -> dict:
-    return dict(v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=hint)
+def _context(view: object, comparison: dict, lang: str, hint: str | None, preface: Raw | None = None) -> dict:
+    return dict(v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=hint, preface=preface)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:
