@@ -27,6 +27,12 @@ comparison is decided by two rules side by side — the shipped one (`stats._dec
 
     python bench/verdict_accuracy.py --near-tau --comparisons 3 --rounds-comparisons 0 --resample 1000 \
         --noise-scale 1 3
+
+Short rounds for short steps (issue 28 §4): a ~0.1 ms step (`--step-n 4000`) at both round lengths,
+the variants interleaved:
+
+    python bench/verdict_accuracy.py --near-tau --variants r400:round_ms=400 r150:round_ms=150 \
+        --comparisons 3 --rounds-comparisons 0 --resample 1000 --noise-scale 1 4 --step-n 4000
 """
 from __future__ import annotations
 
