@@ -3,18 +3,13 @@
 In: the results@1 the run wrote (commit, spec hash, label, fingerprint, env, rounds, seed), the ref
 it was measured at, and per benchmark the compact summary the store stage computed (per-round
 values, median, CI, round cost; store.stored_baselines.bench_summary) plus the benchmarks that failed.
-Out: the baseline@1 (`build`), the frozen `Baseline` Struct `schema/baseline.schema.json` is generated from; `check_baseline`,
-which validates one already parsed (read from a store's git branch or folder), and `load_baseline`,
-the version-checked file reader (documents.read).
+Out: the baseline@1 (`build`), the frozen `Baseline` Struct `schema/baseline.schema.json` is
+generated from. A stored one is read by store/stored_baselines.py through documents.read.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from profopt_ci import __version__
 from profopt_ci.documents.names import BASELINE_SCHEMA
-from profopt_ci.documents.read import check_document, load_json
 from profopt_ci.documents.results import construct, now_iso
 from profopt_ci.documents.types_stored import Baseline
 
@@ -40,12 +35,3 @@ def build(results: dict, *, ref: str | None, benchmarks: dict[str, dict], failed
         "failed": failed,
     }, Baseline)
 
-
-def check_baseline(doc: Any, shown: str) -> dict[str, Any]:
-    """`doc` itself when it is a valid baseline@1; else a UsageError naming `shown` and the field."""
-    return check_document(doc, shown, (BASELINE_SCHEMA,))
-
-
-def load_baseline(path: str | Path) -> dict[str, Any]:
-    """Read a baseline@1 file (`profopt baseline show --json`)."""
-    return load_json(path, BASELINE_SCHEMA)

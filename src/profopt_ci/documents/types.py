@@ -106,9 +106,6 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 
     __hash__ = None  # type: ignore[assignment]  # equal to a dict, so unhashable like one
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.items())
-
 
 Mapping.register(Record)
 
