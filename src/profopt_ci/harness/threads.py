@@ -10,8 +10,9 @@ moves every thread of the process (the thread pools the factory started included
 Why here: a parent that sizes the CPU set from environment variables alone pins a step that calls
 `torch.set_num_threads(2)` in its factory, or runs its own threads, onto one CPU, which halves the
 effect the user would see and doubles the step time. The probe runs the step unpinned for about
-PROBE_MS (the lockstep worker: one round's length when that is shorter, at least 50 ms),
-sampling each thread's CPU clock (Linux: the per-thread CPU-time clock of its tid).
+PROBE_MS (the lockstep worker: one round's length when that is shorter, half a round for a step
+under 1 ms, at least 50 ms), sampling each thread's CPU clock (Linux: the per-thread CPU-time clock
+of its tid).
 """
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from profopt_ci.filenames import file_part
 from profopt_ci.measure.cpus import child_preexec
-from profopt_ci.measure.processes import Side, kill_all, tail
-from profopt_ci.measure.proctree import tag_env
+from profopt_ci.measure.processes import Side, tail
+from profopt_ci.measure.proctree import kill_tagged_any, tag_env
 from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
 from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark
@@ -171,9 +171,7 @@ class WorkerProcess:
             pass  # it exited: the next request says how
 
     def kill(self) -> None:
-        if not self._killed and self.proc.poll() is None:
-            kill_all(self.proc.pid, self._tag)
-            self._killed = True  # its group and tagged descendants are gone: one /proc scan a worker
+        kill_workers([self])
 
     def close(self) -> None:
         self.kill()
@@ -188,6 +186,19 @@ class WorkerProcess:
     def _close_files(self) -> None:
         self._out.close()
         self._err.close()
+
+
+def kill_workers(workers: list[WorkerProcess]) -> None:
+    """Each live worker's process group, then what left it by their tags: one /proc scan for all."""
+    live = [w for w in workers if not w._killed and w.proc.poll() is None]
+    for w in live:
+        try:
+            os.killpg(w.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        w._killed = True
+    if live:
+        kill_tagged_any([w._tag for w in live], [w.proc.pid for w in live])
 
 
 LEAD_STEPS = 1  # untimed steps before each value (harness.timing.Stepper); PROFOPT_LEAD_STEPS overrides, 0 none

@@ -29,7 +29,7 @@ from typing import Protocol
 from profopt_ci.figures import sig
 from profopt_ci.measure import other_load
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, lead_steps
+from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, kill_workers, lead_steps
 from profopt_ci.measure.processes import (
     Side,
     _throughput,
@@ -166,8 +166,7 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             except json.JSONDecodeError:
                 raise w.lost("sent a corrupt final answer") from None
     finally:
-        for w in workers.values():
-            w.kill()
+        kill_workers(list(workers.values()))
         for w in workers.values():
             w.close()
     out = {}

@@ -30,11 +30,12 @@ def tag_env(env: dict[str, str]) -> tuple[dict[str, str], str]:
     return {**env, TAG_VAR: tag}, tag
 
 
-def _environ_has(pid: int, needle: bytes) -> bool:
+def _environ_has_any(pid: int, needles: list[bytes]) -> bool:
     try:
-        return needle in (_PROC / str(pid) / "environ").read_bytes()
+        environ = (_PROC / str(pid) / "environ").read_bytes()
     except OSError:
         return False
+    return any(needle in environ for needle in needles)
 
 
 def _parents() -> dict[int, int]:
@@ -55,12 +56,16 @@ def _parents() -> dict[int, int]:
 
 def tagged(tag: str, root: int | None = None) -> set[int]:
     """Pids that carry the tag, plus the descendants (by parent pid) of them and of `root`."""
+    return tagged_any([tag], [] if root is None else [root])
+
+
+def tagged_any(tags: list[str], roots: list[int]) -> set[int]:
+    """`tagged` for several tags and roots in one pass over /proc (a round's two workers)."""
     me = os.getpid()
-    needle = f"{TAG_VAR}={tag}\0".encode()
+    needles = [f"{TAG_VAR}={tag}\0".encode() for tag in tags]
     parents = _parents()
-    found = {pid for pid in parents if pid != me and _environ_has(pid, needle)}
-    if root is not None and root in parents:
-        found.add(root)
+    found = {pid for pid in parents if pid != me and _environ_has_any(pid, needles)}
+    found |= {root for root in roots if root in parents}
     grew = True
     while grew:  # descendants of what we found: a child that cleared its environment
         more = {pid for pid, ppid in parents.items() if ppid in found and pid not in found and pid != me}
@@ -71,9 +76,14 @@ def tagged(tag: str, root: int | None = None) -> set[int]:
 
 def kill_tagged(tag: str, root: int | None = None, rounds: int = 3) -> int:
     """SIGKILL every tagged process (a few passes: one may fork while we kill). Returns how many."""
+    return kill_tagged_any([tag], [] if root is None else [root], rounds)
+
+
+def kill_tagged_any(tags: list[str], roots: list[int], rounds: int = 3) -> int:
+    """`kill_tagged` for several tags and roots, one /proc pass each time."""
     killed: set[int] = set()
     for _ in range(rounds):
-        pids = tagged(tag, root) - killed
+        pids = tagged_any(tags, roots) - killed
         if not pids:
             break
         for pid in pids:

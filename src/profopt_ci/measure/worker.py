@@ -201,10 +201,10 @@ def _serve(job: dict, step, rd, wr) -> int:
         if "short_step_ms" in job and "short_round_ms" in job else None
     # the thread probe (first round only) lasts at most one round's measuring, at least 50 ms
     probe_ms = max(50.0, min(threads.PROBE_MS, float(job.get("round_ms", 400.0))))
-    # a step under short_step_ms has rounds of short_round_ms (lockstep.round_length): its warm-up and
-    # probe are as much shorter
+    # a step under short_step_ms has rounds of short_round_ms (lockstep.round_length): its warm-up is
+    # as much shorter, its probe half a round (a 0.5 ms step still makes 150 calls, 37 samples)
     short_warm = (short_ms[0], min(100.0, short_ms[1] / 10)) if short_ms else None
-    short_probe = (short_ms[0], max(50.0, min(probe_ms, short_ms[1]))) if short_ms else None
+    short_probe = (short_ms[0], max(50.0, min(probe_ms, short_ms[1] / 2))) if short_ms else None
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
                               lead=int(job.get("lead", 0)),
                               warmup_ms=warm_ms, short=short_warm, device=harness.detect_device())
