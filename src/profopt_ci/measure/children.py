@@ -104,11 +104,17 @@ def run_child(
 
 def kill_all(pid: int, tag: str) -> None:
     """The child's group, then every descendant that left it (setsid, double fork) by its tag."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    kill_tagged(tag, root=pid)
+    kill_groups([(pid, tag)])
+
+
+def kill_groups(children: list[tuple[int, str]]) -> None:
+    """`kill_all` of each (pid, tag), with one /proc scan for all of them."""
+    for pid, _ in children:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    kill_tagged([tag for _, tag in children], [pid for pid, _ in children])
 
 
 # What the PR's code inherits from profopt's own environment: only what a Python process (and a

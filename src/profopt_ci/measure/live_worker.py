@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
+from profopt_ci.measure.children import kill_groups
 from profopt_ci.measure.cpus import child_preexec
 from profopt_ci.measure.processes import Side, tail
-from profopt_ci.measure.proctree import kill_tagged_any, tag_env
+from profopt_ci.measure.proctree import tag_env
 from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
 from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark
@@ -189,16 +190,12 @@ class WorkerProcess:
 
 
 def kill_workers(workers: list[WorkerProcess]) -> None:
-    """Each live worker's process group, then what left it by their tags: one /proc scan for all."""
+    """Each live worker as `kill_all` kills a child, with one /proc scan for all of them."""
     live = [w for w in workers if not w._killed and w.proc.poll() is None]
     for w in live:
-        try:
-            os.killpg(w.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         w._killed = True
     if live:
-        kill_tagged_any([w._tag for w in live], [w.proc.pid for w in live])
+        kill_groups([(w.proc.pid, w._tag) for w in live])
 
 
 LEAD_STEPS = 1  # untimed steps before each value (harness.timing.Stepper); PROFOPT_LEAD_STEPS overrides, 0 none

@@ -1,7 +1,7 @@
 """Find and kill every process a child started, including those that left its process group.
 
-In: an environment dict. Out: the same with a unique `PROFOPT_PROC_TAG`, and `kill_tagged(tag)`,
-which SIGKILLs every process of this user whose environment carries that tag.
+In: an environment dict. Out: the same with a unique `PROFOPT_PROC_TAG`, and `kill_tagged(tags, roots)`,
+which SIGKILLs every process of this user whose environment carries one of those tags.
 
 Why a tag: killing the child's process group misses a grandchild that called `setsid` (or
 double-forked into a new session), and without cgroups there is no kernel list of "everything this
@@ -54,13 +54,9 @@ def _parents() -> dict[int, int]:
     return out
 
 
-def tagged(tag: str, root: int | None = None) -> set[int]:
-    """Pids that carry the tag, plus the descendants (by parent pid) of them and of `root`."""
-    return tagged_any([tag], [] if root is None else [root])
-
-
-def tagged_any(tags: list[str], roots: list[int]) -> set[int]:
-    """`tagged` for several tags and roots in one pass over /proc (a round's two workers)."""
+def tagged(tags: list[str], roots: list[int]) -> set[int]:
+    """Pids that carry one of the tags, plus the descendants (by parent pid) of them and of the
+    `roots`: one pass over /proc however many (a round's two workers)."""
     me = os.getpid()
     needles = [f"{TAG_VAR}={tag}\0".encode() for tag in tags]
     parents = _parents()
@@ -74,16 +70,11 @@ def tagged_any(tags: list[str], roots: list[int]) -> set[int]:
     return found
 
 
-def kill_tagged(tag: str, root: int | None = None, rounds: int = 3) -> int:
-    """SIGKILL every tagged process (a few passes: one may fork while we kill). Returns how many."""
-    return kill_tagged_any([tag], [] if root is None else [root], rounds)
-
-
-def kill_tagged_any(tags: list[str], roots: list[int], rounds: int = 3) -> int:
-    """`kill_tagged` for several tags and roots, one /proc pass each time."""
+def kill_tagged(tags: list[str], roots: list[int], rounds: int = 3) -> int:
+    """SIGKILL every process `tagged` finds (a few passes: one may fork while we kill). Returns how many."""
     killed: set[int] = set()
     for _ in range(rounds):
-        pids = tagged_any(tags, roots) - killed
+        pids = tagged(tags, roots) - killed
         if not pids:
             break
         for pid in pids:
