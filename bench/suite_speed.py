@@ -140,6 +140,7 @@ def run_once(root: Path, env: dict[str, str]) -> dict:
     return {"wall": wall, "collect": first_round, "rounds_phase": first_after - first_round,
             "after": wall - first_after, "rounds": [b["rounds"] for b in c["benchmarks"]],
             "verdicts": {b["name"]: (b["metrics"].get("step_time_ms") or {}).get("verdict") for b in c["benchmarks"]},
+            "base_ms": {b["name"]: (b["metrics"].get("step_time_ms") or {}).get("base") for b in c["benchmarks"]},
             "n": len(c["benchmarks"])}
 
 
@@ -171,6 +172,7 @@ def main() -> int:
     expected = {f"test_{n}": ("regressed" if n in SLOWED else "unchanged") for n, _, _ in STEPS[:args.benchmarks]}
     print(f"{args.benchmarks} benchmarks (~0.03–0.8 ms steps), {args.runs} run(s) per variant, interleaved; "
           "seconds: median (min–max)")
+    first = next(iter(got))
     for name, runs in got.items():
         per = [r["wall"] / r["n"] for r in runs]
         rounds = [x for r in runs for x in r["rounds"]]
@@ -178,7 +180,13 @@ def main() -> int:
         print(f"\n{name}: wall {spread([r['wall'] for r in runs])} s, per benchmark {spread(per)} s")
         print(f"  phases: collection + setup {spread([r['collect'] for r in runs])} s, rounds "
               f"{spread([r['rounds_phase'] for r in runs])} s, after-pass {spread([r['after'] for r in runs])} s")
-        print(f"  rounds per benchmark: median {statistics.median(rounds):g} (min {min(rounds)}, max {max(rounds)})")
+        print(f"  rounds per benchmark: median {statistics.median(rounds):g} (min {min(rounds)}, max {max(rounds)}); "
+              f"a round: {spread([r['rounds_phase'] / sum(r['rounds']) * 1000 for r in runs])} ms")
+        if name != first:  # what the variant does to the times themselves, not only to the wall
+            ratios = [r["base_ms"][b] / statistics.median(f["base_ms"][b] for f in got[first])
+                      for r in runs for b in r["base_ms"] if r["base_ms"][b]]
+            print(f"  base step time against {first}'s, per benchmark: median ×{statistics.median(ratios):.3f} "
+                  f"({min(ratios):.3f}–{max(ratios):.3f})")
         print(f"  verdicts as expected: {sum(len(r['verdicts']) for r in runs) - len(wrong)} of "
               f"{sum(len(r['verdicts']) for r in runs)}" + (f"; not: {', '.join(wrong)}" if wrong else ""))
     return 0

@@ -51,7 +51,7 @@ def _literal(fail_at: dict[tuple[str, str], int] | None = None):
     """A `measure` that appends FIGURES; `fail_at[(bench, side)] = r` fails that side in round r."""
     calls: list[tuple[str, tuple[str, ...], int, int, int]] = []
 
-    def measure(plan, benches, sides, state, work, *, start, stop, total, rng, log):
+    def measure(plan, benches, sides, state, work, *, start, stop, total, rng, log, then=None):
         for b in benches:
             calls.append((b.name, tuple(s.name for s in sides), start, stop, total))
             for r in range(start, stop):

@@ -294,7 +294,10 @@ class Stepper:
 
     def warm(self, loops: int) -> int:
         """Warm up at `loops` per value; returns the median warm-up value of its second half in ns
-        (the round's pacing: the shortest one made a noisy round twice as long as asked)."""
+        (the round's pacing: the shortest one made a noisy round twice as long as asked). Without a
+        `calibrate` first (a later round takes the first round's loop count) its warm-up values also
+        take the step's first, slow calls."""
+        _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
         self.loops = max(1, int(loops))
         spent, taken = 0, []
         while len(taken) < self.warmup or spent < self._warm_ns(taken):

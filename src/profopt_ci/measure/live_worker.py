@@ -38,10 +38,11 @@ class RoundFailed(Exception):
 class WorkerProcess:
     """A lockstep worker (worker.serve_job) on its own pipe pair: a fresh `profopt_ci.measure.worker
     --serve` process, or one the side's zygote forked (zygote.py). It starts unpinned, so its import
-    and build use every CPU of the pool; `pin` moves all its threads onto the round's CPU set."""
+    and build use every CPU of the pool, or on `cpus` (a forked one only: a worker started ahead,
+    building while another round measures); `pin` moves all its threads onto the round's CPU set."""
 
     def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
-                 zygote: Zygote | None = None, pad: bool = False) -> None:
+                 zygote: Zygote | None = None, pad: bool = False, cpus: list[int] | None = None) -> None:
         self.side, self.what = side.name, f"the worker for {bench.name} on {side.name}"
         self.timeout_s = bench.settings.timeout_s
         to_r, self._w = os.pipe()
@@ -58,7 +59,8 @@ class WorkerProcess:
         self.forked = zygote is not None
         try:
             if zygote is not None:
-                pid = zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env, "pad": pad},
+                pid = zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env, "pad": pad,
+                                   "cpus": cpus},
                                   [to_r, from_w, self._out.fileno(), self._err.fileno()])
                 self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
             else:

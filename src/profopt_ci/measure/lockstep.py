@@ -118,24 +118,57 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
     return values, first
 
 
+def start_workers(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
+                  workdir: Path, *, round_index: int, rng: Random, zygotes: Mapping[str, Zygote] | None = None,
+                  cpus: list[int] | None = None) -> dict[str, WorkerProcess]:
+    """A round's two workers, started at once (in sides' order); they build while the caller goes on.
+    `cpus`: where they start (forked ones: see WorkerProcess), else unpinned."""
+    workers: dict[str, WorkerProcess] = {}
+    zygotes = zygotes or {}
+    pad = bool(zygotes) and not shared(zygotes)  # per-side zygotes: each child draws its own layout
+    started = list(sides)
+    rng.shuffle(started)  # forked from one zygote, neither side may always be its first child
+    try:
+        for side in started:  # start-up is not measured
+            workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
+                                               zygotes.get(side.name), pad, cpus)
+    except RoundFailed:
+        close_workers(workers.values())
+        raise
+    return {side.name: workers[side.name] for side in sides}
+
+
+def close_workers(workers) -> None:
+    workers = list(workers)
+    kill_workers(workers)
+    for w in workers:
+        w.close()
+
+
 def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
                    workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-                   zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
+                   zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext,
+                   ready: Mapping[str, WorkerProcess] | None = None,
+                   ahead: Callable[[], None] | None = None, loops: int | None = None) -> dict[str, dict]:
     """One lockstep round of a callable benchmark: {side name: sample}. The first round (no CPU set
     settled yet) probes both steps before they are pinned; every sample says what its worker could
     preload (`preload`: the zygote's packages for the next rounds). `quiet()` is held from the probe to
     the last value: what profopt runs in the background (a zygote importing) waits there, and goes on
-    while the workers start and build."""
-    workers: dict[str, WorkerProcess] = {}
-    zygotes = zygotes or {}
+    while the workers start and build.
+
+    `ready`: this round's workers, started ahead (already built or building, off the measured CPUs).
+    `ahead()` is called once this round's workers are pinned, before anything is timed: it may start
+    the next round's workers on the CPUs this round leaves spare, so their start and build (~50 ms a
+    round for a pytest session) overlap this round's values instead of adding to the wall.
+
+    `loops`: the loop count of the benchmark's earlier rounds; none given, each side calibrates
+    alone and both take the smaller count. Kept from round to round, a value holds the same number
+    of steps in every round (and a round does not pay ~10 ms to find it again)."""
+    workers: dict[str, WorkerProcess] = dict(ready or {})
     try:
-        pad = bool(zygotes) and not shared(zygotes)  # per-side zygotes: each child draws its own layout
-        started = list(sides)
-        rng.shuffle(started)  # forked from one zygote, neither side may always be its first child
-        for side in started:  # both start at once, unpinned: start-up is not measured
-            workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
-                                               zygotes.get(side.name), pad)
-        workers = {side.name: workers[side.name] for side in sides}
+        if not workers:
+            workers = start_workers(benches, envs, sides, workdir, round_index=round_index, rng=rng,
+                                    zygotes=zygotes)
         built = {name: w.answer("built") for name, w in workers.items()}  # both build at once, untimed
         with quiet():
             turns = Turns(workers)
@@ -145,9 +178,13 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             if placement.cpus:
                 for name in workers:
                     _alone(turns, name, lambda w: w.pin(placement.cpus))
+            if ahead is not None:
+                ahead()
             # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
             # values of unequal length would meet a competing process's time slices unequally.
-            loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c")))) for name in workers)
+            if loops is None:
+                loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c"))))
+                            for name in workers)
             warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
                     for name in workers}
             lead = lead_steps()  # the untimed steps before each value take round time too
@@ -166,9 +203,7 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             except json.JSONDecodeError:
                 raise w.lost("sent a corrupt final answer") from None
     finally:
-        kill_workers(list(workers.values()))
-        for w in workers.values():
-            w.close()
+        close_workers(workers.values())
     out = {}
     for side in sides:
         sample = _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
@@ -255,8 +290,12 @@ def _command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
 
 def run_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
               workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-              zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
-    """One lockstep round of either kind."""
-    kind = command_round if benches[sides[0].name].command is not None else callable_round
-    return kind(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
-                zygotes=zygotes, quiet=quiet)
+              zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext,
+              ready: Mapping[str, WorkerProcess] | None = None,
+              ahead: Callable[[], None] | None = None, loops: int | None = None) -> dict[str, dict]:
+    """One lockstep round of either kind (`ready`, `ahead`, `loops`: a callable's, see callable_round)."""
+    if benches[sides[0].name].command is not None:
+        return command_round(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
+                             zygotes=zygotes, quiet=quiet)
+    return callable_round(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
+                          zygotes=zygotes, quiet=quiet, ready=ready, ahead=ahead, loops=loops)

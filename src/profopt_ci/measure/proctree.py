@@ -30,27 +30,42 @@ def tag_env(env: dict[str, str]) -> tuple[dict[str, str], str]:
     return {**env, TAG_VAR: tag}, tag
 
 
-def _environ_has_any(pid: int, needles: list[bytes]) -> bool:
+def _read(path: str) -> bytes:
+    """A /proc file's bytes (b"" when it is gone): plain os calls, as a round's kill reads ~100 of them."""
     try:
-        environ = (_PROC / str(pid) / "environ").read_bytes()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _environ_has_any(pid: int, needles: list[bytes]) -> bool:
+    environ = _read(f"{_PROC}/{pid}/environ")
     return any(needle in environ for needle in needles)
 
 
 def _parents() -> dict[int, int]:
     out = {}
-    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
-        if not entry.name.isdigit():
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
+        stat = _read(f"{_PROC}/{name}/stat")
         # the command name may contain spaces and parentheses: fields start after the last ')'
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 1:
-            out[int(entry.name)] = int(fields[1])
+            out[int(name)] = int(fields[1])
     return out
 
 
@@ -71,7 +86,9 @@ def tagged(tags: list[str], roots: list[int]) -> set[int]:
 
 
 def kill_tagged(tags: list[str], roots: list[int], rounds: int = 3) -> int:
-    """SIGKILL every process `tagged` finds (a few passes: one may fork while we kill). Returns how many."""
+    """SIGKILL every process `tagged` finds (a few passes: one may fork while we kill). Returns how
+    many. The `roots` are killed already (their groups, by the caller): a pass that finds nothing
+    else found nothing that could still fork, and needs no next pass."""
     killed: set[int] = set()
     for _ in range(rounds):
         pids = tagged(tags, roots) - killed
@@ -83,6 +100,8 @@ def kill_tagged(tags: list[str], roots: list[int], rounds: int = 3) -> int:
             except (ProcessLookupError, PermissionError):
                 pass
         killed |= pids
+        if not pids - set(roots):
+            break
     return len(killed)
 
 

@@ -12,6 +12,7 @@ that imports heavy packages has its workers forked from a zygote after the first
 """
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement, describe, format_cpuset, placement_for
+from profopt_ci.measure.live_worker import WorkerProcess
 from profopt_ci.measure.processes import (
     BenchmarkFailed,
     Side,
@@ -28,7 +30,7 @@ from profopt_ci.measure.processes import (
     warm_command,
 )
 from profopt_ci.measure.progress import Progress, progress_of
-from profopt_ci.measure.zygote import ZygoteFailed, ZygotePool
+from profopt_ci.measure.zygote import NotReady, Zygote, ZygoteFailed, ZygotePool
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 
@@ -48,17 +50,50 @@ class Track:
 
 
 @dataclass
+class Ahead:
+    """A lockstep round's workers, started while the round before it measured (`start_ahead`)."""
+
+    round: int
+    zygotes: dict[str, Zygote]
+    workers: dict[str, WorkerProcess]
+
+
+@dataclass
 class RoundState:
     tracks: dict[tuple[str, str], Track] = field(default_factory=dict)
     placements: dict[str, Placement] = field(default_factory=dict)  # lockstep: each benchmark's CPU set
     preload: dict[str, list[str]] = field(default_factory=dict)  # what its workers' zygotes import
     zygotes: ZygotePool = field(default_factory=lambda: ZygotePool())
+    ahead: dict[str, Ahead] = field(default_factory=dict)  # by benchmark: its next round's workers
+    # PROFOPT_START_AHEAD=0: every round starts its own workers (to compare, bench/suite_speed.py)
+    start_ahead: bool = field(default_factory=lambda: os.environ.get("PROFOPT_START_AHEAD", "").strip() != "0")
 
     def track(self, bench: str, side: str) -> Track:
         return self.tracks.setdefault((bench, side), Track())
 
+    def loops(self, bench: str, sides: list[Side]) -> int | None:
+        """The loop count of the benchmark's last lockstep round (both sides share it), if any."""
+        samples = self.track(bench, sides[0].name).samples
+        got = samples[-1].get("loops") if samples and samples[-1].get("pairing") == "lockstep" else None
+        return got if isinstance(got, int) and got >= 1 else None
+
+    def take_ahead(self, bench: str, r: int) -> Ahead | None:
+        """The workers started ahead for round `r` of `bench`; any others are closed."""
+        got = self.ahead.pop(bench, None)
+        if got is not None and got.round != r:
+            lockstep.close_workers(got.workers.values())
+            got = None
+        return got
+
+    def drop_ahead(self) -> None:
+        """Workers started ahead for a round that will not run (the rounds stopped)."""
+        for got in self.ahead.values():
+            lockstep.close_workers(got.workers.values())
+        self.ahead.clear()
+
     def close(self) -> None:
         """The zygotes still alive (they die with profopt anyway; this is the orderly way)."""
+        self.drop_ahead()
         self.zygotes.close()
 
     def measured(self, bench: str, side: str) -> bool:
@@ -83,18 +118,35 @@ def run_rounds(
     rng: random.Random,
     log: Callable[[str], None] = stderr_log,
     after_round: Callable[[int], None] | None = None,
+    then: tuple[Benchmark, int] | None = None,
 ) -> None:
-    """Rounds start..stop-1 of every benchmark whose sides are all still ok."""
-    for r in range(start, stop):
-        for bench in benches:
-            if not state.ok(bench.name, sides):
-                continue
-            if len(sides) == 2 and bench.settings.pairing == "lockstep":
-                lockstep_round(plan, bench, sides, state, workdir, r, total, rng, log)
-                continue
-            sampled_round(plan, bench, sides, state, workdir, r, total, rng, log)
-        if after_round is not None:
-            after_round(r)
+    """Rounds start..stop-1 of every benchmark whose sides are all still ok. `then`: the round the
+    caller runs after these, where it knows it (its workers may start during the last of these)."""
+    try:
+        for r in range(start, stop):
+            for i, bench in enumerate(benches):
+                if not state.ok(bench.name, sides):
+                    continue
+                if len(sides) == 2 and bench.settings.pairing == "lockstep":
+                    lockstep_round(plan, bench, sides, state, workdir, r, total, rng, log,
+                                   following=lambda r=r, i=i: next_round(benches, sides, state, r, i, stop, then))
+                    continue
+                sampled_round(plan, bench, sides, state, workdir, r, total, rng, log)
+            if after_round is not None:
+                after_round(r)
+    finally:
+        if then is None:
+            state.drop_ahead()
+
+
+def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r: int, i: int, stop: int,
+               then: tuple[Benchmark, int] | None) -> tuple[Benchmark, int] | None:
+    """The round measured after round `r` of `benches[i]`, as things stand now (None: not known)."""
+    for j in range(i + 1, len(benches) * (stop - r)):
+        bench, rj = benches[j % len(benches)], r + j // len(benches)
+        if state.ok(bench.name, sides):
+            return bench, rj
+    return then if then is not None and state.ok(then[0].name, sides) else None
 
 
 def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
@@ -155,7 +207,8 @@ def keep_packages(track: Track, sample: dict) -> None:
 
 
 def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
-                   total: int, rng: random.Random, log: Callable[[str], None]) -> None:
+                   total: int, rng: random.Random, log: Callable[[str], None],
+                   following: Callable[[], tuple[Benchmark, int] | None] = lambda: None) -> None:
     """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay.
 
     The benchmark's CPU set is settled in its first round (a command's: from its unpinned warm-up
@@ -177,10 +230,16 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
                     probes[side.name] = probe
         if placement.cpus is None and bench.command is not None:
             placement.settle(probes, bench.name)
-        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload.get(bench.name), workdir, log,
-                                          spare=placement.spare(), rounds_left=bench.settings.max_rounds - r)
+        got = state.take_ahead(bench.name, r)
+        zygotes = got.zygotes if got is not None else state.zygotes.for_round(
+            bench.name, sides, envs, state.preload.get(bench.name), workdir, log, spare=placement.spare(),
+            rounds_left=bench.settings.max_rounds - r)
         samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
-                                     zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus))
+                                     zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus),
+                                     ready=got.workers if got is not None else None,
+                                     ahead=lambda: start_ahead(plan, bench, sides, state, workdir, rng, log,
+                                                               placement, following()),
+                                     loops=state.loops(bench.name, sides))
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
             (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)
@@ -200,6 +259,41 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
             f"profopt: {bench.name}: CPU set {format_cpuset(placement.cpus)} — the step needs {placement.need} "
             f"({'; '.join(f'{k}: {describe(v)}' for k, v in sorted(placement.probes.items()))})")
     progress_of(log).round(bench.name, ratios(state, bench.name, sides), r, total)
+
+
+def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundState, workdir: Path,
+                rng: random.Random, log: Callable[[str], None], placement: Placement,
+                upcoming: tuple[Benchmark, int] | None) -> None:
+    """Start the next round's workers now, on the CPUs this round leaves spare, so their start and
+    build overlap this round's values. Only a forked callable round on this round's own CPU set
+    qualifies (its zygotes ready: nothing waits, and its next generation imports on the same spare
+    CPUs); anything else starts at its own round, as before."""
+    if upcoming is None or not state.start_ahead or not placement.spare():
+        return
+    bench, r = upcoming
+    theirs = state.placements.get(bench.name)
+    if (r < 1 or bench.command is not None or bench.settings.pairing != "lockstep" or bench.name in state.ahead
+            or theirs is None or theirs.cpus != placement.cpus or not state.preload.get(bench.name)):
+        return
+    own = {s.name: plan.bench(s.name, bench.name) for s in sides}
+    envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
+    try:
+        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload[bench.name], workdir, log,
+                                          spare=theirs.spare(), rounds_left=bench.settings.max_rounds - r,
+                                          wait=False, turnover=bench.name != current.name)
+    except NotReady:
+        return
+    if not zygotes:
+        return
+    try:
+        workers = lockstep.start_workers(own, envs, sides, workdir, round_index=r, rng=rng, zygotes=zygotes,
+                                         cpus=placement.spare())
+    except lockstep.RoundFailed:
+        # a zygote that did not answer may answer late and out of turn: its round starts new ones
+        # (and says what goes wrong, if it does again)
+        state.zygotes.close(bench.name)
+        return
+    state.ahead[bench.name] = Ahead(r, dict(zygotes), workers)
 
 
 def ratios(state: RoundState, bench: str, sides: list[Side]) -> list[float]:

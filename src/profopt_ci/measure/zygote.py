@@ -50,6 +50,11 @@ class ZygoteFailed(Exception):
     """The zygote could not start, preload, or fork; the caller falls back to fresh processes."""
 
 
+class NotReady(Exception):
+    """`ZygotePool.for_round(wait=False)`: serving the round would wait for a zygote still importing,
+    or would replace the generation whose workers are running now. Nothing was changed."""
+
+
 class Zygote:
     """The parent's handle on one side's zygote."""
 
@@ -81,6 +86,7 @@ class Zygote:
         finally:
             theirs.close()
         self.pid: int | None = None
+        self.stopped = False
 
     def widen(self) -> None:
         """Let a zygote still importing on the spare CPUs use every CPU profopt may: the rounds wait
@@ -93,6 +99,7 @@ class Zygote:
 
     def signal(self, sig: int) -> None:
         """SIGSTOP / SIGCONT to the zygote's process group (it leads its own session)."""
+        self.stopped = sig == signal.SIGSTOP
         try:
             os.killpg(self.proc.pid, sig)
         except ProcessLookupError:
@@ -104,6 +111,19 @@ class Zygote:
         if word != "ready":
             raise ZygoteFailed(f"the zygote {self.name} could not preload: {rest or self._tail()}")
         self.pid = int(rest)
+
+    def ready_now(self) -> bool:
+        """Whether `ready` would return at once and a fork be answered: not while it is held
+        (`ZygotePool.held_beside`). A zygote that failed counts as ready: `ready` then says why."""
+        if self.stopped:
+            return False
+        if self.pid is not None:
+            return True
+        try:
+            waiting, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(waiting)
 
     def fork(self, job: dict, fds: list[int], timeout_s: float = 30.0) -> int:
         with self._lock:
@@ -227,13 +247,15 @@ class Forked:
         if self.returncode is not None:
             return self.returncode
         deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.0002  # a killed worker is gone within a millisecond or so: no 5 ms sleep a round
         while True:
             code = self.poll()
             if code is not None:
                 return code
             if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
 
 
 class ZygotePool:
@@ -261,14 +283,18 @@ class ZygotePool:
 
     def for_round(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str] | None,
                   workdir: Path, log, spare: list[int] | None = None,
-                  rounds_left: int | None = None) -> dict[str, Zygote] | None:
+                  rounds_left: int | None = None, *, wait: bool = True,
+                  turnover: bool = True) -> dict[str, Zygote] | None:
         """The zygotes this round forks from, or None (fresh processes). `preload` None: not known yet
         (the first round runs fresh processes and reports it); [] (nothing heavy): a zygote only
         when both sides can share one, and a new one every round — its start costs what a fresh
         worker's does, and each round then blocks both sides on one fresh layout. `spare`: CPUs the
         rounds leave free; the next generation's zygote imports there while a generation serves its
         rounds, so its import costs no wall time. `rounds_left`: this round and those the benchmark may
-        still run (its max_rounds); no next generation is started that no round would fork from."""
+        still run (its max_rounds); no next generation is started that no round would fork from.
+        `wait=False` (a round's workers started ahead, while another round measures): NotReady where
+        the zygotes are still importing, or where a new generation is due and `turnover` is False
+        (the current one's workers are running)."""
         if preload is None or self.every < 2 or bench in self.broken:
             return None
         share = shareable(sides, envs, preload)
@@ -281,6 +307,10 @@ class ZygotePool:
         if current is not None and current[1] < every:
             self.live[bench] = (current[0], current[1] + 1)
             return current[0]
+        if not wait:
+            coming = self.next.get(bench)
+            if not turnover or coming is None or not all(z.ready_now() for z in set(coming.values())):
+                raise NotReady(bench)
         self.close_live(bench)
         started = self.next.pop(bench, None)
         try:

@@ -30,6 +30,8 @@ def _child(sock: socket.socket, request: str, fds: list[int], zygote_pid: int) -
         job = json.loads(request)
         sock.close()
         os.setsid()
+        if job.get("cpus") and hasattr(os, "sched_setaffinity"):  # one thread now: what it starts inherits it
+            os.sched_setaffinity(0, job["cpus"])  # before anything runs: a worker started ahead stays off the measured CPUs
         cpus.die_with_parent(zygote_pid)
         *pipes, out, err = fds
         os.dup2(out, 1)
@@ -37,8 +39,6 @@ def _child(sock: socket.socket, request: str, fds: list[int], zygote_pid: int) -
         os.close(out)
         os.close(err)
         _become(job)
-        if job.get("cpus") and hasattr(os, "sched_setaffinity"):  # one thread now: what it starts inherits it
-            os.sched_setaffinity(0, job["cpus"])
         worker.FORKED = True
         os.environ[TAG_VAR] = job["tag"]  # what the step starts carries the worker's own tag
         if job.get("out"):  # a JSON job (the profiled run): its answer goes to a file

@@ -183,7 +183,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
             log(f"profopt: warning: {text_of(line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
-        state.zygotes.drop_next()  # the rounds are over: nothing imports beside the passes
+        state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
+        state.zygotes.drop_next()  # and nothing imports there
         run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
                                            state.placements)
     finally:

@@ -58,6 +58,16 @@ def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[i
     return alpha, more
 
 
+def _then(active: list[Benchmark], i: int, r: int, plans: dict[str, list[int]],
+          look: dict[str, int]) -> tuple[Benchmark, int] | None:
+    """The round measured after round `r` of `active[i]`, where it is sure: the next active benchmark's
+    round `r`, or the first one's round r+1 when no look is due before it (a look may stop it)."""
+    if i + 1 < len(active):
+        return active[i + 1], r
+    first = active[0]
+    return (first, r + 1) if r + 1 < plans[first.name][look[first.name]] else None
+
+
 def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
                       rng: random.Random, log, *, measure: MeasureRounds = run_rounds,
                       alone: bool = True) -> dict[str, float]:
@@ -75,9 +85,10 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
             if alone:
                 _measure_alone(plan, benches, live, state, work, rng, log, measure)
             return final_alpha
-        for b in active:
+        for i, b in enumerate(active):
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
-            measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng, log=log)
+            measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng,
+                    log=log, then=_then(active, i, r, plans, look))
         r += 1
         for b in active:
             looks, k = plans[b.name], look[b.name]
