@@ -127,8 +127,8 @@ class Runner(_Closed, kw_only=True):
 # ---------------------------------------------------------------------------------------- results@1
 class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One sample: one worker's round (measure/processes.py, measure/lockstep.py), in the order
-    measure writes the keys; the lockstep keys (pairing, pairs, first_share, forked, preload) only
-    there."""
+    measure writes the keys; the lockstep keys (pairing, pairs, first_share, forked, ahead, preload)
+    only there."""
 
     round: Tally | UnsetType = UNSET
     order: Tally | UnsetType = UNSET
@@ -146,6 +146,7 @@ class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     phases_ms: dict[str, Number] | UnsetType = UNSET
     quality: Free | UnsetType = UNSET
     forked: bool | UnsetType = UNSET
+    ahead: bool | UnsetType = UNSET
     preload: list[str] | UnsetType = UNSET
 
 

@@ -209,6 +209,7 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
         sample = _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
                          finals[side.name])
         sample["forked"] = workers[side.name].forked
+        sample["ahead"] = bool(ready)
         preload = built[side.name].get("preload")
         if isinstance(preload, list):
             sample["preload"] = [str(p) for p in preload][:20000]

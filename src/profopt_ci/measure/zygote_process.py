@@ -94,6 +94,17 @@ def _moved(entry: str, old: str, root: str) -> str:
     return entry
 
 
+def _place(pid: int, request: str) -> None:
+    """A child asked for on `cpus` is there before its pid is answered (it pins itself too, but
+    the parent may already be timing on the other CPUs)."""
+    try:
+        cpus = json.loads(request).get("cpus")
+        if cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(pid, cpus)
+    except (ValueError, AttributeError, OSError):
+        pass  # a malformed request fails in the child, where it is said
+
+
 def serve(sock: socket.socket) -> int:
     """Answer fork / wait / poll until the parent closes the socket."""
     me = os.getpid()
@@ -113,6 +124,7 @@ def serve(sock: socket.socket) -> int:
                 _child(sock, arg, fds, me)
             for fd in fds:
                 os.close(fd)
+            _place(pid, arg)
             sock.send(f"pid {pid}".encode())
         elif op in ("wait", "poll") and arg.isdigit():
             for fd in fds:

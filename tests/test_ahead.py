@@ -1,0 +1,147 @@
+"""Workers started ahead (issue 28 §4): while a lockstep round measures, the next round's two workers
+are forked on the CPUs it leaves spare and build there, so a round no longer pays their start and
+build; a later round keeps the first round's loop count. Real zygotes, real workers, a real
+compare of a pytest suite through the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+from conftest import make_repo, run_cli
+
+from profopt_ci.measure import lockstep
+from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.measure.zygote import NotReady, ZygotePool
+from profopt_ci.specfile.load import parse_spec
+
+TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a spare CPU beside the measured one")
+
+LIB = """\
+def work(n):
+    return sum(i * i for i in range(n))
+"""
+SUITE = """\
+import mylib
+
+
+def test_small(benchmark):
+    benchmark(mylib.work, 300)
+
+
+def test_mid(benchmark):
+    benchmark(mylib.work, 1200)
+
+
+def test_big(benchmark):
+    benchmark(mylib.work, 3000)
+"""
+SPEC = ("version: 1\ndefaults: {{rounds: 6, max_rounds: 6, profile: 'off', seed: 5}}\n"
+        "suites:\n  - {{pytest: tests/bench/}}\n")
+STEP = """\
+import json
+
+def make_step():
+    def step():
+        json.dumps({"x": list(range(100))})
+    return step
+"""
+
+
+def _compare(tmp_path: Path, env: dict[str, str] | None = None) -> dict:
+    root = tmp_path / "repo"
+    make_repo(root, [{"mylib.py": LIB, "tests/bench/test_work.py": SUITE, "profopt.yml": SPEC.format(),
+                      ".gitignore": ".profopt/\n"},
+                     {"README": "head\n"}])
+    proc = run_cli(["compare", "--base", "HEAD~1", "--head", "HEAD", "--fail-on", "none"], root, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((root / ".profopt" / "comparison.json").read_text())
+
+
+def _samples(c: dict) -> dict[str, list[dict]]:
+    return {f"{b['name']}/{side}": b["samples"][side] for b in c["benchmarks"] for side in ("base", "head")}
+
+
+@TWO_CPUS
+def test_a_suites_later_rounds_run_on_workers_started_ahead_and_keep_one_loop_count(tmp_path):
+    c = _compare(tmp_path)
+    samples = _samples(c)
+    assert len(samples) == 6
+    later = [s for got in samples.values() for s in got if s["round"] > 0]
+    for name, got in samples.items():
+        assert [s["round"] for s in got] == list(range(6)), name
+        assert got[0]["ahead"] is False, name  # the first round settles the CPU set: nothing starts it ahead
+        assert len({s["loops"] for s in got}) == 1, (name, [s["loops"] for s in got])  # calibrated once
+        assert all(s["forked"] for s in got[1:]), name
+    # a round whose zygote is still importing starts its own workers; most do not wait for one
+    share = sum(s["ahead"] for s in later) / len(later)
+    assert share >= 0.6, [(s["round"], s["ahead"]) for s in later]
+    for b in c["benchmarks"]:  # the same code on both sides: neither side's workers are favoured
+        assert abs(b["metrics"]["step_time_ms"]["delta_pct"]) < 10, (b["name"], b["metrics"]["step_time_ms"])
+
+
+@TWO_CPUS
+def test_profopt_start_ahead_0_starts_every_rounds_own_workers(tmp_path):
+    c = _compare(tmp_path, env={"PROFOPT_START_AHEAD": "0"})
+    assert not any(s["ahead"] for got in _samples(c).values() for s in got)
+
+
+def _setup(tmp_path: Path):
+    (tmp_path / "zstep.py").write_text(STEP)
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: z, callable: 'zstep:make_step', round_ms: 60}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    return b, sides, {s.name: child_env(spec, b, s) for s in sides}
+
+
+@TWO_CPUS
+def test_a_worker_started_ahead_is_on_the_spare_cpus_before_its_pid_is_known(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool = ZygotePool(every=4)
+    spare = [min(os.sched_getaffinity(0))]
+    try:
+        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
+        workers = lockstep.start_workers({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
+                                         rng=random.Random(0), zygotes=zygotes, cpus=spare)
+        try:
+            for w in workers.values():
+                assert w.forked
+                # the zygote pins the child before it answers the fork
+                assert os.sched_getaffinity(w.proc.pid) == set(spare)
+                assert "preload" in w.answer("built")
+                assert os.sched_getaffinity(w.proc.pid) == set(spare)  # what it built ran there too
+        finally:
+            lockstep.close_workers(workers.values())
+    finally:
+        pool.close()
+
+
+def test_starting_ahead_never_waits_for_a_zygote_nor_forks_from_a_held_one(tmp_path):
+    b, sides, envs = _setup(tmp_path)
+    pool = ZygotePool(every=2)
+    try:
+        with pytest.raises(NotReady):  # nothing prepared yet: it would have to start one and wait
+            pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
+        pool.prepare("z", sides, envs, ["json"], tmp_path, print, None)
+        coming = pool.next["z"]["base"]
+        deadline = time.monotonic() + 60
+        while not coming.ready_now() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pool.held_beside(None):  # a round measures: the next generation is held (SIGSTOP) ...
+            assert coming.stopped
+            with pytest.raises(NotReady):  # ... and a fork from it would never be answered
+                pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
+        assert not coming.stopped
+        got = pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
+        assert got is not None and got["base"] is coming
+        # the generation's second round: no new one due, so it serves without waiting
+        assert pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False) is got
+        # a third round would replace the generation: never while its own workers run (turnover False)
+        with pytest.raises(NotReady):
+            pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False, turnover=False)
+        assert pool.live["z"][0] is got
+    finally:
+        pool.close()
