@@ -22,7 +22,7 @@ from pathlib import Path
 from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import kill_groups
 from profopt_ci.measure.cpus import child_preexec
-from profopt_ci.measure.processes import Side, tail
+from profopt_ci.measure.processes import Side, packages_cache, tail
 from profopt_ci.measure.proctree import tag_env
 from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
 from profopt_ci.specfile.keys import SHORT_STEP_MS
@@ -51,7 +51,7 @@ class WorkerProcess:
         job = {"callable": bench.callable, "params": bench.params, "warmup": s.warmup, "value_ms": s.value_ms,
                "round_ms": s.round_ms, "short_round_ms": s.short_round_ms, "short_step_ms": SHORT_STEP_MS,
                "fd_in": to_r, "fd_out": from_w, "threadpoolctl": threadpoolctl_path(),
-               "packages": round_index == 0, "lead": lead_steps()}
+               "packages": round_index == 0, "packages_cache": packages_cache(workdir, side), "lead": lead_steps()}
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._buf = b""
         self._killed = False

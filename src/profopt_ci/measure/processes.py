@@ -160,6 +160,11 @@ def _throughput(bench: Benchmark, step_ms: float) -> float | None:
     return bench.items_per_iteration / (step_ms / 1000.0)
 
 
+def packages_cache(workdir: Path, side: Side) -> str:
+    """Where a side's first-round workers keep which distribution owns which module (worker._owners)."""
+    return str(workdir / f"packages-{file_part(side.name)}.json")
+
+
 def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round_index: int = 0, order: int = 0,
                zygote: Zygote | None = None) -> dict:
     """One sample of one benchmark on one side: a fresh process, or for a callable one forked from
@@ -171,6 +176,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         job = {
             "callable": bench.callable, "params": bench.params, "warmup": s.warmup,
             "values": s.values, "min_time_ms": s.min_time_ms, "mode": "measure", "packages": round_index == 0,
+            "packages_cache": packages_cache(workdir, side),
         }
         what, tag = f"the worker for {bench.name} on {side.name}", f"{side.name}-{bench.name}"
         if zygote is not None:
