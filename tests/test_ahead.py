@@ -4,21 +4,25 @@ build; a later round keeps the first round's loop count. Real zygotes, real work
 compare of a pytest suite through the CLI."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, run_cli
+from conftest import cli_env, make_repo
 
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.measure.zygote import NotReady, ZygotePool
 from profopt_ci.specfile.load import parse_spec
 
-TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a spare CPU beside the measured one")
+ALL = sorted(range(os.cpu_count() or 1))
+TWO_CPUS = pytest.mark.skipif(len(ALL) < 2, reason="needs a spare CPU beside the measured one")
 
 LIB = """\
 def work(n):
@@ -56,7 +60,10 @@ def _compare(tmp_path: Path, env: dict[str, str] | None = None) -> dict:
     make_repo(root, [{"mylib.py": LIB, "tests/bench/test_work.py": SUITE, "profopt.yml": SPEC.format(),
                       ".gitignore": ".profopt/\n"},
                      {"README": "head\n"}])
-    proc = run_cli(["compare", "--base", "HEAD~1", "--head", "HEAD", "--fail-on", "none"], root, env=env)
+    # on every CPU of the machine (this test worker is pinned to one): one is measured, one spare
+    proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1",
+                           "--head", "HEAD", "--fail-on", "none"], cwd=root, env=cli_env(env), capture_output=True,
+                          text=True, timeout=300, preexec_fn=lambda: os.sched_setaffinity(0, ALL))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((root / ".profopt" / "comparison.json").read_text())
 
@@ -89,6 +96,17 @@ def test_profopt_start_ahead_0_starts_every_rounds_own_workers(tmp_path):
     assert not any(s["ahead"] for got in _samples(c).values() for s in got)
 
 
+@contextlib.contextmanager
+def _wide():
+    """This test process on every CPU while the block runs (xdist pins each test worker to one)."""
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, ALL)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
 def _setup(tmp_path: Path):
     (tmp_path / "zstep.py").write_text(STEP)
     spec = parse_spec("version: 1\nbenchmarks:\n  - {name: z, callable: 'zstep:make_step', round_ms: 60}\n", "x.yml")
@@ -101,22 +119,20 @@ def _setup(tmp_path: Path):
 def test_a_worker_started_ahead_is_on_the_spare_cpus_before_its_pid_is_known(tmp_path):
     b, sides, envs = _setup(tmp_path)
     pool = ZygotePool(every=4)
-    spare = [min(os.sched_getaffinity(0))]
-    try:
+    spare = [ALL[0]]
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_wide())
+        stack.callback(pool.close)
         zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
         workers = lockstep.start_workers({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
                                          rng=random.Random(0), zygotes=zygotes, cpus=spare)
-        try:
-            for w in workers.values():
-                assert w.forked
-                # the zygote pins the child before it answers the fork
-                assert os.sched_getaffinity(w.proc.pid) == set(spare)
-                assert "preload" in w.answer("built")
-                assert os.sched_getaffinity(w.proc.pid) == set(spare)  # what it built ran there too
-        finally:
-            lockstep.close_workers(workers.values())
-    finally:
-        pool.close()
+        stack.callback(lockstep.close_workers, workers.values())
+        for w in workers.values():
+            assert w.forked
+            assert os.sched_getaffinity(w.proc.pid) == set(spare)  # the zygote pins it before it answers the fork
+            assert "preload" in w.answer("built")
+            assert os.sched_getaffinity(w.proc.pid) == set(spare)  # what it built ran there too
+        assert os.sched_getaffinity(zygotes["base"].proc.pid) == set(ALL)  # the zygote itself is not moved
 
 
 def test_starting_ahead_never_waits_for_a_zygote_nor_forks_from_a_held_one(tmp_path):
