@@ -161,3 +161,38 @@ def test_starting_ahead_never_waits_for_a_zygote_nor_forks_from_a_held_one(tmp_p
         assert pool.live["z"][0] is got
     finally:
         pool.close()
+
+
+def test_which_rounds_may_start_ahead(tmp_path):
+    from profopt_ci.measure.cpus import Placement
+    from profopt_ci.measure.rounds import RoundState, Track, may_start_ahead
+
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: z, callable: 'zstep:make_step'}\n"
+                      "  - {name: r, callable: 'zstep:make_step', pairing: rounds}\n"
+                      "  - {name: c, command: 'true'}\n", "x.yml")
+    z, r, c = spec.benchmarks
+    here = Placement(pool=[0, 1])
+    here.cpus = [1]
+
+    def state(**kw) -> RoundState:
+        s = RoundState(start_ahead=kw.get("on", True))
+        for name in ("z", "r", "c"):
+            s.placements[name] = Placement(pool=[0, 1])
+            s.placements[name].cpus = kw.get("cpus", [1])
+            s.preload[name] = kw.get("preload", ["pytest"])
+            s.tracks[(name, "base")] = Track(samples=[{"cuda_max_allocated_mb": kw.get("cuda")}])
+        return s
+
+    assert may_start_ahead(state(), z, 1, here)
+    assert not may_start_ahead(state(), z, 0, here)  # its first round settles its CPU set
+    assert not may_start_ahead(state(on=False), z, 1, here)  # PROFOPT_START_AHEAD=0
+    assert not may_start_ahead(state(cpus=[0]), z, 1, here)  # another CPU set: its spare is not this one's
+    assert not may_start_ahead(state(preload=[]), z, 1, here)  # no zygote to fork from, only fresh processes
+    assert not may_start_ahead(state(cuda=512.0), z, 1, here)  # a GPU step would build on the timed device
+    assert not may_start_ahead(state(), r, 1, here) and not may_start_ahead(state(), c, 1, here)
+    whole = Placement(pool=[0, 1])
+    whole.cpus = [0, 1]  # a 2-thread step takes both: nothing is spare
+    assert not may_start_ahead(state(cpus=[0, 1]), z, 1, whole)
+    busy = state()
+    busy.ahead["z"] = object()  # started already
+    assert not may_start_ahead(busy, z, 1, here)

@@ -268,13 +268,10 @@ def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundS
     build overlap this round's values. Only a forked callable round on this round's own CPU set
     qualifies (its zygotes ready: nothing waits, and its next generation imports on the same spare
     CPUs); anything else starts at its own round, as before."""
-    if upcoming is None or not state.start_ahead or not placement.spare():
+    if upcoming is None or not may_start_ahead(state, *upcoming, placement):
         return
     bench, r = upcoming
-    theirs = state.placements.get(bench.name)
-    if (r < 1 or bench.command is not None or bench.settings.pairing != "lockstep" or bench.name in state.ahead
-            or theirs is None or theirs.cpus != placement.cpus or not state.preload.get(bench.name)):
-        return
+    theirs = state.placements[bench.name]
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
     try:
@@ -294,6 +291,24 @@ def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundS
         state.zygotes.close(bench.name)
         return
     state.ahead[bench.name] = Ahead(r, dict(zygotes), workers)
+
+
+def may_start_ahead(state: RoundState, bench: Benchmark, r: int, placement: Placement) -> bool:
+    """Whether round `r` of `bench` may start its workers during a round on `placement`: a later
+    round (its CPU set settled, its zygote's preload known) of a callable on the same CPU set, where
+    a CPU is spare, and a step that uses no GPU — a build beside a round would allocate and run on
+    the device that round is timing (its first round says whether it does)."""
+    theirs = state.placements.get(bench.name)
+    return (state.start_ahead and r >= 1 and bool(placement.spare()) and bench.command is None
+            and bench.settings.pairing == "lockstep" and bench.name not in state.ahead
+            and theirs is not None and theirs.cpus == placement.cpus and bool(state.preload.get(bench.name))
+            and not uses_device(state, bench.name))
+
+
+def uses_device(state: RoundState, bench: str) -> bool:
+    """A sample of the benchmark, on any side, reported CUDA memory: its step runs on the GPU."""
+    return any(s.get("cuda_max_allocated_mb") is not None or s.get("cuda_max_reserved_mb") is not None
+               for (name, _), track in state.tracks.items() if name == bench for s in track.samples)
 
 
 def ratios(state: RoundState, bench: str, sides: list[Side]) -> list[float]:
