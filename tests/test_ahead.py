@@ -80,7 +80,7 @@ def test_a_suites_later_rounds_run_on_workers_started_ahead_and_keep_one_loop_co
     later = [s for got in samples.values() for s in got if s["round"] > 0]
     for name, got in samples.items():
         assert [s["round"] for s in got] == list(range(6)), name
-        assert got[0]["ahead"] is False, name  # the first round settles the CPU set: nothing starts it ahead
+        assert got[0]["ahead"] is False, name  # a first round's fresh workers start in their own round
         assert len({s["loops"] for s in got}) == 1, (name, [s["loops"] for s in got])  # calibrated once
         assert all(s["forked"] for s in got[1:]), name
     # a round whose zygote is still importing starts its own workers; most do not wait for one
@@ -180,15 +180,14 @@ def test_which_rounds_may_start_ahead(tmp_path):
             s.placements[name] = Placement(pool=[0, 1])
             s.placements[name].cpus = kw.get("cpus", [1])
             s.preload[name] = kw.get("preload", ["pytest"])
-            s.tracks[(name, "base")] = Track(samples=[{"cuda_max_allocated_mb": kw.get("cuda")}])
+            s.tracks[(name, "base")] = Track(samples=[{"round": 0}])
         return s
 
     assert may_start_ahead(state(), z, 1, here)
-    assert not may_start_ahead(state(), z, 0, here)  # its first round settles its CPU set
+    assert not may_start_ahead(state(), z, 0, here)  # a first round: fresh interpreters, not forked
     assert not may_start_ahead(state(on=False), z, 1, here)  # PROFOPT_START_AHEAD=0
     assert not may_start_ahead(state(cpus=[0]), z, 1, here)  # another CPU set: its spare is not this one's
     assert not may_start_ahead(state(preload=[]), z, 1, here)  # no zygote to fork from, only fresh processes
-    assert not may_start_ahead(state(cuda=512.0), z, 1, here)  # a GPU step would build on the timed device
     assert not may_start_ahead(state(), r, 1, here) and not may_start_ahead(state(), c, 1, here)
     whole = Placement(pool=[0, 1])
     whole.cpus = [0, 1]  # a 2-thread step takes both: nothing is spare
@@ -196,3 +195,63 @@ def test_which_rounds_may_start_ahead(tmp_path):
     busy = state()
     busy.ahead["z"] = object()  # started already
     assert not may_start_ahead(busy, z, 1, here)
+
+
+
+# A stand-in for torch with CUDA initialized (no GPU here): the worker's own device detection
+# (harness.timing.detect_device) and its sync and peak calls take the path a real GPU step takes.
+FAKE_TORCH = """\
+class _Cuda:
+    def is_available(self):
+        return True
+
+    def is_initialized(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def reset_peak_memory_stats(self):
+        pass
+
+    def max_memory_allocated(self):
+        return 64 << 20
+
+    def max_memory_reserved(self):
+        return 96 << 20
+
+
+cuda = _Cuda()
+"""
+GPU_STEP = """\
+import json
+
+def make_step(gpu=False):
+    if gpu:
+        import torch  # the stand-in: CUDA "initialized" by the factory, as a real model's .cuda() does
+    def step():
+        json.dumps({"x": list(range(100))})
+    return step
+"""
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_no_round_starts_ahead_beside_a_round_that_times_a_gpu(tmp_path, gpu):
+    from profopt_ci.measure.cpus import Placement
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    (tmp_path / "gstep.py").write_text(GPU_STEP)
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: g, callable: 'gstep:make_step', "
+                      f"params: {{gpu: {str(gpu).lower()}}}, round_ms: 40}}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    placement = Placement(pool=ALL)
+    placement.cpus = ALL[-1:]
+    called = []
+    with _wide():
+        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
+                                 rng=random.Random(0), placement=placement, ahead=lambda: called.append(1))
+    assert (out["base"]["cuda_max_allocated_mb"] == 64.0) is gpu  # the round did time "the device"
+    assert called == ([] if gpu else [1])

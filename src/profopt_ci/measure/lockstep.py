@@ -158,8 +158,9 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
 
     `ready`: this round's workers, started ahead (already built or building, off the measured CPUs).
     `ahead()` is called once this round's workers are pinned, before anything is timed: it may start
-    the next round's workers on the CPUs this round leaves spare, so their start and build (~50 ms a
-    round for a pytest session) overlap this round's values instead of adding to the wall.
+    the next round's workers on the CPUs this round leaves spare, so their start and build (a pytest
+    session, for a suite) overlap this round's values instead of adding to the wall. Not where
+    this round's step initialized a GPU: a build beside it might use the device being timed.
 
     `loops`: the loop count of the benchmark's earlier rounds; none given, each side calibrates
     alone and both take the smaller count. Kept from round to round, a value holds the same number
@@ -178,8 +179,8 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             if placement.cpus:
                 for name in workers:
                     _alone(turns, name, lambda w: w.pin(placement.cpus))
-            if ahead is not None:
-                ahead()
+            if ahead is not None and not any(b.get("cuda") for b in built.values()):
+                ahead()  # not beside a GPU step: a build there could allocate and run on the timed device
             # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
             # values of unequal length would meet a competing process's time slices unequally.
             if loops is None:

@@ -271,12 +271,12 @@ def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundS
     if upcoming is None or not may_start_ahead(state, *upcoming, placement):
         return
     bench, r = upcoming
-    theirs = state.placements[bench.name]
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
     try:
         zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload[bench.name], workdir, log,
-                                          spare=theirs.spare(), rounds_left=bench.settings.max_rounds - r,
+                                          spare=state.placements[bench.name].spare(),
+                                          rounds_left=bench.settings.max_rounds - r,
                                           wait=False, turnover=bench.name != current.name)
     except NotReady:
         return
@@ -294,21 +294,15 @@ def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundS
 
 
 def may_start_ahead(state: RoundState, bench: Benchmark, r: int, placement: Placement) -> bool:
-    """Whether round `r` of `bench` may start its workers during a round on `placement`: a later
-    round (its CPU set settled, its zygote's preload known) of a callable on the same CPU set, where
-    a CPU is spare, and a step that uses no GPU — a build beside a round would allocate and run on
-    the device that round is timing (its first round says whether it does)."""
+    """Whether round `r` of `bench` may start its workers during a round on `placement`, where a CPU
+    is spare: a later round of a callable, forked from its zygote, on the same CPU set. Not a first
+    round: its two fresh interpreters would start and build one after the other on the spare CPU,
+    which took longer than both starting at once in their own round (docs/suites.md). Not
+    during a round whose step uses a GPU: lockstep.callable_round does not call for it there."""
     theirs = state.placements.get(bench.name)
     return (state.start_ahead and r >= 1 and bool(placement.spare()) and bench.command is None
             and bench.settings.pairing == "lockstep" and bench.name not in state.ahead
-            and theirs is not None and theirs.cpus == placement.cpus and bool(state.preload.get(bench.name))
-            and not uses_device(state, bench.name))
-
-
-def uses_device(state: RoundState, bench: str) -> bool:
-    """A sample of the benchmark, on any side, reported CUDA memory: its step runs on the GPU."""
-    return any(s.get("cuda_max_allocated_mb") is not None or s.get("cuda_max_reserved_mb") is not None
-               for (name, _), track in state.tracks.items() if name == bench for s in track.samples)
+            and theirs is not None and theirs.cpus == placement.cpus and bool(state.preload.get(bench.name)))
 
 
 def ratios(state: RoundState, bench: str, sides: list[Side]) -> list[float]:

@@ -8,7 +8,7 @@ checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.jso
 (lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the
 job, never stdout, which the user's step may print to) one value at a time:
 
-    worker: `built`
+    worker: `built {"preload": […], "cuda": false}` (cuda: the build initialized a GPU)
     parent: `p` → worker: `threads {json}` (harness/threads.py: the step's parallelism, probed
                                          while the worker is not pinned yet; first round only)
     parent: `a 0,1` → worker: `pinned N` (every thread of the worker moved onto those CPUs)
@@ -97,8 +97,8 @@ def imported_packages(cache: str | None = None) -> dict[str, str]:
     """{distribution: version} of the installed packages this process imported — the step's, its
     runner's — not the standard library's, not profopt's own: where the side's numbers came from.
     `cache`: a file keeping which distribution owns which module (metadata.packages_distributions
-    reads every installed package's file list: ~70 ms, which every benchmark's first round paid
-    anew) for as long as sys.path and its directories are unchanged."""
+    reads every installed package's file list, which every benchmark's first round paid anew) for
+    as long as sys.path and its directories are unchanged."""
     from importlib import metadata
 
     tops = {m.partition(".")[0] for m in list(sys.modules)} - set(sys.stdlib_module_names) - {"profopt_ci"}
@@ -228,7 +228,9 @@ def _serve(job: dict, step, rd, wr) -> int:
     from profopt_ci.harness import threads
     from profopt_ci.harness import timing as harness
 
-    wr.write("built " + json.dumps({"preload": preloadable()}) + "\n")
+    # cuda: the build initialized a GPU, so this round times the device (no other round's workers
+    # may build beside it: lockstep.callable_round)
+    wr.write("built " + json.dumps({"preload": preloadable(), "cuda": harness.detect_device() is not None}) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
     short_ms = (float(job["short_step_ms"]), float(job["short_round_ms"])) \

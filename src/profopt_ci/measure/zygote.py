@@ -247,7 +247,7 @@ class Forked:
         if self.returncode is not None:
             return self.returncode
         deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.0002  # a killed worker is gone within a millisecond or so: no 5 ms sleep a round
+        pause = 0.0002  # a killed worker is gone at once: a first long sleep would be a round's wait
         while True:
             code = self.poll()
             if code is not None:
