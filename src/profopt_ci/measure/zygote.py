@@ -244,18 +244,39 @@ class Forked:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        """Its exit code, blocking. A pidfd (readable once the worker has exited) wakes the parent and
+        the zygote once, at the exit: a poll every few ms woke both ~200 times a second for a
+        whole round, on the CPUs a 2-thread step was being timed on (bench/wakeups.py)."""
         if self.returncode is not None:
             return self.returncode
         deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.0002  # a killed worker is gone at once: a first long sleep would be a round's wait
-        while True:
-            code = self.poll()
-            if code is not None:
-                return code
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.005)
+        fd = _pidfd(self.pid)
+        try:
+            pause = 0.0002  # without a pidfd: polled, a killed worker is gone at once
+            while True:
+                code = self.poll()
+                if code is not None:
+                    return code
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+                if fd is not None:
+                    # a second poll would only follow a spurious wake-up: the next one blocks again
+                    select.select([fd], [], [], left if left is not None else None)
+                    continue
+                time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, 0.005)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when `pid` exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 class ZygotePool:
