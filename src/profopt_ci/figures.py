@@ -19,3 +19,11 @@ def sig(x: float | None, digits: int = 4) -> float | None:
     if x is None or not math.isfinite(x):
         return x
     return float(f"{x:.{digits}g}")
+
+
+def per_step(total: Any, steps: int) -> float | None:
+    """A count a worker reported over its timed steps (its page faults), per step; None where it
+    reported none."""
+    if not isinstance(total, int) or isinstance(total, bool) or total < 0 or steps <= 0:
+        return None
+    return sig(total / steps, 4)

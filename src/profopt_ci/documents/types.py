@@ -141,6 +141,7 @@ class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     throughput: Number | None | UnsetType = UNSET
     peak_memory_mb: Number | None | UnsetType = UNSET
     cpu_time_ms: Number | None | UnsetType = UNSET
+    faults_per_step: Number | None | UnsetType = UNSET  # minor page faults a timed step took (the allocator)
     cuda_max_allocated_mb: Number | None | UnsetType = UNSET
     cuda_max_reserved_mb: Number | None | UnsetType = UNSET
     phases_ms: dict[str, Number] | UnsetType = UNSET

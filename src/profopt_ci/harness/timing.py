@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -150,12 +151,19 @@ def detect_device() -> CudaDevice | None:
 
 
 class Measurement:
-    __slots__ = ("values_ms", "loops", "phases_ms", "quality", "device_peaks")
+    __slots__ = ("values_ms", "loops", "phases_ms", "quality", "device_peaks", "page_faults")
 
     def __init__(self, values_ms: list[float], loops: int, phases_ms: dict[str, float], quality: dict[str, object],
-                 device_peaks: dict[str, float]) -> None:
+                 device_peaks: dict[str, float], page_faults: int | None = None) -> None:
         self.values_ms, self.loops, self.phases_ms = values_ms, loops, phases_ms
         self.quality, self.device_peaks = quality, device_peaks
+        self.page_faults = page_faults  # minor page faults of this process over the timed steps
+
+
+def minor_faults() -> int:
+    """This process's minor page faults so far: a page the kernel had to give it (and zero) again,
+    read before and after the timed steps, never inside them."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:
@@ -239,12 +247,16 @@ def measure(
         if device is not None:
             device.reset_peaks()
         _state.recording = True
-        out = [_time_loops(step, n, sync) / n / 1e6 for _ in range(values)]
+        out, faults = [], 0
+        for _ in range(values):
+            before = minor_faults()
+            out.append(_time_loops(step, n, sync) / n / 1e6)
+            faults += minor_faults() - before
         _state.recording = False
         steps = n * values
         phases = {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()}
         peaks = device.peaks_mb() if device is not None else {}
-        return Measurement(out, n, phases, dict(_state.quality), peaks)
+        return Measurement(out, n, phases, dict(_state.quality), peaks, faults)
     finally:
         _state.recording = False
         _state.sync = None
@@ -285,6 +297,7 @@ class Stepper:
         self.sync = device.synchronize if device is not None else None
         self.loops = 1
         self.values = 0
+        self.faults = 0  # minor page faults over the timed steps (not the lead steps)
 
     def calibrate(self) -> int:
         """The loop count of a ~value_ms value on this side (the parent picks one for both)."""
@@ -324,7 +337,10 @@ class Stepper:
                 _lead_in(self.step, self.lead, self.sync)
             finally:
                 _state.recording = recording
-        return _time_loops(self.step, self.loops, self.sync)
+        before = minor_faults()
+        ns = _time_loops(self.step, self.loops, self.sync)
+        self.faults += minor_faults() - before
+        return ns
 
     def finish(self) -> dict:
         _state.recording, _state.sync = False, None
@@ -333,5 +349,6 @@ class Stepper:
             "loops": self.loops,
             "phases_ms": {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()},
             "quality": dict(_state.quality),
+            "page_faults": self.faults,
             **(self.device.peaks_mb() if self.device is not None else {}),
         }

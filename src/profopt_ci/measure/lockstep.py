@@ -26,7 +26,7 @@ from pathlib import Path
 from random import Random
 from typing import Protocol
 
-from profopt_ci.figures import sig
+from profopt_ci.figures import per_step, sig
 from profopt_ci.measure import other_load
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, kill_workers, lead_steps
@@ -243,6 +243,7 @@ def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, val
         "pairs": len(ms), "first_share": sig(first.count(side) / len(first), 6) if first else None,
         "step_time_ms": step, "values_ms": ms, "loops": loops, "throughput": _throughput(bench, step),
         "peak_memory_mb": hwm / 1024.0 if hwm else None, "cpu_time_ms": None,
+        "faults_per_step": per_step(final.get("page_faults"), loops * len(ms)),
         "cuda_max_allocated_mb": final.get("cuda_max_allocated_mb"),
         "cuda_max_reserved_mb": final.get("cuda_max_reserved_mb"),
         "phases_ms": final.get("phases_ms") or {}, "quality": final.get("quality") or {},

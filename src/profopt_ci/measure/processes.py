@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from profopt_ci.errors import InfraError
+from profopt_ci.figures import per_step
 from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import (  # noqa: F401 — the child basics, where the stages look for them
     BenchmarkFailed,
@@ -191,6 +192,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "round": round_index, "order": order, "step_time_ms": step, "values_ms": values,
             "loops": data["loops"], "throughput": _throughput(bench, step),
             "peak_memory_mb": (data.get("vm_hwm_kb") or res.maxrss_kb) / 1024.0, "cpu_time_ms": None,
+            "faults_per_step": per_step(data.get("page_faults"), data["loops"] * len(values)),
             "cuda_max_allocated_mb": data.get("cuda_max_allocated_mb"),
             "cuda_max_reserved_mb": data.get("cuda_max_reserved_mb"),
             "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},

@@ -163,6 +163,7 @@ def measure_job(job: dict) -> dict:
         "phases_ms": m.phases_ms,
         "quality": m.quality,
         "vm_hwm_kb": _vm_hwm_kb(),
+        "page_faults": m.page_faults,
         "preload": preloadable(),
         **({"packages": imported_packages(job.get("packages_cache"))} if job.get("packages") else {}),
         **m.device_peaks,

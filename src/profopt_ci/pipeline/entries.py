@@ -163,6 +163,48 @@ def outlier_notes(entries: list[dict]) -> list[dict]:
     return out
 
 
+FAULTS_MIN = 20.0  # page faults a step (median over a side's rounds) before a step's time may follow them
+FAULTS_ROUNDS = 8  # rounds a side needs before their correlation is read
+FAULTS_RHO = 0.5  # Spearman's rho of page faults against step time across rounds, at p < 0.05
+
+
+def fault_notes(entries: list[dict]) -> list[dict]:
+    """Where a step's time follows its page faults from round to round (each round a new process):
+    its allocator hands memory back to the kernel and takes it again each step, and how much differs
+    from process to process, so its time does too (docs/accuracy.md: 0 against 300–500 faults a
+    step, 2.5 against 3.0–4.4 ms, in the same seconds). A note with the figures and the remedy."""
+    out = []
+    for e in entries:
+        if e.get("decision") == "failed":
+            continue
+        best = None
+        for side in ("base", "head"):
+            rows = [(s["faults_per_step"], s["step_time_ms"]) for s in e["samples"][side]
+                    if s.get("faults_per_step") is not None]
+            found = _follows_faults(rows)
+            if found is not None and (best is None or found["rho"] > best["rho"]):
+                best = {**found, "side": side}
+        if best is not None:
+            out.append(message("note.page_faults", name=e["name"], **best))
+    return out
+
+
+def _follows_faults(rows: list[tuple[float, float]]) -> dict | None:
+    if len(rows) < FAULTS_ROUNDS:
+        return None
+    faults = sorted(f for f, _ in rows)
+    if faults[len(faults) // 2] < FAULTS_MIN or faults[0] == faults[-1]:
+        return None
+    from scipy.stats import spearmanr
+
+    rho, p = spearmanr([f for f, _ in rows], [t for _, t in rows])
+    if not rho >= FAULTS_RHO or not p < 0.05:  # NaN (a constant column) reads as no
+        return None
+    times = sorted(t for _, t in rows)
+    return {"rho": round(float(rho), 2), "rounds": len(rows), "faults_low": round(faults[0]), "faults_high": round(faults[-1]),
+            "ms_low": times[0], "ms_high": times[-1]}
+
+
 def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
     t = state.track(bench.name, side)
     return {"status": t.status, "error": t.error, "samples": t.samples, "quality": t.quality}

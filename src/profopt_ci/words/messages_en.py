@@ -287,6 +287,13 @@ EN: dict[str, str] = {
     "note.cpu_why": "CPU {cpus} ({names:names}): {why:cpuwhy}",
     "note.other_load": "{name}: CPUs {cpus} were {share:.0%} busy with other work while values were timed "
                        "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): figures for multi-threaded steps are unreliable",
+    "note.page_faults": "{name}: its step time follows its page faults — on {side}, {faults_low}–{faults_high} minor page "
+                        "faults a step from round to round, and the rounds with more were slower (Spearman's rho "
+                        "{rho:.2f} over {rounds} rounds, {ms_low:.3g}–{ms_high:.3g} ms). Its allocator gives memory back to "
+                        "the kernel and takes it again every step, by as much as each process's history decides, so "
+                        "the same step runs at different speeds in different processes (the user's loop too). A caching "
+                        "allocator (jemalloc or tcmalloc, by LD_PRELOAD) or MALLOC_TRIM_THRESHOLD_ and "
+                        "MALLOC_MMAP_THRESHOLD_ in the benchmark's env keep the memory and the time",
     "note.other_load_one": "{name}: CPU {cpus} was {share:.0%} busy with other work while values were timed "
                            "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): its step times read high",
     "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "

@@ -276,6 +276,11 @@ ZH: dict[str, str] = {
     "note.cpu_why": "CPU {cpus}（{names:names}）：{why:cpuwhy}",
     "note.other_load": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
                        "{other_s:.1f}）：多线程单步的数据不可靠",
+    "note.page_faults": "{name}：其单步时间随缺页次数变化——在 {side} 上，各轮每步 {faults_low}–{faults_high} 次次要缺页，"
+                        "缺页多的轮次更慢（{rounds} 轮的斯皮尔曼秩相关系数为 {rho:.2f}，{ms_low:.3g}–{ms_high:.3g} ms）。其内存分配器每步"
+                        "把内存还给内核又重新取回，多少取决于各进程自身的历史，因此同一单步在不同进程中速度不同（用户自己的循环也是如此）。"
+                        "缓存型分配器（jemalloc 或 tcmalloc，通过 LD_PRELOAD）或在该基准的 env 中设置 MALLOC_TRIM_THRESHOLD_ 与 "
+                        "MALLOC_MMAP_THRESHOLD_，可保住内存与时间",
     "note.other_load_one": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
                            "{other_s:.1f}）：其单步时间偏高",
     "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
