@@ -17,7 +17,13 @@ Prints per case and tree: the truth's base/head ms and change, compare's, the er
 time: compare head / truth head − 1; change: compare − truth, in points), the decision and the wall
 time.
 
-    PYTHONPATH=src python bench/alone.py [--cases NAME ...] [--tree NAME=PATH ...] [--repeat N]
+    PYTHONPATH=src python bench/alone.py [--cases NAME ...] [--tree NAME=PATH ...] [--repeat N] [--malloc-fixed]
+
+`--malloc-fixed` sets MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ for both the truth and the
+benchmark (its spec's `env`): glibc then keeps what a step frees instead of handing it back to the
+kernel and faulting it in again, so a process's speed no longer depends on its allocation history.
+The truth is not a plain process in that respect: its two models keep each other's memory in the
+heap (docs/accuracy.md, "What the fast and the slow process states are").
 """
 from __future__ import annotations
 
@@ -187,14 +193,18 @@ print(json.dumps({"base_ms": statistics.median(per[0]), "head_ms": statistics.me
 '''
 
 
-def truth(base: Path, head: Path, rounds: int = 80, block_ms: float = 20.0, head_first: bool = False) -> dict:
+MALLOC_FIXED = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_MMAP_THRESHOLD_": "1000000000"}
+
+
+def truth(base: Path, head: Path, rounds: int = 80, block_ms: float = 20.0, head_first: bool = False,
+          env: dict[str, str] | None = None) -> dict:
     """Both steps in one interpreter on the CPUs this process may use, blocks alternated (the
     geometric mean of one run just before compare and one just after is what compare is held to).
     `head_first`: head's step is built (and timed) first — the step built first read 1–4% slower
     than the same code built second, so the run after compare builds them the other way round."""
     paths = [str(head), str(base)] if head_first else [str(base), str(head)]
     out = subprocess.run([sys.executable, "-c", TRUTH, *paths, str(rounds), str(block_ms)],
-                         capture_output=True, text=True, check=True, timeout=600)
+                         capture_output=True, text=True, check=True, timeout=600, env={**os.environ, **(env or {})})
     got = json.loads(out.stdout)
     if head_first:
         got = {"base_ms": got["head_ms"], "head_ms": got["base_ms"], "change_pct": 100 * (100 / (100 + got["change_pct"]) - 1)}
@@ -230,7 +240,10 @@ def main() -> int:
                    help="NAME=PATH[,VAR=VALUE…]: a profopt checkout, and environment variables for its compare "
                         "(default: this one)")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--malloc-fixed", action="store_true", help="a fixed glibc allocator for the truth and compare alike")
     args = p.parse_args()
+    malloc = MALLOC_FIXED if args.malloc_fixed else {}
+    extra = ", env: {" + ", ".join(f"{k}: '{v}'" for k, v in malloc.items()) + "}" if malloc else ""
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent)}
     rows = []
     with tempfile.TemporaryDirectory(prefix="profopt-alone-") as tmp:
@@ -238,7 +251,7 @@ def main() -> int:
             for case in args.cases:
                 base_src, head_src, want = CASES[case]
                 root = Path(tmp) / f"{case}-{rep}"
-                commits = [{"case.py": base_src, "profopt.yml": SPEC.format(extra="")}]
+                commits = [{"case.py": base_src, "profopt.yml": SPEC.format(extra=extra)}]
                 if head_src is not None:
                     commits.append({"case.py": head_src})
                 make_repo(root, commits)
@@ -252,10 +265,10 @@ def main() -> int:
                     path, *assigned = where.split(",")
                     # the truth just before and just after: this machine's speed drifts by tens of
                     # percent over minutes, so one taken alone measures the drift as much as compare
-                    before = truth(root / "sides" / "base.py", root / "sides" / "head.py")
+                    before = truth(root / "sides" / "base.py", root / "sides" / "head.py", env=malloc)
                     c = compare(root, Path(path).resolve() / "src", head_src is None, name,
                                 dict(a.split("=", 1) for a in assigned))
-                    after = truth(root / "sides" / "base.py", root / "sides" / "head.py", head_first=True)
+                    after = truth(root / "sides" / "base.py", root / "sides" / "head.py", head_first=True, env=malloc)
                     t = {k: (before[k] * after[k]) ** 0.5 if k.endswith("_ms") else (before[k] + after[k]) / 2
                          for k in before}
                     t["spread_pct"] = 100 * abs(after["head_ms"] / before["head_ms"] - 1)

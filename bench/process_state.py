@@ -10,12 +10,17 @@ above the one-process truth in the runs of 2026-12-05).
                  of 7 steps while the other is held
     age          one fresh process timing 15 steps at 0.05, 0.2, 0.5, 1, 2, 4 and 8 s of its life
                  (allocator growth, transparent huge pages, the OpenMP pool settling)
+    faults       two live processes of the step, timed in alternate windows of 30 steps with the
+                 other held: each window's ms and minor page faults a step (getrusage), per process
+    twomodels    the issue's truth (two models in one interpreter, blocks alternated) against one
+                 model alone in its process, interleaved: median ms and page faults a step
 
 Each prints medians in ms; the step is bench/alone.py's torch-2t (an MLP training step,
 torch.set_num_threads(2)).
 
     python bench/process_state.py                       # all three
     python bench/process_state.py --checks age --processes 5
+    python bench/process_state.py --checks faults twomodels --processes 6
 """
 from __future__ import annotations
 
@@ -81,6 +86,35 @@ for mark in (0.05, 0.2, 0.5, 1, 2, 4, 8):
         step()
     got.append(median_ms(step, 15, 0))
 print(" ".join("%.2f" % v for v in got))
+'''
+
+WINDOWS = STEP + r'''
+import resource
+step = make_step()
+for _ in range(20):
+    step()
+out = os.fdopen(1, "w", buffering=1)
+for line in sys.stdin:  # one window a line: "MS FAULTS" per step
+    f0, ts = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, []
+    for _ in range(30):
+        t = time.perf_counter(); step(); ts.append(time.perf_counter() - t)
+    out.write(f"{statistics.median(ts) * 1000} {(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 30}\n")
+'''
+
+MODELS = STEP + r'''
+import resource
+steps = [make_step() for _ in range(int(sys.argv[1]))]
+for s in steps:
+    median_ms(s, 5)
+per = []
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for r in range(60):  # blocks of 7 steps, the models in turn (alone.py's truth)
+    for s in steps:
+        t = time.perf_counter()
+        for _ in range(7):
+            s()
+        per.append((time.perf_counter() - t) / 7 * 1000)
+print(statistics.median(per), (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / (60 * 7 * len(steps)))
 '''
 
 
@@ -172,13 +206,59 @@ def age_check(processes: int) -> None:
         print("  " + subprocess.run([sys.executable, "-c", AGE], capture_output=True, text=True, check=True).stdout.strip())
 
 
+def faults_check(pairs: int) -> None:
+    print(f"faults: {pairs} pairs of live processes, alternate windows of 30 steps, the other held: "
+          "per process, median ms and page faults a step (first windows)")
+    for _ in range(pairs):
+        ps = [subprocess.Popen([sys.executable, "-c", WINDOWS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, bufsize=1, start_new_session=True) for _ in range(2)]
+        rows: list[list[tuple[float, float]]] = [[], []]
+        try:
+            for p in ps:
+                os.killpg(p.pid, signal.SIGSTOP)
+            for w in range(16):
+                for k in (0, 1) if w % 2 == 0 else (1, 0):
+                    os.killpg(ps[k].pid, signal.SIGCONT)
+                    ps[k].stdin.write("w\n")
+                    ps[k].stdin.flush()
+                    ms, faults = ps[k].stdout.readline().split()
+                    rows[k].append((float(ms), float(faults)))
+                    os.killpg(ps[k].pid, signal.SIGSTOP)
+        finally:
+            for p in ps:
+                os.killpg(p.pid, signal.SIGCONT)
+                p.kill()
+                p.wait()
+        for k, name in enumerate("AB"):
+            first = " ".join(f"{a:.1f}/{b:.0f}" for a, b in rows[k][:6])
+            print(f"  {name} {statistics.median(r[0] for r in rows[k]):.2f} ms, "
+                  f"{statistics.median(r[1] for r in rows[k]):.0f} faults a step   ({first} …)")
+        print()
+
+
+def twomodels_check(processes: int) -> None:
+    got: dict[str, list[tuple[float, float]]] = {"two models (the truth)": [], "one model": []}
+    for _ in range(processes):
+        for name, n in (("two models (the truth)", 2), ("one model", 1)):
+            out = subprocess.run([sys.executable, "-c", MODELS, str(n)], capture_output=True, text=True, check=True)
+            ms, faults = out.stdout.split()
+            got[name].append((float(ms), float(faults)))
+    print(f"twomodels: {processes} processes each, interleaved: per process median ms / page faults a step")
+    for name, rows in got.items():
+        print(f"  {name:<24} median {statistics.median(r[0] for r in rows):.3f} ms, "
+              f"{statistics.median(r[1] for r in rows):.0f} faults a step   "
+              f"({' '.join(f'{a:.2f}/{b:.0f}' for a, b in rows)})")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checks", nargs="+", choices=("fork", "alternation", "age"), default=["fork", "alternation", "age"])
+    p.add_argument("--checks", nargs="+", choices=("fork", "alternation", "age", "faults", "twomodels"),
+                   default=["fork", "alternation", "age"])
     p.add_argument("--processes", type=int, default=8, help="processes per kind (fork), rows (age); a third as many "
                                                              "pairs for alternation")
     args = p.parse_args()
-    checks = {"fork": fork_check, "alternation": lambda n: alternation_check(max(1, n // 3)), "age": age_check}
+    checks = {"fork": fork_check, "alternation": lambda n: alternation_check(max(1, n // 3)), "age": age_check,
+              "faults": lambda n: faults_check(max(1, n // 2)), "twomodels": twomodels_check}
     for name in args.checks:
         start = time.perf_counter()
         checks[name](args.processes)
