@@ -75,6 +75,25 @@ def test_a_note_where_the_time_follows_the_faults_and_none_elsewhere():
     assert fault_notes([_entry(unrelated), _entry(few), _entry(short), _entry(uncounted), failed]) == []
 
 
+def test_paired_rounds_are_read_within_each_round_so_the_machines_drift_cancels():
+    """Both sides drift together from 2 to 4 ms across rounds (no side's time follows its own faults),
+    but within each round the side with more faults is the slower one: the paired note."""
+    drift = [2.0, 4.0, 2.2, 3.8, 2.5, 3.5, 2.1, 3.9, 2.4, 3.6]
+    extra = [0, 300, 50, 0, 400, 100, 250, 0, 350, 150]  # head's faults beyond base's, per round
+    base = [{"round": i, "step_time_ms": d, "faults_per_step": 100.0} for i, d in enumerate(drift)]
+    head = [{"round": i, "step_time_ms": d * (1 + x / 2000), "faults_per_step": 100.0 + x}
+            for i, (d, x) in enumerate(zip(drift, extra, strict=True))]
+    [note] = fault_notes([{"name": "step", "decision": "no-change", "samples": {"base": base, "head": head}}])
+    assert note["id"] == "note.page_faults_paired"
+    args = note["args"]
+    assert args["rounds"] == 10 and args["rho"] == 1.0 and (args["diff_low"], args["diff_high"]) == (0, 400)
+    assert (args["ratio_low_pct"], args["ratio_high_pct"]) == (0.0, 20.0)
+    assert "within a round" in note["text"] and "缺页" in say("zh", note)
+    # the same rounds with the extra faults unrelated to the ratio: nothing (and no side follows its own)
+    shuffled = [{**h, "faults_per_step": 100.0 + x} for h, x in zip(head, [300, 0, 400, 50, 0, 250, 100, 350, 0, 150], strict=True)]
+    assert fault_notes([{"name": "step", "decision": "no-change", "samples": {"base": base, "head": shuffled}}]) == []
+
+
 STEP = f"""\
 import mmap
 import os
@@ -106,6 +125,8 @@ def test_a_compare_carries_each_rounds_faults_and_says_when_the_time_follows_the
         faults = [s["faults_per_step"] for s in entry["samples"][side]]
         assert len(faults) == 10 and all(f is not None and f >= 0 for f in faults), faults
         assert max(faults) >= 64 * 0.9 and len({round(f / 64) for f in faults}) >= 2, faults
-    notes = [n for n in doc["notes"] if isinstance(n, dict) and n.get("id") == "note.page_faults"]
+    # each round's two processes take different pages (their pids differ): within a round or across
+    notes = [n for n in doc["notes"] if isinstance(n, dict) and n.get("id") in ("note.page_faults_paired",
+                                                                                 "note.page_faults")]
     assert len(notes) == 1 and notes[0]["args"]["name"] == "pages", doc["notes"]
     assert "follows its page faults" in (root / ".profopt" / "report.md").read_text()

@@ -172,10 +172,18 @@ def fault_notes(entries: list[dict]) -> list[dict]:
     """Where a step's time follows its page faults from round to round (each round a new process):
     its allocator hands memory back to the kernel and takes it again each step, and how much differs
     from process to process, so its time does too (docs/accuracy.md: 0 against 300–500 faults a
-    step, 2.5 against 3.0–4.4 ms, in the same seconds). A note with the figures and the remedy."""
+    step, 2.5 against 3.0–4.4 ms, in the same seconds). A note with the figures and the remedy.
+
+    Paired rounds are read first, within each round: head's faults less base's against head's time
+    over base's, which the machine's drift from round to round leaves alone. Otherwise (or where that
+    shows nothing) each side's rounds on their own."""
     out = []
     for e in entries:
         if e.get("decision") == "failed":
+            continue
+        paired = _paired_follows(e["samples"])
+        if paired is not None:
+            out.append(message("note.page_faults_paired", name=e["name"], **paired))
             continue
         best = None
         for side in ("base", "head"):
@@ -189,20 +197,41 @@ def fault_notes(entries: list[dict]) -> list[dict]:
     return out
 
 
-def _follows_faults(rows: list[tuple[float, float]]) -> dict | None:
-    if len(rows) < FAULTS_ROUNDS:
-        return None
-    faults = sorted(f for f, _ in rows)
-    if faults[len(faults) // 2] < FAULTS_MIN or faults[0] == faults[-1]:
+def _correlated(x: list[float], y: list[float]) -> float | None:
+    """Spearman's rho of x against y where it is ≥ FAULTS_RHO at p < 0.05, else None."""
+    if len(x) < FAULTS_ROUNDS or min(x) == max(x):
         return None
     from scipy.stats import spearmanr
 
-    rho, p = spearmanr([f for f, _ in rows], [t for _, t in rows])
-    if not rho >= FAULTS_RHO or not p < 0.05:  # NaN (a constant column) reads as no
+    rho, p = spearmanr(x, y)
+    return round(float(rho), 2) if rho >= FAULTS_RHO and p < 0.05 else None  # NaN reads as no
+
+
+def _follows_faults(rows: list[tuple[float, float]]) -> dict | None:
+    faults = sorted(f for f, _ in rows)
+    if not faults or faults[len(faults) // 2] < FAULTS_MIN:
+        return None
+    rho = _correlated([f for f, _ in rows], [t for _, t in rows])
+    if rho is None:
         return None
     times = sorted(t for _, t in rows)
-    return {"rho": round(float(rho), 2), "rounds": len(rows), "faults_low": round(faults[0]), "faults_high": round(faults[-1]),
+    return {"rho": rho, "rounds": len(rows), "faults_low": round(faults[0]), "faults_high": round(faults[-1]),
             "ms_low": times[0], "ms_high": times[-1]}
+
+
+def _paired_follows(samples: dict[str, list]) -> dict | None:
+    by_round = {s.get("round"): s for s in samples["base"] if s.get("faults_per_step") is not None}
+    rows = [(by_round[s.get("round")], s) for s in samples["head"]
+            if s.get("faults_per_step") is not None and s.get("round") in by_round]
+    if not rows or sorted(max(b["faults_per_step"], h["faults_per_step"]) for b, h in rows)[len(rows) // 2] < FAULTS_MIN:
+        return None
+    diff = [h["faults_per_step"] - b["faults_per_step"] for b, h in rows]
+    ratio = [h["step_time_ms"] / b["step_time_ms"] for b, h in rows]
+    rho = _correlated(diff, ratio)
+    if rho is None:
+        return None
+    return {"rho": rho, "rounds": len(rows), "diff_low": round(min(diff)), "diff_high": round(max(diff)),
+            "ratio_low_pct": round(100 * (min(ratio) - 1), 1), "ratio_high_pct": round(100 * (max(ratio) - 1), 1)}
 
 
 def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:

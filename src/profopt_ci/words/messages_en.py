@@ -294,6 +294,15 @@ EN: dict[str, str] = {
                         "the same step runs at different speeds in different processes (the user's loop too). A caching "
                         "allocator (jemalloc or tcmalloc, by LD_PRELOAD) or MALLOC_TRIM_THRESHOLD_ and "
                         "MALLOC_MMAP_THRESHOLD_ in the benchmark's env keep the memory and the time",
+    "note.page_faults_paired": "{name}: its step time follows its page faults — within a round, the side whose process "
+                               "took more minor page faults a step was the slower one (head's faults less base's, "
+                               "{diff_low:+d}…{diff_high:+d} a step, against head's time over base's, {ratio_low_pct:+.1f}%…"
+                               "{ratio_high_pct:+.1f}%: Spearman's rho {rho:.2f} over {rounds} rounds). Its allocator gives "
+                               "memory back to the kernel and takes it again every step, by as much as each process's "
+                               "history decides, so the same step runs at different speeds in different processes (the "
+                               "user's loop too), and the rounds' spread widens. A caching allocator (jemalloc or "
+                               "tcmalloc, by LD_PRELOAD) or MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ in the "
+                               "benchmark's env keep the memory and the time",
     "note.other_load_one": "{name}: CPU {cpus} was {share:.0%} busy with other work while values were timed "
                            "({other_s:.1f} of {capacity_s:.1f} CPU-seconds): its step times read high",
     "note.narrow": "{name}: the step uses {need} CPUs ({sides:probes}) but {where} {have} ({cpus}): pinned there, so "

@@ -281,6 +281,12 @@ ZH: dict[str, str] = {
                         "把内存还给内核又重新取回，多少取决于各进程自身的历史，因此同一单步在不同进程中速度不同（用户自己的循环也是如此）。"
                         "缓存型分配器（jemalloc 或 tcmalloc，通过 LD_PRELOAD）或在该基准的 env 中设置 MALLOC_TRIM_THRESHOLD_ 与 "
                         "MALLOC_MMAP_THRESHOLD_，可保住内存与时间",
+    "note.page_faults_paired": "{name}：其单步时间随缺页次数变化——同一轮内，进程每步次要缺页更多的一侧更慢（新版减基线的"
+                               "缺页 {diff_low:+d}…{diff_high:+d} 次/步，对新版与基线的时间比 {ratio_low_pct:+.1f}%…"
+                               "{ratio_high_pct:+.1f}%：{rounds} 轮的斯皮尔曼秩相关系数为 {rho:.2f}）。其内存分配器每步把内存还给内核"
+                               "又重新取回，多少取决于各进程自身的历史，因此同一单步在不同进程中速度不同（用户自己的循环也是如此），"
+                               "各轮的离散也随之变大。缓存型分配器（jemalloc 或 tcmalloc，通过 LD_PRELOAD）或在该基准的 env 中设置 "
+                               "MALLOC_TRIM_THRESHOLD_ 与 MALLOC_MMAP_THRESHOLD_，可保住内存与时间",
     "note.other_load_one": "{name}：计时期间 CPU {cpus} 有 {share:.0%} 的时间被其他工作占用（{capacity_s:.1f} CPU 秒中的 "
                            "{other_s:.1f}）：其单步时间偏高",
     "note.narrow": "{name}：单步使用 {need} 个 CPU（{sides:probes}），但{where:term} {have} 个（{cpus}）：只能绑定在这些 CPU 上，"
