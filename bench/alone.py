@@ -17,7 +17,10 @@ Prints per case and tree: the truth's base/head ms and change, compare's, the er
 time: compare head / truth head − 1; change: compare − truth, in points), the decision and the wall
 time.
 
-    PYTHONPATH=src python bench/alone.py [--cases NAME ...] [--tree NAME=PATH ...] [--repeat N] [--malloc-fixed]
+    PYTHONPATH=src python bench/alone.py [--cases NAME ...] [--tree NAME=PATH ...] [--repeat N] [--malloc-fixed] [--solo]
+
+`--solo` also takes a truth of each side alone in processes of its own (three a side, base and head
+alternated, twice, right after compare): the user's loop as it runs, one model in its process.
 
 `--malloc-fixed` sets MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ for both the truth and the
 benchmark (its spec's `env`): glibc then keeps what a step frees instead of handing it back to the
@@ -211,6 +214,42 @@ def truth(base: Path, head: Path, rounds: int = 80, block_ms: float = 20.0, head
     return got
 
 
+SOLO = '''\
+import importlib.util, statistics, sys, time
+spec = importlib.util.spec_from_file_location("side", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+step, block_ms, seconds = mod.make_step(), float(sys.argv[2]), float(sys.argv[3])
+def block(n):
+    t = time.perf_counter_ns()
+    for _ in range(n):
+        step()
+    return (time.perf_counter_ns() - t) / n / 1e6
+block(5)
+n = max(1, int(block_ms / block(5)))
+per, end = [], time.perf_counter() + seconds
+while time.perf_counter() < end:
+    per.append(block(n))
+print(statistics.median(per))
+'''
+
+
+def solo_truth(base: Path, head: Path, processes: int = 3, block_ms: float = 20.0, seconds: float = 1.5,
+               env: dict[str, str] | None = None) -> dict:
+    """Each side's step alone in a process of its own, as the user's loop runs it (one model, no other
+    heap beside it): `processes` fresh processes a side, base and head alternated; the median of
+    their medians. The one-process truth keeps two models' memory in one heap, which changes how
+    often the allocator faults (docs/accuracy.md)."""
+    got: dict[str, list[float]] = {"base": [], "head": []}
+    for k in range(processes):
+        for side, path in ((("base", base), ("head", head)) if k % 2 == 0 else (("head", head), ("base", base))):
+            out = subprocess.run([sys.executable, "-c", SOLO, str(path), str(block_ms), str(seconds)],
+                                 capture_output=True, text=True, check=True, timeout=600, env={**os.environ, **(env or {})})
+            got[side].append(float(out.stdout))
+    b, h = statistics.median(got["base"]), statistics.median(got["head"])
+    return {"base_ms": b, "head_ms": h, "change_pct": 100 * (h / b - 1)}
+
+
 def compare(root: Path, src: Path, aa: bool, name: str = "", extra: dict | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROFOPT_")}
     env["PYTHONPATH"] = str(src)
@@ -241,6 +280,8 @@ def main() -> int:
                         "(default: this one)")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--malloc-fixed", action="store_true", help="a fixed glibc allocator for the truth and compare alike")
+    p.add_argument("--solo", action="store_true", help="also a truth of each side alone in processes of its own "
+                                                       "(solo_truth), before and after compare")
     args = p.parse_args()
     malloc = MALLOC_FIXED if args.malloc_fixed else {}
     extra = ", env: {" + ", ".join(f"{k}: '{v}'" for k, v in malloc.items()) + "}" if malloc else ""
@@ -276,6 +317,13 @@ def main() -> int:
                     if "error" in c:
                         print(f"{case:<13} {name:<8} ERROR {c['error']}", flush=True)
                         continue
+                    if args.solo:  # after compare, as the second one-process truth is
+                        solo = [solo_truth(root / "sides" / "base.py", root / "sides" / "head.py", env=malloc)
+                                for _ in range(2)]
+                        sh = (solo[0]["head_ms"] * solo[1]["head_ms"]) ** 0.5
+                        print(f"{case:<13} {name:<8} solo truth head {solo[0]['head_ms']:.3f}, {solo[1]['head_ms']:.3f} ms "
+                              f"(one-process truth {t['head_ms']:.3f}) | compare head {c['head_ms']:.3f} ms: "
+                              f"{100 * (c['head_ms'] / sh - 1):+.1f}% against the solo truth", flush=True)
                     print(f"{case:<13} {name:<8} truth {t['base_ms']:7.3f} -> {t['head_ms']:7.3f} ms "
                           f"(±{t['spread_pct']:.0f}%) "
                           f"{t['change_pct']:+6.1f}% | compare {c['base_ms']:7.3f} -> {c['head_ms']:7.3f} ms "
