@@ -98,10 +98,10 @@ def test_a_change_point_shows_what_the_stored_bisection_found(tmp_path, capfd):
                "effect": {"verdict": "regressed", "delta_pct": 29.8, "ci_low_pct": 27.0, "ci_high_pct": 32.5, "rounds": 12}}
     doc = bisect_doc.build(created="2026-11-06T04:00:00+00:00", first_bad={"benchmark": "busy", **culprit},
                            good=(None, sha(4)), bad=(None, sha(5)), metric="step_time_ms", threshold_pct=3.0,
-                           hardware_label="test-cpu", commits=1, ends=[], steps=[], probes=[], notes=[], seconds=1.0)
-    doc = bisect_doc.with_change_point(doc, {"label": "test-cpu", "benchmark": "busy", "from_commit": sha(4)[:12], "to_commit": sha(5)[:12],
-                           "delta_pct": 30.0, "p_value": 1e-5, "before": 10.0, "after": 13.0,
-                           "from_date": "2026-11-05", "to_date": "2026-11-06"})
+                           hardware_label="test-cpu", commits=1, ends=[], steps=[], probes=[], notes=[], seconds=1.0,
+                           change_point={"label": "test-cpu", "benchmark": "busy", "from_commit": sha(4)[:12],
+                                         "to_commit": sha(5)[:12], "delta_pct": 30.0, "p_value": 1e-5, "before": 10.0,
+                                         "after": 13.0, "from_date": "2026-11-05", "to_date": "2026-11-06"})
     stores.save_change(store, doc)
     proc = run_cli(["baseline", "list", "--store", f"dir:{tmp_path / 's'}"], tmp_path)
     assert proc.returncode == 0 and "skipped" not in proc.stderr  # the changes folder is not a foreign file

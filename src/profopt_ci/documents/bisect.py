@@ -3,7 +3,8 @@
 In: what pipeline/bisect_refs.py found: both ends, the comparison of the ends per benchmark, the steps
 (each with its first bad commit, the effect against its good end with the CI, the candidates when
 untestable commits hide the boundary), and every probe. Out: the bisect@1 (`build`: the frozen
-`Bisect` that `schema/bisect.schema.json` is generated from; `with_change_point`), and
+`Bisect` that `schema/bisect.schema.json` is generated from, with the nightly's `change_point` when
+`baseline refresh --bisect` explains one), and
 `load_bisect`, the version-checked reader.
 """
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from profopt_ci import __version__
 from profopt_ci.documents.names import BISECT_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.documents.results import construct, now_iso
-from profopt_ci.documents.types_stored import Bisect, ChangePoint
+from profopt_ci.documents.types_stored import Bisect
 
 
 def now() -> str:
@@ -26,9 +25,9 @@ def now() -> str:
 
 def build(*, created: str, first_bad: dict | None, good: tuple[str | None, str], bad: tuple[str | None, str], metric: str,
           threshold_pct: float, hardware_label: str, commits: int, ends: list[dict], steps: list[dict],
-          probes: list[dict], notes: list[dict | str], seconds: float) -> Bisect:
+          probes: list[dict], notes: list[dict | str], seconds: float, change_point: dict | None = None) -> Bisect:
     """The document, the frozen `Bisect`; `first_bad` is the step earliest in the history (None: the
-    ends did not differ)."""
+    ends did not differ); `change_point`: the nightly step it explains (`baseline refresh --bisect`)."""
     return construct({
         "schema": BISECT_SCHEMA,
         "tool_version": __version__,
@@ -45,13 +44,8 @@ def build(*, created: str, first_bad: dict | None, good: tuple[str | None, str],
         "probes": probes,
         "notes": notes,
         "seconds": round(seconds, 2),
+        **({"change_point": change_point} if change_point is not None else {}),
     }, Bisect)
-
-
-def with_change_point(doc: Bisect, change_point: dict) -> Bisect:
-    """`doc` again with the `change_point` block of `baseline refresh --bisect` (the nightly step it
-    explains): a new document, checked like the first."""
-    return msgspec.structs.replace(doc, change_point=msgspec.convert(change_point, ChangePoint))
 
 
 def load_bisect(path: str | Path) -> dict[str, Any]:

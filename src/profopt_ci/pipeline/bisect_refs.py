@@ -171,8 +171,9 @@ def resolve_range(repo: Path, good_ref: str, bad_ref: str) -> tuple[str, str, li
 
 def run_bisect(spec: Spec, ov: Overrides, *, good_ref: str, bad_ref: str, benchmarks: list[str] | None,
                metric: str = "step_time", extensions: int = EXTENSIONS, measure: Measure | None = None,
-               log: Callable[[str], None] = stderr_log) -> dict:
-    """The bisect@1 document: the ends, the steps and every probe (module doc)."""
+               log: Callable[[str], None] = stderr_log, change_point: dict | None = None) -> dict:
+    """The bisect@1 document: the ends, the steps and every probe (module doc); `change_point`: the
+    nightly step it explains, part of the document as it is built."""
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
         raise UsageError(f"{spec.path} is not inside a git repository — bisect searches its history")
@@ -201,7 +202,7 @@ def run_bisect(spec: Spec, ov: Overrides, *, good_ref: str, bad_ref: str, benchm
     doc = bisect_doc.build(created=created, first_bad=first, good=(good_ref, good), bad=(bad_ref, bad), metric=key, threshold_pct=tau,
                            hardware_label=ov.hardware_label or spec.hardware_label, commits=len(commits), ends=ends,
                            steps=steps, probes=run.probes, notes=_notes(ends, failed, run.notes),
-                           seconds=time.monotonic() - t0)
+                           seconds=time.monotonic() - t0, change_point=change_point)
     if failed and len(failed) == len(names):
         raise BisectFailed(doc, f"the ends could not be compared: {', '.join(failed)} failed "
                                 f"({ends[0]['estimate'].get('error', 'failed')})")

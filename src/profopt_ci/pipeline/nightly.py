@@ -75,7 +75,8 @@ def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: floa
             "candidates": [describe_commit(repo, bad)]}
     return bisect_doc.build(created=bisect_doc.now(), first_bad=step, good=(None, good), bad=(None, bad),
                             metric=changepoints.METRIC, threshold_pct=tau, hardware_label=label, commits=1, ends=[],
-                            steps=[step], probes=[], notes=[message("note.bisect_one_commit")], seconds=0.0)
+                            steps=[step], probes=[], notes=[message("note.bisect_one_commit")], seconds=0.0,
+                            change_point={"label": label, **cp})
 
 
 def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, label: str, tau: float,
@@ -93,14 +94,14 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
         log(f"profopt: nightly: {cp['benchmark']} moved {cp['delta_pct']:+.1f}% between {good[:12]} and {bad[:12]} "
             f"({span} commit(s)){': bisecting' if span > 1 else ''}")
         try:
-            doc = (run_bisect(spec, ov, good_ref=good, bad_ref=bad, benchmarks=[cp["benchmark"]], log=log)
+            doc = (run_bisect(spec, ov, good_ref=good, bad_ref=bad, benchmarks=[cp["benchmark"]], log=log,
+                              change_point={"label": label, **cp})
                    if span > 1 else _one_commit(cp, repo, good, bad, label, tau))
         except ProfoptError as exc:
             log(f"profopt: nightly: bisecting {cp['benchmark']} failed: {exc}")
             doc = getattr(exc, "doc", None)
             if doc is None:
                 continue
-        doc = bisect_doc.with_change_point(doc, {"label": label, **cp})
         path = out_dir / f"{file_part(cp['benchmark'], 80)}-{file_part(bad[:12])}.json"
         save_json(doc, path)
         path.with_suffix(".md").write_text(render_bisect(view(doc)), encoding="utf-8")
