@@ -166,6 +166,13 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _time_counted(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> tuple[int, int]:
+    """`_time_loops`, and the minor page faults those steps took (read outside the timed window)."""
+    before = minor_faults()
+    ns = _time_loops(step, loops, sync)
+    return ns, minor_faults() - before
+
+
 def _time_loops(step: Callable[[], object], loops: int, sync: Callable[[], None] | None) -> int:
     untimed = getattr(step, "profopt_untimed", None)
     if untimed is not None:
@@ -249,9 +256,9 @@ def measure(
         _state.recording = True
         out, faults = [], 0
         for _ in range(values):
-            before = minor_faults()
-            out.append(_time_loops(step, n, sync) / n / 1e6)
-            faults += minor_faults() - before
+            ns, taken = _time_counted(step, n, sync)
+            out.append(ns / n / 1e6)
+            faults += taken
         _state.recording = False
         steps = n * values
         phases = {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()}
@@ -337,9 +344,8 @@ class Stepper:
                 _lead_in(self.step, self.lead, self.sync)
             finally:
                 _state.recording = recording
-        before = minor_faults()
-        ns = _time_loops(self.step, self.loops, self.sync)
-        self.faults += minor_faults() - before
+        ns, taken = _time_counted(self.step, self.loops, self.sync)
+        self.faults += taken
         return ns
 
     def finish(self) -> dict:

@@ -22,9 +22,10 @@ from pathlib import Path
 from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import kill_groups
 from profopt_ci.measure.cpus import child_preexec
+from profopt_ci.measure.forked import Forked
 from profopt_ci.measure.processes import Side, packages_cache, tail
 from profopt_ci.measure.proctree import tag_env
-from profopt_ci.measure.zygote import Forked, Zygote, ZygoteFailed
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark
 

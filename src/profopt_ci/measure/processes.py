@@ -30,7 +30,8 @@ from profopt_ci.measure.children import (  # noqa: F401 — the child basics, wh
     run_child,
     tail,
 )
-from profopt_ci.measure.zygote import Zygote, forked_worker
+from profopt_ci.measure.forked import forked_worker
+from profopt_ci.measure.zygote import Zygote
 from profopt_ci.specfile.load import Benchmark, Spec
 
 SETUP_TIMEOUT_S = 1800.0

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from profopt_ci.measure import quality
 from profopt_ci.measure.cpus import Placement
+from profopt_ci.measure.forked import forked_worker
 from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
-from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool, forked_worker
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool
 from profopt_ci.specfile.model import Benchmark, Spec
 from profopt_ci.specfile.plan import Plan
 

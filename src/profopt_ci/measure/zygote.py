@@ -2,7 +2,8 @@
 
 In (parent): a `Side`, its environment, the packages to preload (worker.PRELOAD that the first
 round's worker reported), a work directory. Out: `Zygote.fork(job, fds)` → the pid of a fresh
-lockstep worker (worker.serve_job) on the pipe ends passed, and `wait`/`poll` for its exit status.
+lockstep worker (worker.serve_job) on the pipe ends passed, and `wait`/`poll` for its exit status
+(measure/forked.py: the parent's side of a forked worker).
 In (the zygote process, measure/zygote_process.py): the socket's fd and the preload list; it
 answers over a SOCK_SEQPACKET socket pair (one message per request, the worker's fds riding with
 `fork` as SCM_RIGHTS):
@@ -31,12 +32,11 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
-from profopt_ci.measure.children import ChildResult, answer_of, kill_all, tail
+from profopt_ci.measure.children import kill_all, tail
 from profopt_ci.measure.zygote_process import MAX_MSG
 
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
@@ -178,40 +178,6 @@ class Zygote:
             self._err.close()
 
 
-def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict[str, str],
-               root: Path, *, pad: bool = False, cpus: list[int] | None = None) -> tuple[int | None, str]:
-    """A JSON job forked from the zygote (worker.run_job) in `root` with `env`, on `cpus` when given:
-    (exit code or None on timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
-    from profopt_ci.measure.proctree import tag_env
-
-    env, tag = tag_env(env)
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env, "pad": pad,
-                           "cpus": cpus}, [so.fileno(), se.fileno()])
-        child = Forked(zygote, pid)
-        try:
-            code: int | None = child.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            kill_all(pid, tag)
-            child.wait()
-            code = None
-        se.seek(0)
-        return code, tail(se.read().decode("utf-8", "replace"))
-
-
-def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir: Path, tag: str, timeout_s: float,
-                  *, pad: bool = False, cpus: list[int] | None = None):
-    """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
-    so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
-    the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
-    out = workdir / f"out-{file_part(tag)}.json"
-    out.unlink(missing_ok=True)
-    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad, cpus=cpus)
-    res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
-                      stderr=err, timed_out=code is None)
-    return res, answer_of(res, out)
-
-
 def shareable(sides: list, envs: dict[str, dict[str, str]], preload: list[str]) -> bool:
     """One zygote may serve both sides: one interpreter, environments equal but for the checkout, and
     no preloaded package that a checkout could shadow (a `torch/` or `numpy.py` of its own)."""
@@ -229,54 +195,6 @@ def shareable(sides: list, envs: dict[str, dict[str, str]], preload: list[str]) 
 
 def shared(zygotes: dict[str, Zygote] | None) -> bool:
     return bool(zygotes) and len({id(z) for z in zygotes.values()}) == 1
-
-
-class Forked:
-    """A worker a zygote forked, with the part of Popen's interface live_worker.WorkerProcess uses."""
-
-    def __init__(self, zygote: Zygote, pid: int) -> None:
-        self.zygote, self.pid = zygote, pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            self.returncode = self.zygote.status(self.pid, block=False)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Its exit code, blocking. A pidfd (readable once the worker has exited) wakes the parent and
-        the zygote once, at the exit: a poll every few ms woke both ~200 times a second for a
-        whole round, on the CPUs a 2-thread step was being timed on (bench/wakeups.py)."""
-        if self.returncode is not None:
-            return self.returncode
-        deadline = None if timeout is None else time.monotonic() + timeout
-        fd = _pidfd(self.pid)
-        try:
-            pause = 0.0002  # without a pidfd: polled, a killed worker is gone at once
-            while True:
-                code = self.poll()
-                if code is not None:
-                    return code
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-                if fd is not None:
-                    # a second poll would only follow a spurious wake-up: the next one blocks again
-                    select.select([fd], [], [], left if left is not None else None)
-                    continue
-                time.sleep(pause if left is None else min(pause, left))
-                pause = min(pause * 2, 0.005)
-        finally:
-            if fd is not None:
-                os.close(fd)
-
-
-def _pidfd(pid: int) -> int | None:
-    """A file descriptor that becomes readable when `pid` exits (Linux 5.3+), or None."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
 
 
 class ZygotePool:
