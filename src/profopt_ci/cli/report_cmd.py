@@ -15,6 +15,7 @@ from pathlib import Path
 from profopt_ci.cli.options import lang_flag
 from profopt_ci.cli.output_files import retain, site_url, site_url_flag
 from profopt_ci.errors import EXIT_OK
+from profopt_ci.gc_pause import paused
 
 
 def register(sub) -> None:
@@ -33,8 +34,11 @@ def register(sub) -> None:
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
-    comparison = load_comparison(args.file)
-    gc.freeze()  # no cycles in a read document: the collector need not visit it while rendering
+    # No cycles in a read document: no collection runs while it is read (one full pass over its
+    # 10⁵ entries as the reader's own pause ended), and none visits it while rendering.
+    with paused():
+        comparison = load_comparison(args.file)
+        gc.freeze()
     retain(comparison)
     template = Path(args.template) if args.template else None
     fmt = args.format or ("text" if not args.out and sys.stdout.isatty() else "md")

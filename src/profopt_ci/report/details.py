@@ -133,8 +133,8 @@ def _profile_phases(prof: dict, side: str) -> dict:
 
 def may_have_phases(b: dict) -> bool:
     """False where `phases(b)` surely has no rows: no profile phases and no timed phase in a sample."""
-    prof = b.get("profile") or {}
-    if _profile_phases(prof, "base") or _profile_phases(prof, "head"):
+    prof = b.get("profile")
+    if prof and (_profile_phases(prof, "base") or _profile_phases(prof, "head")):
         return True
     samples = b.get("samples") or {}
     for side in ("base", "head"):

@@ -127,6 +127,7 @@ class Page:
         self.unchanged = Sections(unchanged, self._section)
         self.compact: list[dict] = rest
         self.capped = {"shown": len(changed) + len(unchanged), "total": len(view.entries)} if rest else None
+        self._has: dict[str, bool] = {}
 
     def __getattr__(self, name: str):
         return getattr(self.view, name)
@@ -166,7 +167,9 @@ class Page:
         """Whether the template prints the detail `part` (phases, hot), looking only as far as the first."""
         if part in self.__dict__:
             return bool(self.__dict__[part])
-        return next(iter(self._phases() if part == "phases" else self._hot()), None) is not None
+        if part not in self._has:  # a template asks more than once; a scan of 10⁵ entries finds none
+            self._has[part] = next(iter(self._phases() if part == "phases" else self._hot()), None) is not None
+        return self._has[part]
 
     def _phases(self) -> Iterator[dict]:
         for b in self.full:
