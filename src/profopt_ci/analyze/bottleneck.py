@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from profopt_ci.analyze.facts import Facts
 from profopt_ci.analyze.rules import RULES, op_pairs
+from profopt_ci.documents.comparison import revised
 from profopt_ci.words.i18n import message
 
 TOP_OPS = 30  # the length of a summary's ops list when it was cut
@@ -97,9 +98,9 @@ def annotate(entry: dict, profiles: dict[str, dict]) -> dict:
     """The comparison entry with both profiles, the hot-op diff and the head's bottleneck note."""
     base, head = profiles.get("base"), profiles.get("head")
     try:
-        return {**entry, "profile": {"base": base, "head": head, "hot_diff": hot_diff(base, head)},
-                "bottleneck": bottleneck(head, entry.get("metrics"), base)}
+        return revised(entry, profile={"base": base, "head": head, "hot_diff": hot_diff(base, head)},
+                       bottleneck=bottleneck(head, entry.get("metrics"), base))
     except Exception as exc:  # a profile answer the step tampered with: drop it, keep the comparison
         reason = f"profile unusable: {type(exc).__name__}: {str(exc)[:300]}"
         none = {"kind": "none", "reason": reason}
-        return {**entry, "profile": {"base": none, "head": none, "hot_diff": []}, "bottleneck": None}
+        return revised(entry, profile={"base": none, "head": none, "hot_diff": []}, bottleneck=None)

@@ -31,7 +31,8 @@ from msgspec.structs import replace
 from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
-from profopt_ci.documents.types_comparison import Metric
+from profopt_ci.documents.comparison import revised
+from profopt_ci.documents.types_comparison import Entry, Metric
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
@@ -188,10 +189,10 @@ def broken_reason(broken: list[dict]) -> dict:
     return message("reason.broken", what=[[c["metric"], c.get("detail_msg") or c["detail"]] for c in broken])
 
 
-def decided(entry: dict, decision: str, reason: dict, **changes: Any) -> dict:
+def decided(entry: dict | Entry, decision: str, reason: dict, **changes: Any) -> dict | Entry:
     """The entry again with its decision and its reason (the English and the message beside it),
-    and any other `changes`: one copy of it."""
-    return {**entry, **changes, "decision": decision, "reason": reason["text"], "reason_msg": reason}
+    and any other `changes`: one copy of it (documents.comparison.revised)."""
+    return revised(entry, **changes, decision=decision, reason=reason["text"], reason_msg=reason)
 
 
 def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:

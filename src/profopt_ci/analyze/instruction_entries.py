@@ -109,9 +109,9 @@ def _instr_failed(e: dict) -> dict:
         if s is None or s.get("status") == "ok" or e.get("decision") == "failed":
             continue
         first = (s.get("error") or s["status"]).splitlines()[0]
-        e = decided({**e, "error": {"side": side, "status": s["status"], "message": s.get("error") or s["status"],
-                                    "instrument": "instructions"}},
-                    "failed", message("reason.instr_failed", status=s["status"], side=side, error=first))
+        e = decided(e, "failed", message("reason.instr_failed", status=s["status"], side=side, error=first),
+                    error={"side": side, "status": s["status"], "message": s.get("error") or s["status"],
+                           "instrument": "instructions"})
     return e
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from profopt_ci import __version__
 from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
@@ -66,6 +68,26 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
         if value is not None:
             out[key] = value
     return construct(out, Comparison, entries, Entry)
+
+
+_ENTRY_FIELDS = {f.name: f.type for f in msgspec.structs.fields(Entry)}
+
+
+def entry(judged: dict | Entry) -> Entry:
+    """A judged benchmark (the dict `analyze.decide.decided` gives) as its frozen `Entry`, every key
+    and value checked against the model: one the model lacks is a bug that raises."""
+    return judged if isinstance(judged, Entry) else msgspec.convert(judged, Entry)
+
+
+def revised(e: dict | Entry, **changes: Any) -> dict | Entry:
+    """A new entry: `e` with `changes`. An `Entry` stays one, each change checked and typed as its
+    field; a dict not yet judged (before `pipeline.entries.finish`) stays a dict."""
+    if not isinstance(e, Entry):
+        return {**e, **changes}
+    try:
+        return msgspec.structs.replace(e, **{k: msgspec.convert(v, _ENTRY_FIELDS[k]) for k, v in changes.items()})
+    except KeyError as exc:
+        raise msgspec.ValidationError(f"Object contains unknown field `{exc.args[0]}` (an Entry)") from None
 
 
 def policy(fail_on: str, failing: list[str]) -> dict:

@@ -54,10 +54,6 @@ class Message(Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
 Note = Message | str
 
 
-class _Closed(Struct, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True):
-    """A level of a document: every key profopt writes there, no other."""
-
-
 class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """Reads like the dict the stages build; absent keys (UNSET) stay absent, also when written."""
 
@@ -108,6 +104,18 @@ class Record(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
 
 
 Mapping.register(Record)
+
+
+class _Closed(Record, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True):
+    """A level of a document: every key profopt writes there, no other. Reads like the dict the
+    stages build (an entry's blocks are read so before its view is made)."""
+
+
+def keyed(namespace: dict[str, Any]) -> None:
+    """Each Record class defined in `namespace` told its own keys (a module's last line)."""
+    for cls in list(namespace.values()):
+        if isinstance(cls, type) and issubclass(cls, Record):
+            cls._keys = frozenset(cls.__struct_fields__)
 
 
 class Runner(_Closed, kw_only=True):
@@ -194,7 +202,6 @@ class ResultsEntry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, e
     instructions: Counted | None | UnsetType = UNSET
 
 
-ResultsEntry._keys = frozenset(ResultsEntry.__struct_fields__)
 
 
 class Results(_Closed, kw_only=True):
@@ -218,7 +225,6 @@ class Results(_Closed, kw_only=True):
     benchmarks: dict[str, ResultsEntry]
 
 
-Sample._keys = frozenset(Sample.__struct_fields__)
 
 
 class _Empty(dict):
@@ -281,3 +287,4 @@ def json_default(value: Any) -> Any:
     return str(value)
 
 
+keyed(globals())

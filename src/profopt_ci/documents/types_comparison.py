@@ -25,6 +25,7 @@ from profopt_ci.documents.types import (
     Tally,
     Verdict,
     _Closed,
+    keyed,
 )
 
 
@@ -64,7 +65,6 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     outlier_note_msg: Message | UnsetType = UNSET
 
 
-Metric._keys = frozenset(Metric.__struct_fields__)
 
 
 class SideEnvironment(_Closed, kw_only=True):
@@ -266,7 +266,9 @@ class Confirm(_Closed, kw_only=True):
     metrics: dict[str, ConfirmPair]
 
 
-class Entry(_Closed, kw_only=True):
+# Made once its decision is (pipeline/entries.finish); a later pass returns a new one
+# (documents.comparison.revised). It reads like the dict the judging built.
+class Entry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One benchmark of a comparison: its decision, metrics, constraints and both sides' samples."""
 
     name: str
@@ -332,3 +334,5 @@ class Comparison(_Closed, kw_only=True):
     history: dict[str, History] | UnsetType = UNSET
     drift: dict[str, Drift] | UnsetType = UNSET
 
+
+keyed(globals())

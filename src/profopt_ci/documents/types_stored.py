@@ -20,6 +20,7 @@ from profopt_ci.documents.types import (
     Side,
     Tally,
     _Closed,
+    keyed,
 )
 
 
@@ -186,3 +187,6 @@ class Bisect(_Closed, kw_only=True):
     notes: list[Note]  # messages (words/i18n.message); plain strings in a file from before them
     seconds: Number
     change_point: ChangePoint | UnsetType = UNSET
+
+
+keyed(globals())

@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable
 
 from profopt_ci.analyze.decide import changed_metric, decide_benchmark, decided
+from profopt_ci.documents.comparison import revised
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.words.i18n import message
 
@@ -78,7 +79,7 @@ def _held(e: dict, s: dict | None, benches: dict[str, Benchmark], seed: int) -> 
     metrics = {m: r for m, r in (e.get("metrics") or {}).items() if m in TIMED and r.get("verdict") in CHANGED}
     runs = {m: {"first": _figures(r), "second": _figures((s.get("metrics") or {}).get(m) or {})} for m, r in metrics.items()}
     agreed = s.get("decision") != "failed" and all(v["second"]["verdict"] == v["first"]["verdict"] for v in runs.values())
-    e = {**e, "confirm": {"seed": seed, "rounds": s.get("rounds"), "agreed": agreed, "metrics": runs}}
+    e = revised(e, confirm={"seed": seed, "rounds": s.get("rounds"), "agreed": agreed, "metrics": runs})
     if agreed:
         return e, []
     why = message("why.not_confirmed")

@@ -29,6 +29,7 @@ from profopt_ci.analyze.decide import (
     summary,
 )
 from profopt_ci.documents import comparison as comparison_doc
+from profopt_ci.documents.types_comparison import Entry
 from profopt_ci.measure.fingerprint import MATERIAL
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.specfile.load import Benchmark
@@ -118,15 +119,17 @@ def resolve(entries: list[dict]) -> list[dict]:
     return out
 
 
-def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[dict]:
+def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[Entry]:
     """New entries: unpaired metrics (`resolve`), multiplicity across benchmarks, then each
-    decision, as the comparison holds them."""
+    decision; each made its frozen `Entry` as the comparison holds it (later passes return new ones)."""
     entries = resolve(entries)
     judged = [k for k, e in enumerate(entries) if e.get("decision") != "failed"]
     for k, corrected in zip(judged, multiplicity_corrected([entries[k] for k in judged]), strict=True):
         e = entries[k]
         metrics = {**e["metrics"], **corrected}
         entries[k] = decided(e, *_decide(benches[e["name"]], metrics, e["constraints"]), metrics=metrics)
+    for k, e in enumerate(entries):  # in place: each dict goes as its Entry is made (10⁵ of them)
+        entries[k] = comparison_doc.entry(e)
     return entries
 
 
