@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
+import pytest
+
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
+from profopt_ci.documents.comparison import revised
+from profopt_ci.documents.types import Message
+from profopt_ci.documents.types_comparison import Confirm, Entry, EntryError, ProfilePair
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.specfile.load import parse_spec
@@ -47,6 +53,7 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         done = finish(built, benches)
         _unchanged(kept, built)
         assert [e["decision"] for e in done] == ["reject", "no-change"], [e.get("reason") for e in done]
+        assert all(type(e) is Entry for e in done)  # decided: the frozen Entry the comparison holds
 
         failed_run = {"base": {"status": "ok", "instructions": 100}, "head": {"status": "failed", "error": "boom\nmore"}}
         merged = instruction_entries.merge(done[0], benches["slower"], failed_run)
@@ -56,11 +63,13 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         assert "instructions" not in done[0] and merged["decision"] == "reject"
         assert marked[0]["decision"] == "failed" and marked[0]["error"]["instrument"] == "instructions"
         assert marked[1] is done[1]  # nothing to mark: the same entry
+        assert type(marked[0]) is Entry and type(marked[0].error) is EntryError
 
         kept = copy.deepcopy(done)
         profiled = annotate(done[0], {"base": {"kind": "none", "reason": "off"}, "head": {"kind": "none", "reason": "off"}})
         _unchanged(kept, done)
         assert profiled["profile"]["head"]["kind"] == "none" and done[0]["profile"] is None
+        assert type(profiled) is Entry and type(profiled.profile) is ProfilePair
 
         second = finish(_entries(benches, 1.0, paired=paired), benches)  # the second run sees no change
         held, notes = confirm.apply(done, second, benches, seed=5)
@@ -69,6 +78,19 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         assert held[0]["metrics"]["step_time_ms"]["verdict"] == "inconclusive"
         assert done[0]["metrics"]["step_time_ms"]["verdict"] == "regressed" and "confirm" not in done[0]
         assert [n["id"] for n in notes] == ["note.not_confirmed"]
+        assert type(held[0]) is Entry and type(held[0].confirm) is Confirm and type(held[0].reason_msg) is Message
+
+
+def test_a_pass_that_writes_what_the_model_lacks_raises(tmp_path):
+    """`revised` checks each change against the Entry's field: a bug in a pass, never input."""
+    spec = parse_spec(SPEC, str(tmp_path / "profopt.yml"), path=tmp_path / "profopt.yml")
+    benches = {b.name: b for b in spec.benchmarks}
+    [entry, _] = finish(_entries(benches, 1.3, paired=True), benches)
+    for changes in ({"decision": "maybe"}, {"rounds": -1}, {"confirm": {"seed": 1, "colour": "red"}},
+                    {"no_such_field": 1}):
+        with pytest.raises(msgspec.ValidationError):
+            revised(entry, **changes)
+    assert revised(entry, rounds=3)["rounds"] == 3 and entry["rounds"] == 12
 
 
 def test_an_outlier_note_says_its_nested_message_in_each_language():

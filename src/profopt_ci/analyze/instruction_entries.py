@@ -11,6 +11,7 @@ the message instr.functions), base vs head, the largest absolute changes first.
 from __future__ import annotations
 
 from profopt_ci.analyze.decide import check_constraint, decided
+from profopt_ci.documents.comparison import revised
 from profopt_ci.measure.callgrind import TOP_FUNCTIONS
 from profopt_ci.measure.instruction_runs import side_metrics
 from profopt_ci.specfile.load import Benchmark
@@ -76,20 +77,20 @@ def diff_lines(rows: list[dict]) -> list[str]:
 
 
 def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> dict:
-    """The entry with one benchmark's instruction results in it (before `finish`)."""
+    """The entry with one benchmark's instruction results in it (a new one: before `finish` a dict)."""
     if not sides:
         return entry
     base, head = sides.get("base"), sides.get("head")
     block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [message("instr.functions")]}
     if entry.get("decision") == "failed" or not _ok(base) or not _ok(head):
-        return {**entry, "instructions": block}
-    out = {**entry, "instructions": {**block, "function_diff": function_diff(base, head)},
-           "metrics": {**entry["metrics"], **side_metrics(bench, base, head)}}
+        return revised(entry, instructions=block)
+    changes = {"instructions": {**block, "function_diff": function_diff(base, head)},
+               "metrics": {**entry["metrics"], **side_metrics(bench, base, head)}}
     if not entry["samples"]["base"] and not entry["samples"]["head"] and not entry.get("quality"):
         # instructions only and no quality pass (results of an older profopt): the counted runs' values
         b, h = [{"quality": base.get("quality") or {}}], [{"quality": head.get("quality") or {}}]
-        out["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
-    return out
+        changes["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
+    return revised(entry, **changes)
 
 
 def _ok(side: dict | None) -> bool:
