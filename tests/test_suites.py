@@ -317,7 +317,7 @@ def test_a_checkout_that_shadows_pytests_own_pluggy_is_told_so(tmp_path):
 def test_pedantic_setup_is_not_timed():
     calls = []
 
-    class Prepared:  # the harness protocol suites/pytest_suite.py's pedantic(setup=…) step speaks
+    class Prepared:  # the harness protocol harness/pytest_suite.py's pedantic(setup=…) step speaks
         def profopt_untimed(self):
             time.sleep(0.003)  # setup, 3 ms: must not be in the values
             return (lambda: calls.append(1)), None
