@@ -70,3 +70,32 @@ def _side(tmp_path, doc: dict) -> dict:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
     return load_side(path)
+
+
+def test_a_run_builds_each_results_checkpoint_afresh_from_its_tracks(tmp_path):
+    """`profopt run` writes results@1 after every round: each one a new document built from the
+    run's tracks (pipeline.run_tree.results_of), not a dict the run edits as it goes."""
+    import copy
+
+    from profopt_ci.documents.results import new_results
+    from profopt_ci.documents.types import Results
+    from profopt_ci.measure.rounds import RoundState
+    from profopt_ci.pipeline.run_tree import results_of
+    from profopt_ci.specfile.load import parse_spec
+
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: a, callable: 'm:f'}\n  - {name: b, callable: 'm:f'}\n",
+                      str(tmp_path / "profopt.yml"), path=tmp_path / "profopt.yml")
+    meta = new_results(spec, commit="c" * 40, dirty=False, fingerprint={}, rounds=2)
+    kept = copy.deepcopy(meta)
+    state = RoundState()
+    state.track("a", "tree").samples.append({"round": 0, "step_time_ms": 2.0, "throughput": 500.0})
+    first = results_of(meta, spec.benchmarks, state, "tree", seed=7)
+    state.track("a", "tree").samples.append({"round": 1, "step_time_ms": 2.2, "throughput": 450.0})
+    counted = {"a": {"tree": {"status": "ok", "instructions": 1000.0, "n": 3, "runs": [1000.0, 1001.0, 999.0]}}}
+    last = results_of(meta, spec.benchmarks, state, "tree", counted, seed=7, runner={"probe": "p", "ms": 1.0})
+    assert meta == kept  # the run's own fields are never edited
+    assert type(first) is Results and type(last) is Results
+    assert len(first.benchmarks["a"].samples) == 1 and len(last.benchmarks["a"].samples) == 2
+    assert first.benchmarks["b"]["status"] == "failed"  # no sample yet: never ok
+    assert "instructions" not in first.benchmarks["a"] and last.benchmarks["a"]["summary"]["instructions"] == 1000.0
+    assert first.seed == 7 and "runner" not in first and last["runner"]["ms"] == 1.0

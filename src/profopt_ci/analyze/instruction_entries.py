@@ -116,10 +116,11 @@ def _instr_failed(e: dict) -> dict:
     return e
 
 
-def results_entry(entry: dict, side: dict) -> None:
-    """results@1: the side result under `instructions`, its medians in `summary`."""
-    entry["instructions"] = _summary(side)
+def results_entry(entry: dict, side: dict) -> dict:
+    """A results@1 entry again, with the side result under `instructions` and its medians in `summary`."""
+    summary = dict(entry.get("summary") or {})
     if side.get("status") == "ok":
-        entry.setdefault("summary", {})["instructions"] = side["instructions"]
+        summary["instructions"] = side["instructions"]
         if side.get("est_cycles") is not None:
-            entry["summary"]["est_cycles"] = side["est_cycles"]
+            summary["est_cycles"] = side["est_cycles"]
+    return {**entry, "summary": summary, "instructions": _summary(side)}

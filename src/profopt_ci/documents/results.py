@@ -1,7 +1,8 @@
 """`profopt/results@1`: what one side measured (`run`, `merge`, each side of `compare`).
 
-In: the spec (its hash, label, env), the commit, the machine fingerprint; then one entry per benchmark
-(`new_entry`) that the measure stage fills with samples. Out: the results@1 dict (`new_results`),
+In: the spec (its hash, label, env), the commit, the machine fingerprint (`new_results`: the run's
+own fields); then one entry per benchmark (`new_entry`, with the samples measured so far). Out: the
+frozen `Results` (`build`; `pipeline.run_tree.results_of` builds a new one at each checkpoint),
 written atomically (`save_json`, shared by every document), and read back with a version check and
 validation against `schema/results.schema.json` by `documents.read.load_json`.
 """
@@ -69,8 +70,8 @@ D = TypeVar("D", bound=Struct)
 
 
 def build(data: dict) -> Results:
-    """The results@1 of what a run measured so far (`new_results`, its entries filled by measure):
-    the frozen `Results`, made afresh (the run goes on filling its dicts)."""
+    """The results@1 of what a run measured so far (`new_results` and its entries): the frozen
+    `Results`, made afresh at each checkpoint."""
     return construct(data, Results)
 
 

@@ -11,10 +11,13 @@ import random
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from profopt_ci.analyze import instruction_entries
+from profopt_ci.documents.read import view
 from profopt_ci.documents.results import build as build_results
 from profopt_ci.documents.results import new_entry, new_results, save_json
+from profopt_ci.documents.types import Results
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instruction_runs, quality, runner
@@ -28,19 +31,27 @@ from profopt_ci.specfile.plan import Plan
 from profopt_ci.suites.expand import expand_tree
 
 
-def fill_results(results: dict, benches: list[Benchmark], state: RoundState, side: str) -> None:
+def results_of(meta: dict, benches: list[Benchmark], state: RoundState, side: str,
+               counted: dict[str, dict[str, dict]] | None = None, **more: Any) -> Results:
+    """The results@1 of what the run has measured so far, made afresh from its tracks (and, once
+    counted, the instruction runs): `meta` is `new_results`, `more` what became known since (seed,
+    runner). Nothing edits a results document: each checkpoint builds a new one."""
+    entries = {}
     for bench in benches:
         track = state.track(bench.name, side)
-        entry = results["benchmarks"].setdefault(bench.name, new_entry(bench))
-        entry.update(status=track.status, error=track.error, samples=track.samples, summary=summarize(track.samples))
+        entry = {**new_entry(bench), "status": track.status, "error": track.error, "samples": track.samples,
+                 "summary": summarize(track.samples)}
         if track.quality is not None:
             entry["quality"] = track.quality
-        timed = bench.settings.timed  # instructions-only: no timed samples by design
-        if timed and track.status == "ok" and not track.samples:  # 0 samples is never ok (interrupted before round 1)
+        if bench.settings.timed and track.status == "ok" and not track.samples:
+            # 0 samples is never ok (interrupted before round 1); instructions-only has none by design
             entry.update(status="failed", error=track.error or "no samples were measured")
+        count = (counted or {}).get(bench.name, {}).get(side)
+        entries[bench.name] = entry if count is None else instruction_entries.results_entry(entry, count)
+    return build_results({**meta, **more, "benchmarks": entries})
 
 
-def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundState, results: dict, out: Path,
+def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundState, meta: dict, out: Path,
                      log: Callable[[str], None]) -> None:
     """Run the setup; when it fails, every benchmark is written as failed before the error goes up."""
     try:
@@ -49,24 +60,22 @@ def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundSta
         for bench in benches:
             state.track(bench.name, side.name).status = "failed"
             state.track(bench.name, side.name).error = str(exc)
-        fill_results(results, benches, state, side.name)
-        save_json(build_results(results), out)
+        save_json(results_of(meta, benches, state, side.name), out)
         raise
 
 
-def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: RoundState, results: dict, out: Path,
-             rounds: int, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
+def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: RoundState, meta: dict, seed: int,
+             out: Path, rounds: int, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
     """The walltime rounds (results written after each) and the counted instructions."""
     def checkpoint(_: int) -> None:
-        fill_results(results, benches, state, side.name)
-        save_json(build_results(results), out)
+        save_json(results_of(meta, benches, state, side.name, seed=seed), out)
 
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
             timed = [b for b in benches if b.settings.timed]
             try:
                 run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
-                           rng=random.Random(results["seed"]), log=log, after_round=checkpoint)
+                           rng=random.Random(seed), log=log, after_round=checkpoint)
             finally:
                 state.close()  # the zygotes the rounds forked from: nothing after the rounds forks
             quality_pass(spec, benches, side, state, Path(work), log)
@@ -89,17 +98,14 @@ def quality_pass(spec, benches: list[Benchmark], side: Side, state: RoundState, 
         _, track.quality = after_side(spec, bench, side, work, None, None, profile=False)
 
 
-def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, results: dict, out: Path,
+def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, out: Path,
               log: Callable[[str], None]) -> list[str]:
     """The benchmarks that failed (rounds or instructions), each said with the end of its error."""
     failed = [b.name for b in benches if state.track(b.name, side.name).status != "ok"]
     for name, sides in counted.items():
-        instruction_entries.results_entry(results["benchmarks"][name], sides[side.name])
         if sides[side.name]["status"] != "ok":
             failed.append(name)
             log(f"profopt: {name}: instructions {sides[side.name]['status']}: see `instruction_runs.error` in {out}")
-    if counted:
-        save_json(build_results(results), out)
     for name in failed:
         track = state.track(name, side.name)
         # The cause is at the end of the stderr tail (the exception); the whole tail is in `out`.
@@ -119,7 +125,8 @@ def run_tree(
     side: Side | None = None,
     fp: dict | None = None,
 ) -> tuple[int, dict, Plan]:
-    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results, plan).
+    """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results
+    as a reader of `out` gets them, plan).
 
     `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
     plan gives the spec that side runs (`--rounds` and the hardware label already in it).
@@ -132,14 +139,15 @@ def run_tree(
     instruction_runs.preflight(spec, benches)
     n = max(b.settings.rounds for b in benches)
     commit, dirty = commit_info(root)
-    results = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
+    meta = new_results(spec, commit=commit, dirty=dirty, fingerprint=fp or fingerprint(side, spec), rounds=n)
     state = RoundState()
     mark_failures(state, {n: f for n, f in plan.failures.items() if n in {b.name for b in benches}})
-    _setup_or_record(spec, benches, side, state, results, out, log)
-    results["seed"] = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
+    _setup_or_record(spec, benches, side, state, meta, out, log)
+    seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
     probed = runner.probe()
-    counted = _measure(plan, spec, benches, side, state, results, out, n, log)
-    results["runner"] = runner.combine(probed, runner.probe())  # stored with the nightly baselines
-    save_json(build_results(results), out)
-    failed = _failures(benches, side, state, counted, results, out, log)
-    return (EXIT_INFRA if failed else EXIT_OK), results, plan
+    counted = _measure(plan, spec, benches, side, state, meta, seed, out, n, log)
+    doc = results_of(meta, benches, state, side.name, counted, seed=seed,
+                     runner=runner.combine(probed, runner.probe()))  # the runner: stored with the nightly baselines
+    save_json(doc, out)
+    failed = _failures(benches, side, state, counted, out, log)
+    return (EXIT_INFRA if failed else EXIT_OK), view(doc), plan
