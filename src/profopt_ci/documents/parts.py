@@ -93,14 +93,18 @@ def _entries(fd: int, p: str, name: str, spans: list[tuple[Any, int, int]], kind
         view = memoryview(text)
         for key, at, size in spans[i:j]:
             part = view[at - start:at - start + size]
-            prefix = f"$.benchmarks[{json.dumps(key) if isinstance(key, str) else key}]"
             try:
                 entry = decode(part)
             except msgspec.ValidationError as exc:
-                raise decoded._invalid(p, name, exc, bytes(part), kind=kind, prefix=prefix) from None
+                raise decoded._invalid(p, name, exc, bytes(part), kind=kind, prefix=_prefix(key)) from None
             except (msgspec.DecodeError, RecursionError, ValueError):
-                raise UsageError(f"{p}: {prefix} cannot be read again as it was (changed while it was read?)"
+                raise UsageError(f"{p}: {_prefix(key)} cannot be read again as it was (changed while it was read?)"
                                       f" — expected a {name} file") from None
             out.append((key, decoded._entry(entry)))
         i = j
     return out
+
+
+def _prefix(key: Any) -> str:
+    """The JSON path of entry `key` (a results@1 name or a comparison@1 index), for its error."""
+    return f"$.benchmarks[{json.dumps(key) if isinstance(key, str) else key}]"
