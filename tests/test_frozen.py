@@ -99,3 +99,22 @@ def test_a_run_builds_each_results_checkpoint_afresh_from_its_tracks(tmp_path):
     assert first.benchmarks["b"]["status"] == "failed"  # no sample yet: never ok
     assert "instructions" not in first.benchmarks["a"] and last.benchmarks["a"]["summary"]["instructions"] == 1000.0
     assert first.seed == 7 and "runner" not in first and last["runner"]["ms"] == 1.0
+
+
+def test_a_read_comparison_shares_each_equal_reason_message(tmp_path):
+    """The reader keeps one object per distinct reason message (and its English beside it): most
+    benchmarks of a big comparison give the same reasons. What it reads is what was written."""
+    from profopt_ci.documents.comparison import load_comparison
+    from profopt_ci.documents.results import save_json
+
+    base = [10.0 + k / 50 for k in range(12)]
+    for name in ("base", "head"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(_results(base, 50.0)))
+    doc = run_diff(None, load_side(tmp_path / "base.json"), load_side(tmp_path / "head.json"), fail_on="none")
+    save_json(doc, tmp_path / "c.json")
+    got = load_comparison(tmp_path / "c.json")
+    for metric in ("step_time_ms", "peak_memory_mb"):
+        a, b = (e["metrics"][metric] for e in got["benchmarks"])
+        assert a is not b and a["reason_msg"] is b["reason_msg"], metric
+        assert a["reason"] is a["reason_msg"].text is b["reason"], metric
+    assert got["benchmarks"] == view(doc)["benchmarks"]

@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.documents.types import ResultsEntry, share_empty
-from profopt_ci.documents.types_comparison import Entry
+from profopt_ci.documents.types_comparison import Entry, share_messages
 from profopt_ci.errors import UsageError
 
 
@@ -128,13 +128,14 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
     if entries is None:  # sides@1, bisect@1: small, nothing kept typed
         return msgspec.to_builtins(doc)
     out = msgspec.to_builtins(replace(doc, benchmarks=[]))
+    seen: dict = {}
     # In place: each entry's Struct goes as soon as its dict exists (both at once doubled the peak at 10⁵).
     if isinstance(entries, dict):
         for name, e in entries.items():
-            entries[name] = _entry(e)
+            entries[name] = _entry(e, seen=seen)
     else:
         for i, e in enumerate(entries):
-            entries[i] = _entry(e)
+            entries[i] = _entry(e, seen=seen)
     out["benchmarks"] = entries
     return out
 
@@ -161,8 +162,9 @@ def view(doc: msgspec.Struct) -> dict[str, Any]:
         return out
 
 
-def _entry(entry: msgspec.Struct, read: bool = True) -> Any:
-    """One entry as `plain` gives it; `read`: just decoded, so its samples' empty dicts are shared."""
+def _entry(entry: msgspec.Struct, read: bool = True, seen: dict | None = None) -> Any:
+    """One entry as `plain` gives it; `read`: just decoded, so its samples' empty dicts are shared,
+    and its metrics' reason messages with those of the document's entries before it (`seen`)."""
     if isinstance(entry, ResultsEntry):  # stays a Struct; what it holds besides samples becomes plain
         if read:
             share_empty(entry.samples)
@@ -175,6 +177,8 @@ def _entry(entry: msgspec.Struct, read: bool = True) -> Any:
     if samples is not UNSET and read:
         for rows in samples.values():
             share_empty(rows)
+    if metrics is not UNSET and read and seen is not None:
+        share_messages(metrics, seen)
     # Emptied, not left out: the key keeps its place in the dict.
     out = msgspec.to_builtins(replace(entry, **({"samples": {}} if samples is not UNSET else {}),
                                       **({"metrics": {}} if metrics is not UNSET else {})))

@@ -81,6 +81,7 @@ def _entries(fd: int, p: str, name: str, spans: list[tuple[Any, int, int]], kind
     """Each entry decoded into `kind` from the file, a part of ~PART_BYTES at a time, and made plain."""
     decode = msgspec.json.Decoder(kind).decode
     out: list[tuple[Any, dict]] = []
+    seen: dict = {}  # the reason messages of the entries so far (documents.types_comparison.share_messages)
     i = 0
     while i < len(spans):
         j, start = i, spans[i][1]
@@ -100,7 +101,7 @@ def _entries(fd: int, p: str, name: str, spans: list[tuple[Any, int, int]], kind
             except (msgspec.DecodeError, RecursionError, ValueError):
                 raise UsageError(f"{p}: {_prefix(key)} cannot be read again as it was (changed while it was read?)"
                                       f" — expected a {name} file") from None
-            out.append((key, decoded._entry(entry)))
+            out.append((key, decoded._entry(entry, seen=seen)))
         i = j
     return out
 

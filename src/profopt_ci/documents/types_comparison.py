@@ -65,6 +65,26 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     outlier_note_msg: Message | UnsetType = UNSET
 
 
+# The slots themselves: a Metric is frozen, and the reader finishes one it has just decoded, before
+# anyone holds it (as documents.types does a Sample's empty dicts).
+_SET_REASON = Metric.__dict__["reason"].__set__
+_SET_REASON_MSG = Metric.__dict__["reason_msg"].__set__
+
+
+def share_messages(metrics: dict[str, Metric], seen: dict[tuple[str, str], Message]) -> None:
+    """Just-decoded metrics with each reason message the one `seen` already holds where they are
+    equal (most benchmarks of a big comparison give the same reasons), and the English beside it
+    the message's own text: one object each instead of one per metric. Only the reader calls it."""
+    for m in metrics.values():
+        msg = m.reason_msg
+        if type(msg) is not Message:
+            continue
+        kept = seen.setdefault((msg.id, msg.text), msg)
+        if kept is not msg and kept.args == msg.args:
+            _SET_REASON_MSG(m, kept)
+            msg = kept
+        if m.reason == msg.text:
+            _SET_REASON(m, msg.text)
 
 
 class SideEnvironment(_Closed, kw_only=True):
