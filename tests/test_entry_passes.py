@@ -54,6 +54,8 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         _unchanged(kept, built)
         assert [e["decision"] for e in done] == ["reject", "no-change"], [e.get("reason") for e in done]
         assert all(type(e) is Entry for e in done)  # decided: the frozen Entry the comparison holds
+        # every level typed as a read comparison's is: a metric's reason is a Message, not a dict
+        assert all(type(m.reason_msg) is Message for e in done for m in e.metrics.values())
 
         failed_run = {"base": {"status": "ok", "instructions": 100}, "head": {"status": "failed", "error": "boom\nmore"}}
         merged = instruction_entries.merge(done[0], benches["slower"], failed_run)
@@ -79,6 +81,7 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         assert done[0]["metrics"]["step_time_ms"]["verdict"] == "regressed" and "confirm" not in done[0]
         assert [n["id"] for n in notes] == ["note.not_confirmed"]
         assert type(held[0]) is Entry and type(held[0].confirm) is Confirm and type(held[0].reason_msg) is Message
+        assert type(held[0].metrics["step_time_ms"].reason_msg) is Message  # changed_metric keeps it typed
 
 
 def test_a_pass_that_writes_what_the_model_lacks_raises(tmp_path):

@@ -32,6 +32,7 @@ from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.documents.comparison import revised
+from profopt_ci.documents.types import Message
 from profopt_ci.documents.types_comparison import Entry, Metric
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
@@ -231,8 +232,9 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
 def changed_metric(metric: Any, **values: Any) -> Any:
     """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
     a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
-    if isinstance(metric, Struct):
-        return replace(metric, **values)
+    if isinstance(metric, Struct):  # its messages `Message`s, as `stats.metric` makes them
+        return replace(metric, **{k: Message(**v) if type(v) is dict and k.endswith("_msg") else v
+                                  for k, v in values.items()})
     return {**metric, **values}
 
 

@@ -16,6 +16,8 @@ import numbers
 import string
 from collections.abc import Callable, Mapping
 
+import msgspec
+
 from profopt_ci.words import i18n_action, i18n_bisect, i18n_site, i18n_statements
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
@@ -87,6 +89,8 @@ def _json(value: object) -> object:
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
+    if isinstance(value, msgspec.Struct):  # a nested message as a document holds it (a `Message`)
+        return _json(msgspec.to_builtins(value))
     return str(value)
 
 
