@@ -115,7 +115,7 @@ def _is_worse(delta_pct: float, better: str) -> bool:
 
 
 def _decide(
-    res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], dict], tau: float, alpha: float
+    res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], Message], tau: float, alpha: float
 ) -> Metric:
     """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
     if not enough:
@@ -160,9 +160,9 @@ def metric(res: dict) -> Metric:
 
 
 @lru_cache(maxsize=1024)
-def _too_few(units: int, least: int) -> dict:
-    """Shared, never edited: a diff of 10⁵ benchmarks with few rounds says it 3·10⁵ times."""
-    return message("why.too_few", units=units, least=least)
+def _too_few(units: int, least: int) -> Message:
+    """Shared, frozen: a diff of 10⁵ benchmarks with few rounds says it 3·10⁵ times."""
+    return Message(**message("why.too_few", units=units, least=least))
 
 
 def _result(base: np.ndarray, head: np.ndarray, better: str, paired: bool, alpha: float | None) -> dict:
@@ -263,8 +263,8 @@ def judge_shift(res: dict, hl: float, lo: float | None, hi: float | None, p: flo
 
 
 @lru_cache(maxsize=1024)
-def _too_few_each(units: int, nb: int, nh: int) -> dict:
-    return message("why.too_few_each", units=units, least=MIN_ROUNDS, nb=nb, nh=nh)
+def _too_few_each(units: int, nb: int, nh: int) -> Message:
+    return Message(**message("why.too_few_each", units=units, least=MIN_ROUNDS, nb=nb, nh=nh))
 
 
 def check_tolerances(tolerance_pct: float, abs_tolerance_mb: float) -> None:
@@ -297,6 +297,7 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
 
 
 @lru_cache(maxsize=4096, typed=True)
-def _memory_why(within: bool, base: float, head: float, diff: float, tol: float) -> dict:
-    """Shared, never edited: peak memory repeats to the MB across many benchmarks of a suite."""
-    return message("why.memory_within" if within else "why.memory_beyond", base=base, head=head, diff=diff, tol=tol)
+def _memory_why(within: bool, base: float, head: float, diff: float, tol: float) -> Message:
+    """Shared, frozen: peak memory repeats to the MB across many benchmarks of a suite."""
+    return Message(**message("why.memory_within" if within else "why.memory_beyond", base=base, head=head, diff=diff,
+                             tol=tol))

@@ -59,9 +59,10 @@ def _specs_in(template: str) -> bool:
     return any(spec in SPECS["en"] for _, _, spec, _ in string.Formatter().parse(template) if spec)
 
 
-def put(doc: dict, key: str, msg: dict) -> dict:
-    """`doc` with a statement under `key`: its English, and its message beside it under `<key>_msg`."""
-    doc[key], doc[f"{key}_msg"] = msg["text"], msg
+def put(doc: dict, key: str, msg: dict | msgspec.Struct) -> dict:
+    """`doc` with a statement under `key`: its English, and its message beside it under `<key>_msg`
+    (a `message()` dict, or a shared frozen `Message` made from one)."""
+    doc[key], doc[f"{key}_msg"] = msg["text"] if type(msg) is dict else msg.text, msg
     return doc
 
 
