@@ -32,8 +32,7 @@ from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.documents.comparison import revised
-from profopt_ci.documents.types import Message
-from profopt_ci.documents.types_comparison import Entry, Metric
+from profopt_ci.documents.types_comparison import Entry, Metric, typed_messages
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
@@ -233,8 +232,7 @@ def changed_metric(metric: Any, **values: Any) -> Any:
     """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
     a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
     if isinstance(metric, Struct):  # its messages `Message`s, as `stats.metric` makes them
-        return replace(metric, **{k: Message(**v) if type(v) is dict and k.endswith("_msg") else v
-                                  for k, v in values.items()})
+        return replace(metric, **typed_messages(values))
     return {**metric, **values}
 
 

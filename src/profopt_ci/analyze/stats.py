@@ -86,7 +86,7 @@ from profopt_ci.analyze.ranks import (
     wilcoxon_p,
 )
 from profopt_ci.documents.types import Message
-from profopt_ci.documents.types_comparison import Metric
+from profopt_ci.documents.types_comparison import Metric, typed_messages
 from profopt_ci.words.i18n import message, put
 
 SPEED = "step_time_ms"
@@ -152,11 +152,7 @@ def metric(res: dict) -> Metric:
     """The judged entry as the comparison holds it: built once, frozen (a Struct is a quarter of the
     dict's memory, and a diff of 10⁵ benchmarks holds three per benchmark), its messages `Message`s
     as a read one's are."""
-    for key in ("reason_msg", "outlier_note_msg"):
-        msg = res.get(key)
-        if type(msg) is dict:
-            res[key] = Message(**msg)
-    return Metric(**res)
+    return Metric(**typed_messages(res))
 
 
 @lru_cache(maxsize=1024)

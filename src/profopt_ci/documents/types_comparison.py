@@ -65,6 +65,16 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     outlier_note_msg: Message | UnsetType = UNSET
 
 
+def typed_messages(fields: dict[str, Any]) -> dict[str, Any]:
+    """A producer's own `fields` of a Metric with each message it made as a dict a `Message` (sharing
+    its args and text), as the model has it and a read Metric holds it."""
+    for key in ("reason_msg", "outlier_note_msg"):
+        msg = fields.get(key)
+        if type(msg) is dict:
+            fields[key] = Message(**msg)
+    return fields
+
+
 # The slots themselves: a Metric is frozen, and the reader finishes one it has just decoded, before
 # anyone holds it (as documents.types does a Sample's empty dicts).
 _SET_REASON = Metric.__dict__["reason"].__set__
@@ -287,8 +297,8 @@ class Confirm(_Closed, kw_only=True):
 
 
 # Made once its decision is (pipeline/entries.finish); a later pass returns a new one
-# (documents.comparison.revised). It reads like the dict the judging built.
-class Entry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
+# (documents.comparison.revised). It reads like the dict the judging built, as every level does.
+class Entry(_Closed, kw_only=True):
     """One benchmark of a comparison: its decision, metrics, constraints and both sides' samples."""
 
     name: str
