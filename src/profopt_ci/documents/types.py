@@ -202,8 +202,6 @@ class ResultsEntry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, e
     instructions: Counted | None | UnsetType = UNSET
 
 
-
-
 class Results(_Closed, kw_only=True):
     """profopt/results@1: what one side measured (`run`, `merge`, each side of `compare`)."""
 
@@ -223,8 +221,6 @@ class Results(_Closed, kw_only=True):
     runner: Runner | None | UnsetType = UNSET
     stored_baseline: bool | UnsetType = UNSET  # a stored baseline@1 read as results (store.stored_baselines)
     benchmarks: dict[str, ResultsEntry]
-
-
 
 
 class _Empty(dict):
