@@ -13,7 +13,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT = SRC / "profopt_ci"
 # Bottom to top, as docs/layout.md lists them; "(top)" is the top-level helpers (errors, figures…).
-STAGES = ["(top)", "words", "documents", "specfile", "harness", "profile", "measure", "suites", "analyze",
+STAGES = ["(top)", "words", "documents", "specfile", "harness", "profile", "measure", "suites", "reach", "analyze",
           "store", "report", "publish", "site", "action", "pipeline", "cli"]
 DOORS = {"profopt_ci", "profopt_ci.__main__"}
 

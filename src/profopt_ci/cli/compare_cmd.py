@@ -40,6 +40,10 @@ def register(sub) -> None:
     c.add_argument("--confirm", action="store_true",
                    help="measure flagged (regressed or improved) benchmarks again in an independent run; a verdict "
                         "holds only when both agree, else it is inconclusive (the spec's `confirm: true`)")
+    c.add_argument("--measure", choices=("changed", "all"),
+                   help="changed (default): measure only the benchmarks whose code the change reaches (each recorded "
+                        "once on the base: the code it runs, the files it reads); all: every benchmark (the spec's "
+                        "`defaults: {measure: …}`)")
     instrument_flag(c)
     output_flags(c, "comparison.json")
     _baseline_flags(c)
@@ -73,7 +77,7 @@ def command(args: argparse.Namespace) -> int:
                if args.baseline == "both" else None)
     comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
                              on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
-                             nightly=nightly)
+                             nightly=nightly, measure=args.measure)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK

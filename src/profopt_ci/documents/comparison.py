@@ -32,7 +32,8 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
           head: dict, diffs: list[dict], seed: int | None, notes: list[dict | str], threshold_pct: float | None,
           confidence: float, pairing: dict | None = None, dirty: bool | None = None,
           new_in_pr: list[dict] | None = None, runner: dict | None = None, policy: dict | None = None,
-          baseline: dict | None = None, history: dict | None = None, drift: dict | None = None) -> Comparison:
+          baseline: dict | None = None, history: dict | None = None, drift: dict | None = None,
+          reach: dict | None = None) -> Comparison:
     """One comparison@1, the frozen `Comparison`. `verdict` is {decision, summary, summary_msg, counts}; `mode`
     is paired (compare) or unpaired (diff, a stored baseline). The optional sections are left out
     when None. `entries` is handed over: each becomes its `Entry` in place."""
@@ -62,7 +63,7 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
     }
     if out["summary_msg"] is None:  # a verdict put together by hand (tests, the demo): its English alone
         del out["summary_msg"]
-    sections = (("pairing", pairing), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner),
+    sections = (("pairing", pairing), ("reach", reach), ("dirty", dirty), ("new_in_pr", new_in_pr), ("runner", runner),
                 ("policy", policy), ("baseline", baseline), ("history", history), ("drift", drift))
     for key, value in sections:
         if value is not None:

@@ -296,6 +296,27 @@ class Confirm(_Closed, kw_only=True):
     metrics: dict[str, ConfirmPair]
 
 
+class Reach(_Closed, kw_only=True):
+    """compare: whether the change reaches the benchmark's code (pipeline/reach_gate.py): measured or
+    not, the units and files it reached (`file:qualname`, a file, a directory), and why."""
+
+    measured: bool
+    changed: list[str]
+    why: Message
+
+
+class ReachSummary(_Closed, kw_only=True):
+    """compare: `measure` as it ran — how many benchmarks were measured and not, how many reach
+    records were made now or reused (kept from an earlier run), and what making them took."""
+
+    mode: Literal["changed", "all"]
+    measured: Tally
+    not_measured: Tally
+    recorded: Tally | UnsetType = UNSET
+    reused: Tally | UnsetType = UNSET
+    seconds: Number | UnsetType = UNSET
+
+
 # Made once its decision is (pipeline/entries.finish); a later pass returns a new one
 # (documents.comparison.revised). It reads like the dict the judging built, as every level does.
 class Entry(_Closed, kw_only=True):
@@ -319,6 +340,7 @@ class Entry(_Closed, kw_only=True):
     pairing: Literal["lockstep", "rounds"] | UnsetType = UNSET
     cpuset: str | None | UnsetType = UNSET
     threads: Free | None | UnsetType = UNSET  # lockstep: the step's own parallelism, per side
+    reach: Reach | UnsetType = UNSET  # compare: whether the change reaches it (measure: changed)
     decision: Decision
     reason: str | None | UnsetType = UNSET
     reason_msg: Message | UnsetType = UNSET
@@ -331,6 +353,7 @@ class Counts(_Closed, kw_only=True):
     constraint_failures: Tally
     failed: Tally
     inconclusive: Tally
+    not_measured: Tally | UnsetType = UNSET  # compare, measure: changed: the benchmarks the change does not reach
 
 
 class Comparison(_Closed, kw_only=True):
@@ -356,6 +379,7 @@ class Comparison(_Closed, kw_only=True):
     notes: list[Note]
     benchmarks: list[Entry]
     pairing: Pairing | UnsetType = UNSET
+    reach: ReachSummary | UnsetType = UNSET
     dirty: bool | UnsetType = UNSET
     new_in_pr: list[NewBenchmark] | UnsetType = UNSET
     runner: Runner | None | UnsetType = UNSET

@@ -270,9 +270,35 @@ def _serve(job: dict, step, rd, wr) -> int:
     return 1  # the parent closed the pipe: it is gone or gave up on us
 
 
+def reach_job(job: dict) -> dict:
+    """The benchmark's reach (harness/reach.py), recorded from before its module is imported, through
+    its build, to the end of the steps the record runs; a step that fails leaves the record unknown
+    (the benchmark is then measured, and fails there, with its cause)."""
+    from profopt_ci.harness import reach
+
+    where = job["reach"]
+    rec = reach.Recorder(where["repo"], where.get("venv"))
+    steps = int(where.get("required") or 0)
+    rec.start()
+    ran, failed = 0, None
+    try:
+        ran = with_step(job, lambda step: reach.run_steps(
+            step, required=steps, at_least=int(where.get("at_least", 5)), min_ms=float(where.get("min_ms", 300)),
+            max_ms=float(where.get("max_ms", 3000))), seed=int(job.get("seed", 0)) if steps else None)
+    except (Exception, SystemExit) as exc:  # any failure: the record says so and the rounds show it
+        failed = f"{type(exc).__name__}: {str(exc)[:300]}"
+    record = rec.stop()
+    if failed is not None:
+        record["unknown"] = record["unknown"] or "failed"
+        record["failed"] = failed
+    return {**record, "steps": ran}
+
+
 def run_job(job: dict, out: str) -> int:
-    """A JSON job (measure, profile, instructions) whose answer is written atomically to `out`."""
-    if job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
+    """A JSON job (measure, profile, instructions, reach) whose answer is written atomically to `out`."""
+    if job.get("mode") == "reach":
+        result = reach_job(job)
+    elif job.get("mode") == "instructions":  # under valgrind, started by profopt_ci.measure.callgrind
         from profopt_ci.measure.instr_worker import instructions_job
 
         result = with_step(job, lambda step: instructions_job(job, lambda *_: step))

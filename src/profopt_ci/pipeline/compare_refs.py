@@ -50,6 +50,7 @@ from profopt_ci.pipeline.entries import (
     verdict,
 )
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
+from profopt_ci.pipeline.reach_gate import Gate, everything, gate, unmeasured_entry
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.specfile.load import Benchmark
@@ -82,6 +83,8 @@ class CompareRun:
     fail_on: str | None = None  # the policy (--fail-on); None: no policy section
     nightly: Nightly | None = None  # --baseline both: the base's nightly runs, for drift and history
     alone: bool = True  # a side that failed first: the other still measured alone, its results kept
+    gate: Gate = field(default_factory=Gate)  # measure: changed — what the change reaches
+    skipped: list[Benchmark] = field(default_factory=list)  # compared, but the change reaches none of their code
 
     @property
     def same_commit(self) -> bool:
@@ -134,8 +137,19 @@ def _entries(run: CompareRun) -> list[dict]:
         entries.append(instruction_entries.merge(_pairing_of(entry, run, b), judged,
                                                  run.instr.get(b.name)))  # instrument: instructions
     entries = instruction_entries.mark_failures(finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches}))
-    return [annotate(e, run.profiles[e["name"]]) if e["name"] in run.profiles and e["decision"] != "failed" else e
+    entries = [annotate(e, run.profiles[e["name"]]) if e["name"] in run.profiles and e["decision"] != "failed" else e
+               for e in entries]
+    return [comparison_doc.revised(e, reach=run.gate.reach[e["name"]]) if e["name"] in run.gate.reach else e
             for e in entries]
+
+
+def _with_skipped(run: CompareRun, entries: list) -> list:
+    """The measured entries and those of the benchmarks the change does not reach, in the spec's order."""
+    if not run.skipped:
+        return entries
+    order = {b.name: i for i, b in enumerate(run.plan.spec.benchmarks)}
+    skipped = [unmeasured_entry(b, run.gate.reach[b.name]) for b in run.skipped]
+    return sorted([*entries, *skipped], key=lambda e: order.get(e["name"], len(order)))
 
 
 def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> Comparison:
@@ -146,6 +160,9 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
         entries, unconfirmed = confirm.apply(entries, _entries(run.second),
                                              {b.name: run.plan.judged(b.name) for b in run.benches}, run.second.seed)
         notes = [*notes, *unconfirmed]
+    entries = _with_skipped(run, entries)
+    if run.gate.note is not None:
+        notes = [*notes, run.gate.note]
     if instruction_runs.wanted(run.benches):
         notes = [*notes, message("instr.what")]
     if run.same_commit:
@@ -164,7 +181,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
         threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
         pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state, run.plan.new_causes),
-        runner=run.runner)
+        runner=run.runner, reach=run.gate.summary)
 
 
 def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> None:
@@ -267,12 +284,14 @@ def run_compare(
     fail_on: str | None = None,
     nightly: Nightly | None = None,
     alone: bool = True,
+    measure: str | None = None,
 ) -> Comparison | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
     the label's nightly runs are, for the runner probe's history (default git:profopt-data);
     `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
     False: a benchmark one side cannot run is not measured on the other alone (a bisection's
-    probe, which only reads that it failed)."""
+    probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
+    all; None: the spec's `measure`."""
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
@@ -294,6 +313,7 @@ def run_compare(
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
         with parent_home(), tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
+            run = _gated(run, repo, rel_spec, Path(work), measure, log)
             probed = runner.probe()
             try:
                 _measure_all(run, Path(work), trace_dir, log)
@@ -305,6 +325,19 @@ def run_compare(
                         on_partial(comparison(run, [message("note.partial"), *run.notes], partial=True))  # says so first
                 raise
         return comparison(run, run.notes)
+
+
+def _gated(run: CompareRun, repo: Path, rel_spec: Path, work: Path, measure: str | None, log) -> CompareRun:
+    """The run with only the benchmarks the change reaches left to measure (measure: changed; an
+    A/A and `measure: all` measure everything)."""
+    mode = measure or run.plan.spec.measure
+    if mode == "all":
+        return replace(run, gate=everything(run.benches, "reach.all"))
+    if run.same_commit:
+        return replace(run, gate=everything(run.benches, "reach.aa"))
+    found = gate(run.plan, run.sides, run.benches, repo=repo, rel_spec=rel_spec, workdir=work, log=log)
+    return replace(run, gate=found, benches=[b for b in run.benches if found.measured(b.name)],
+                   skipped=[b for b in run.benches if not found.measured(b.name)])
 
 
 def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) -> None:
@@ -328,8 +361,10 @@ def _pairing_of(entry: dict, run: CompareRun, bench: Benchmark) -> dict:
             **({"threads": p.record()} if lockstep else {})}
 
 
-def _overall_pairing(entries: list[dict]) -> dict:
-    kinds = sorted({e["pairing"] for e in entries})
+def _overall_pairing(entries: list[dict]) -> dict | None:
+    kinds = sorted({e["pairing"] for e in entries if "pairing" in e})
+    if not kinds:  # nothing was measured
+        return None
     sets = sorted({e["cpuset"] for e in entries if e.get("cpuset")})
     return {"kind": kinds[0] if len(kinds) == 1 else "mixed", "cpuset": sets[0] if len(sets) == 1 else (sets or None)}
 

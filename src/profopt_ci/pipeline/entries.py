@@ -248,6 +248,13 @@ def policy(entries: list[dict], fail_on: str | None) -> dict | None:
 
 
 def verdict(entries: list[dict]) -> dict:
-    """The comparison's overall decision, summary sentence and counts (documents.comparison.build)."""
-    said = summary(entries, 1 - ALPHA)
-    return {"decision": overall(entries), "summary": said["text"], "summary_msg": said, "counts": counts(entries)}
+    """The comparison's overall decision, summary sentence and counts (documents.comparison.build).
+    A benchmark the change does not reach (measure: changed) is counted, and said apart: the summary
+    is the measured ones', or that the change reaches none."""
+    measured = [e for e in entries if (e.get("reach") or {}).get("measured", True)]
+    skipped = len(entries) - len(measured)
+    said = summary(measured, 1 - ALPHA) if measured or not entries else message("summary.unreached", n=skipped)
+    tally = counts(entries)
+    if skipped:
+        tally["not_measured"] = skipped
+    return {"decision": overall(entries), "summary": said["text"], "summary_msg": said, "counts": tally}

@@ -104,6 +104,11 @@ class Defaults(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defau
 
     seed: Annotated[int, Meta(ge=-(2**63), le=2**63 - 1,
                               description="seed of the round order (random when absent)")] | UnsetType = UNSET
+    measure: Annotated[Literal["changed", "all"], Meta(description=(
+        "compare: changed (default) measures only the benchmarks whose code the change reaches — each "
+        "benchmark's process is recorded once on the base (the code units it runs, the files it reads) and a "
+        "benchmark none of whose units or files changed is not measured; all measures every benchmark"))
+    ] | UnsetType = UNSET
 
 
 class GoalKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):

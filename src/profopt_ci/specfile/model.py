@@ -121,6 +121,7 @@ class Spec:
     cpuset: str | None = None  # the CPUs lockstep pins both sides to (default: chosen per benchmark)
     suites: list[Suite] = field(default_factory=list)
     benchmarks_from: str | None = None  # head | each; None: suites head, callables each
+    measure: str = "changed"  # compare: changed (what the change reaches) | all
 
     @property
     def hash(self) -> str:
@@ -225,7 +226,8 @@ def resolve(keys: SpecKeys, data: dict[str, Any], path: Path) -> Spec:
         setup=[setup] if isinstance(setup, str) else list(setup), env=env_of(data.get("env")),
         seed=_given(keys.defaults.seed) if keys.defaults else None, benchmarks=benchmarks, raw=data,
         cpuset=_given(keys.cpuset), suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
-        benchmarks_from=_given(keys.benchmarks_from))
+        benchmarks_from=_given(keys.benchmarks_from),
+        measure=_given(keys.defaults.measure, "changed") if keys.defaults else "changed")
 
 
 def _given(value: Any, absent: Any = None) -> Any:

@@ -120,6 +120,7 @@ class Plan:
     failures: Mapping[str, dict[str, str]] = field(default_factory=lambda: MappingProxyType({}))
     new_causes: Mapping[str, dict] = field(default_factory=lambda: MappingProxyType({}))  # messages
     base_suite: frozenset[str] = frozenset()
+    overlaid: tuple[str, ...] = ()  # suite paths (from the spec's directory) the head's files were laid over the base at
 
     @property
     def hardware_label(self) -> str:

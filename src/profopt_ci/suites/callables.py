@@ -55,7 +55,7 @@ def expand_callables(plan: Plan, sides: list[Side], log: Callable[[str], None]) 
     return replace(plan, new_causes=MappingProxyType(causes), base_suite=plan.base_suite | {b.name for b in runs},
                    sides=MappingProxyType({**plan.sides, "base": replace(plan.side_spec("base"),
                                                                          benchmarks=[*runs, *suites_on_base])}),
-                   notes=(*plan.notes, said))
+                   notes=(*plan.notes, said), overlaid=(*plan.overlaid, *copied))
 
 
 def _copy_modules(targets: list[str], head_root: Path, base_root: Path) -> list[str]:

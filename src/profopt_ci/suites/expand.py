@@ -120,6 +120,7 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     sides = {**plan.sides, "head": _add(plan.side_spec("head"), found), "base": _add(plan.side_spec("base"), on_base)}
     return replace(plan, spec=_add(plan.spec, found), sides=MappingProxyType(sides), failures=MappingProxyType(failures),
                    new_causes=MappingProxyType(causes), base_suite=frozenset(b.name for b in on_base),
+                   overlaid=tuple(s.path for s in suites) if shared else (),
                    notes=(*plan.notes, said, *{n["text"]: n for n in head_col.notes}.values()))  # each wording once
 
 

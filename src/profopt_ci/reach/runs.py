@@ -1,0 +1,148 @@
+"""The record runs: each benchmark's process once, with its reach recorded (harness/reach.py).
+
+In: the plan, benchmarks, one side (its checkout and environment), the checkout's top, a work
+directory. Out: {benchmark: (raw record, seconds)}. A callable (a suite's benchmark too) runs in a
+worker as its timed rounds would — import, build, steps — from before its module is imported; a
+`command` that is a Python process runs once with a sitecustomize that records it; any other
+command, and a run that fails, is `unknown` (measured). The runs go at once, one per CPU profopt may
+use: nothing is timed while they run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from profopt_ci.filenames import file_part
+from profopt_ci.measure import quality
+from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
+from profopt_ci.specfile.load import Benchmark
+from profopt_ci.specfile.plan import Plan
+
+AT_LEAST, MIN_MS, MAX_MS = 5, 300.0, 3000.0  # the steps a record runs beyond its quality pass's (if any)
+_SHELL_SYNTAX = re.compile(r"[;&|<>`$()*?{}\n]")
+
+SITE = """\
+# profopt's reach record of a Python `command` (profopt_ci.reach.runs): started before the program,
+# written at its exit; then the sitecustomize this one stands in front of, if any.
+import atexit, json, os, sys
+from profopt_ci.harness import reach as _reach
+
+_rec = _reach.Recorder(os.environ["PROFOPT_REACH_REPO"], os.environ.get("PROFOPT_REACH_VENV") or None)
+_rec.start()
+
+
+def _done():
+    raw = _rec.stop()
+    path = os.path.join(os.environ["PROFOPT_REACH_OUT"], f"{os.getpid()}.json")
+    with open(path + ".tmp", "w") as fh:
+        json.dump(raw, fh)
+    os.replace(path + ".tmp", path)
+
+
+atexit.register(_done)
+_here = os.path.realpath(os.path.dirname(__file__))
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != _here]
+del sys.modules["sitecustomize"]
+try:
+    import sitecustomize  # noqa: F401
+except ImportError:
+    pass
+"""
+
+
+def required_steps(bench: Benchmark) -> int:
+    """The steps the record must run: the quality pass's, where constraints read it."""
+    return bench.settings.quality_steps if bench.constraints else 0
+
+
+def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, workdir: Path,
+               cpus: int | None = None) -> dict[str, tuple[dict, float]]:
+    """Each benchmark's raw record on `side`, the runs spread over the CPUs profopt may use."""
+    width = max(1, min(len(benches), cpus or len(os.sched_getaffinity(0))))
+    with ThreadPoolExecutor(max_workers=width) as pool:
+        futures = {b.name: pool.submit(_one, plan, b, side, top, workdir) for b in benches}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def _one(plan: Plan, bench: Benchmark, side: Side, top: Path, workdir: Path) -> tuple[dict, float]:
+    own, spec = plan.bench(side.name, bench.name), plan.side_spec(side.name)
+    start = time.perf_counter()
+    raw = _command(spec, own, side, top, workdir) if own.command is not None else _callable(spec, own, side, top, workdir)
+    return raw, time.perf_counter() - start
+
+
+def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> dict:
+    steps = required_steps(bench)
+    env = child_env(spec, bench, side)
+    job = {"mode": "reach", "callable": bench.callable, "params": bench.params, "seed": quality.SEED,
+           "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV"), "required": steps,
+                     "at_least": AT_LEAST, "min_ms": MIN_MS, "max_ms": MAX_MS}}
+    res, data = run_worker(job, side, quality.quality_env(env) if steps else env, workdir,
+                           f"reach-{side.name}-{bench.name}", bench.settings.timeout_s)
+    if data is None:
+        why = "timed out" if res.timed_out else f"exited {res.returncode}"
+        return {"unknown": "failed", "failed": f"the record run {why}\n{tail(res.stderr)}".strip()}
+    return data
+
+
+def python_argv(command: str | list[str]) -> list[str] | None:
+    """The command's argv when it is one Python process (no shell syntax), else None."""
+    if isinstance(command, list):
+        argv = list(command)
+    else:
+        if _SHELL_SYNTAX.search(command):
+            return None
+        try:
+            argv = shlex.split(command)
+        except ValueError:
+            return None
+    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):  # `FOO=1 python …`: env words
+        argv = argv[1:]
+    if argv and os.path.basename(argv[0]) == "env":
+        return None
+    return argv if argv and os.path.basename(argv[0]).startswith("python") else None
+
+
+def _command(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> dict:
+    argv = python_argv(bench.command)
+    if argv is None:
+        return {"unknown": "command"}
+    site = workdir / "reach-site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITE)
+    out = workdir / f"reach-out-{file_part(side.name + '-' + bench.name)}"
+    out.mkdir(exist_ok=True)
+    env = child_env(spec, bench, side)
+    env.update({"PROFOPT_REACH_REPO": str(top), "PROFOPT_REACH_VENV": side.env.get("VIRTUAL_ENV", ""),
+                "PROFOPT_REACH_OUT": str(out), "PYTHONPATH": os.pathsep.join([str(site), env.get("PYTHONPATH", "")])})
+    res = run_command(command_argv(argv), cwd=side.root, env=env, timeout_s=bench.settings.timeout_s, workdir=workdir)
+    raws = []
+    for path in sorted(out.glob("*.json")):
+        try:
+            raws.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    if res.timed_out or res.returncode != 0:
+        return {"unknown": "failed", "failed": f"the command exited {res.returncode}\n{tail(res.stderr)}".strip()}
+    if not raws:  # `python -I`, `-S`: nothing started the record
+        return {"unknown": "command"}
+    return merge(raws)
+
+
+def merge(raws: list[dict]) -> dict:
+    """Records of several processes as one (a Python command that started another)."""
+    out: dict = {"code": {}, "modules": [], "opened": [], "listed": [], "import_dirs": {}, "looked_up": [],
+                 "tools": [], "unknown": None, "steps": 1}
+    for raw in raws:
+        for path, codes in (raw.get("code") or {}).items():
+            out["code"].setdefault(path, []).extend(codes)
+        for key in ("modules", "opened", "listed", "looked_up", "tools"):
+            out[key] = sorted(set(out[key]) | set(raw.get(key) or []))
+        out["import_dirs"].update(raw.get("import_dirs") or {})
+        out["unknown"] = out["unknown"] or raw.get("unknown")
+    return out
