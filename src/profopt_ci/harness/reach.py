@@ -27,6 +27,9 @@ _NATIVE = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 # frames whose reading of a code file is importing or quoting it, not reading data
 _CODE_READERS = ("<frozen importlib", "importlib/", "linecache.py", "tokenize.py", "_pytest/assertion/rewrite.py",
                  "zipimport.py", "inspect.py")
+# pytest lists each directory down to the test it was given, and takes only its own files there
+# (conftest.py, __init__.py, its ini files): the other names do not change what it runs
+_COLLECTORS = ("_pytest/main.py", "_pytest/python.py", "_pytest/pathlib.py", "_pytest/nodes.py")
 _WATCHED = frozenset({"open", "os.listdir", "os.scandir", "import", "subprocess.Popen", "os.system", "os.exec",
                       "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "ctypes.dlopen", "sqlite3.connect"})
 _OWN = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # profopt_ci itself is never the step's
@@ -40,6 +43,7 @@ class Recorder:
         self.codes: dict[int, object] = {}  # id → code object (kept alive, so an id is never reused)
         self.opened: set[str] = set()
         self.listed: set[str] = set()
+        self.walked: set[str] = set()  # listed by pytest's collection, which reads only its own files there
         self.looked_up: set[str] = set(sys.modules)  # imported before the record: a new process looks them up too
         self.tools: set[str] = set()
         self.unknown: str | None = None
@@ -120,6 +124,7 @@ class Recorder:
             "modules": sorted(modules),
             "opened": sorted(self.opened),
             "listed": sorted(self.listed),
+            "walked": sorted(self.walked - self.listed),
             "import_dirs": dict(sorted(import_dirs.items())),
             "looked_up": sorted(self.looked_up),
             "tools": sorted(self.tools),
@@ -191,7 +196,7 @@ class Recorder:
                 return
             real = self.inside(_text(path) or ".")
             if real is not None and not _from(_CODE_READERS, 8):
-                self.listed.add(real)
+                (self.walked if _from(_COLLECTORS, 6) else self.listed).add(real)
         elif event == "import":
             if args and isinstance(args[0], str):
                 self.looked_up.add(args[0])

@@ -26,6 +26,8 @@ from profopt_ci.reach.units import MODULE, Units, units_of
 
 VERSION = 1
 NATIVE_SUFFIXES = (".so", ".pyd", ".dylib")
+# the names pytest's collection reads in a directory it walks past on its way to the test
+PYTEST_OWN = ("conftest.py", "__init__.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
 class CodeFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -43,6 +45,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     code: dict[str, CodeFile] = {}
     opened: dict[str, str | None] = {}  # path → blob id (None: git does not track it)
     listed: dict[str, list[str]] = {}  # directory → its tracked names
+    walked: dict[str, list[str]] = {}  # directory pytest collected through → its names pytest reads (PYTEST_OWN)
     imports: dict[str, dict[str, list[str]]] = {}  # directory → {module name looked up: files answering it}
     untracked: list[str] = []  # the checkout's files it used that git does not track
     unknown: str | None = None  # why its reach cannot be known (harness/reach.py's causes)
@@ -84,11 +87,16 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
             if opened[rel] is None:
                 untracked.add(rel)
     listed = {d: sorted(tree.names(d)) for d in sorted({where.rel(p, dirs=True) for p in raw.get("listed") or []} - {None})}
+    walked = {d: _own(tree, d) for d in sorted({where.rel(p, dirs=True) for p in raw.get("walked") or []} - {None})}
     imports = _imports(raw, where, tree)
     return Record(benchmark=benchmark, identity=identity, commit=tree.commit, overlays=[tuple(o) for o in tree.overlays],
-                  code=code, opened=opened, listed=listed, imports=imports, untracked=sorted(untracked),
+                  code=code, opened=opened, listed=listed, walked=walked, imports=imports, untracked=sorted(untracked),
                   unknown=raw.get("unknown"), failed=raw.get("failed"), steps=int(raw.get("steps") or 0),
                   seconds=round(seconds, 3), env=env)
+
+
+def _own(tree: Tree, directory: str) -> list[str]:
+    return sorted(n for n in tree.names(directory) if n in PYTEST_OWN)
 
 
 def _code_file(blob: str, units: Units | None, names: set[str]) -> CodeFile:
@@ -180,6 +188,10 @@ def changes(record: Record, tree: Tree) -> list[str]:
     out += [path for path, blob in record.opened.items() if blob is not None and tree.blob(path) != blob]
     for directory, names in record.listed.items():
         got = sorted(tree.names(directory))
+        if got != names:
+            out.append(_listing(directory, names, got))
+    for directory, names in record.walked.items():
+        got = _own(tree, directory)
         if got != names:
             out.append(_listing(directory, names, got))
     for directory, looked in record.imports.items():

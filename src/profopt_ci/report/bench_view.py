@@ -33,6 +33,7 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "emoji": DECISION_EMOJI.get(decision, "❔"),
         "word": word(lang, "decision", decision),
         "reason": clip(said(lang, b.get("reason"), b.get("reason_msg")), 400),
+        "reach": _reach(b, lang),
         "goal": _goal(b, lang, conf),
         "rows": rows,
         "ci_header": column_header(lang, conf, rows),
@@ -41,6 +42,16 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "differences": diffs,
         "error": _error(b, lang, error_cap),
     }
+
+
+def _reach(b: dict, lang: str) -> str | None:
+    """Why a measured benchmark was measured, where the change's reach decided it (measure: changed)."""
+    reach = b.get("reach") or {}
+    why = reach.get("why") or {}
+    if not reach.get("measured") or (why.get("id") if isinstance(why, Mapping) else getattr(why, "id", None)) in (
+            "reach.all", "reach.aa"):
+        return None
+    return clip(said(lang, why.get("text") if isinstance(why, Mapping) else why.text, why), 600)
 
 
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:

@@ -60,8 +60,22 @@ def _new(c: dict, lang: str) -> str:
     return phrase
 
 
+def measured(benches: list[dict]) -> list[dict]:
+    """The benchmarks that were measured: not those the change does not reach (measure: changed)."""
+    return [b for b in benches if (b.get("reach") or {}).get("measured", True)]
+
+
 def _sentence(c: dict, decision: str, lang: str) -> str:
-    benches = c.get("benchmarks") or []
+    everyone = c.get("benchmarks") or []
+    benches = measured(everyone)
+    skipped = len(everyone) - len(benches)
+    if everyone and not benches:
+        return t(lang, "hl.unreached", n=skipped)
+    phrase = _measured_sentence(c, benches, decision, lang)
+    return phrase + (t(lang, "sep2") + t(lang, "hl.not_measured", n=skipped) if skipped else "")
+
+
+def _measured_sentence(c: dict, benches: list[dict], decision: str, lang: str) -> str:
     if not benches:
         return said(lang, c.get("summary"), c.get("summary_msg")) or t(lang, "hl.none")
     if decision == "no-change":

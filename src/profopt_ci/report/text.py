@@ -147,6 +147,13 @@ def text(v: Page, cols: int = WIDTH) -> str:
         if len(v.unchanged) > UNCHANGED_MAX:
             out.append(f"  … {t(lang, 'hl.more', n=len(v.unchanged) - UNCHANGED_MAX)}")
         out.append("")
+    if v.not_measured:
+        out.append(f"⏭ {t(lang, 'reach.title', n=len(v.not_measured))}")
+        for r in v.not_measured[:UNCHANGED_MAX]:
+            out.append(f"  {_clean(r['name'])}: {_clean(r['why'])}")
+        if len(v.not_measured) > UNCHANGED_MAX:
+            out.append(f"  … {t(lang, 'hl.more', n=len(v.not_measured) - UNCHANGED_MAX)}")
+        out.append("")
     lines: list[str] = []
     for ln in out:
         lines += [ln[1:]] if ln.startswith(_KEEP) else wrap(ln, cols)
@@ -158,6 +165,8 @@ def _bench(b: dict, lang: str, cols: int) -> list[str]:
     out = [f"{b['emoji']} {_clean(b['name'])} — {b['word']}"]
     if b["reason"]:
         out.append(f"  {_clean(b['reason'])}")
+    if b.get("reach"):
+        out.append(f"  {t(lang, 'reach.label')}{colon} {_clean(b['reach'])}")
     if b["error"]:
         e = b["error"]
         out.append(f"  💥 {e['title']}" + (f" ({e['capped']})" if e["capped"] else ""))

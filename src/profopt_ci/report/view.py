@@ -28,7 +28,7 @@ from profopt_ci.report.details import (
     phases,
 )
 from profopt_ci.report.format import clip, confidence_label, num, value_text
-from profopt_ci.report.headline import headline
+from profopt_ci.report.headline import headline, measured
 from profopt_ci.report.history import history_view
 from profopt_ci.report.instruction_words import instructions_only
 from profopt_ci.report.instruction_words import meta_part as instr_meta
@@ -49,7 +49,9 @@ class View:
         self.conf = confidence_label(c.get("confidence"))
         self.decision = c.get("decision")
         self.unpaired = c.get("mode") == "unpaired"
-        self.entries: list[dict] = list(c.get("benchmarks") or [])
+        everyone = list(c.get("benchmarks") or [])
+        self.entries: list[dict] = measured(everyone)  # what was measured; the rest are `not_measured` rows
+        self.skipped = [b for b in everyone if (b.get("reach") or {}).get("measured", True) is False]
         self.by_name = differences_by_benchmark(c.get("differences") or [], lang)
         self.differences = self.by_name.get(None, [])
         self.changed, self.unchanged = report_order(self.entries)
@@ -77,6 +79,12 @@ class View:
             rows.append({"name": n.get("name"), "head": head, "rounds": n.get("rounds", 0),
                          "why": said(self.lang, n.get("cause"), n.get("cause_msg")) or t(self.lang, "new.why.none")})
         return rows
+
+    @functools.cached_property
+    def not_measured(self) -> list[dict]:
+        """The benchmarks the change does not reach (measure: changed): name and why, one row each."""
+        return [{"name": clip(str(b.get("name")), 100), "why": said(self.lang, b.get("reason"), b.get("reason_msg"))}
+                for b in self.skipped]
 
     @functools.cached_property
     def legend(self) -> str:
@@ -235,10 +243,12 @@ def _meta(c: dict, lang: str, conf: str) -> str:
     counts = c.get("counts") or {}
     n = counts.get("benchmarks", len(c.get("benchmarks") or []))
     parts = [t(lang, "meta.benchmark") if n == 1 else t(lang, "meta.benchmarks", n=n)]
-    for key in ("improved", "regressed", "constraint_failures", "inconclusive", "failed"):
+    for key in ("improved", "regressed", "constraint_failures", "inconclusive", "failed", "not_measured"):
         if counts.get(key):
             parts.append(t(lang, f"count.{key}", n=counts[key]))
-    timed = not instructions_only(c)  # nothing timed: no rounds, no time threshold to show
+    # nothing timed (instructions only; or nothing measured: the change reaches no benchmark): no
+    # rounds, no time threshold to show
+    timed = not instructions_only(c) and not (n and counts.get("not_measured") == n)
     if c.get("mode") == "unpaired":
         parts.append(t(lang, "meta.unpaired"))
     elif timed:

@@ -34,6 +34,10 @@ EN: dict[str, str] = {
     "reach.col.name": "benchmark",
     "reach.col.why": "why",
     "reach.nightly": "nightly {value}",
+    "reach.label": "Why measured",
+    "hl.unreached": "this change reaches no benchmark's code ({n} not measured)",
+    "hl.not_measured": "{n} not measured",
+    "count.not_measured": "{n} not measured",
 }
 
 ZH: dict[str, str] = {
@@ -59,4 +63,8 @@ ZH: dict[str, str] = {
     "reach.col.name": "基准",
     "reach.col.why": "原因",
     "reach.nightly": "夜间基线 {value}",
+    "reach.label": "为何测量",
+    "hl.unreached": "本次改动没有触及任何基准的代码（{n} 个未测量）",
+    "hl.not_measured": "{n} 个未测量",
+    "count.not_measured": "未测量 {n}",
 }
