@@ -62,7 +62,7 @@ def _compare(tmp_path: Path, env: dict[str, str] | None = None) -> dict:
                      {"README": "head\n"}])
     # on every CPU of the machine (this test worker is pinned to one): one is measured, one spare
     proc = subprocess.run([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1",
-                           "--head", "HEAD", "--fail-on", "none"], cwd=root, env=cli_env(env), capture_output=True,
+                           "--head", "HEAD", "--fail-on", "none", "--measure", "all"], cwd=root, env=cli_env(env), capture_output=True,
                           text=True, timeout=300, preexec_fn=lambda: os.sched_setaffinity(0, ALL))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((root / ".profopt" / "comparison.json").read_text())

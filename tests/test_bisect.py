@@ -72,6 +72,10 @@ def test_bisect_names_the_commit_that_made_the_step_30_percent_slower_and_skips_
     assert by_commit[shas[2]]["class"] == "skip" and by_commit[shas[2]]["estimate"]["verdict"] == "failed"
     assert "does not run" in by_commit[shas[2]]["estimate"]["error"]
     assert by_commit[shas[1]]["class"] == "good" and by_commit[shas[3]]["class"] == "bad"
+    # c1 changes docs only: it runs as the good end does, so it is not measured, and the notes list it
+    assert by_commit[shas[1]]["estimate"]["reached"] is False and by_commit[shas[1]]["estimate"]["rounds"] == 0
+    assert by_commit[shas[3]]["estimate"].get("reached") is not False
+    assert any(n["id"] == "note.bisect_unreached" and shas[1][:12] in n["args"]["commits"] for n in doc["notes"])
     assert doc["first_bad"]["commit"] == shas[3], proc.stderr
     assert doc["first_bad"]["subject"] == "commit 3"
     assert 10 < doc["first_bad"]["effect"]["delta_pct"] < 70 and doc["first_bad"]["effect"]["ci_low_pct"] > 0

@@ -115,7 +115,7 @@ def test_two_rounds_do_not_crash_the_summary(tmp_path):
 
 def test_identical_code_is_never_regressed(tmp_path):
     root, shas = repo_with(tmp_path, rounds=10)
-    proc = run_cli(["compare", "--base", "HEAD~1"], root)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--measure", "all"], root)
     assert proc.returncode == 0, proc.stderr
     b = load(root)["benchmarks"][0]
     assert b["metrics"]["step_time_ms"]["verdict"] != "regressed"

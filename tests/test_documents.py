@@ -62,9 +62,9 @@ def outputs(tmp_path_factory) -> dict[str, dict]:
     ok(["baseline", "refresh", "--store", f"dir:{tmp / 'st'}", "--out", str(tmp / "base.json")])
     git(root, "checkout", "-q", "main")
     ok(["run", "--out", str(tmp / "head.json")])
-    ok(["compare", "--base", "HEAD~1", "--out", str(tmp / "compare.json")])
+    ok(["compare", "--base", "HEAD~1", "--measure", "all", "--out", str(tmp / "compare.json")])
     ok(["diff", str(tmp / "base.json"), str(tmp / "head.json"), "--out", str(tmp / "diff.json")])
-    ok(["compare", "--base", "HEAD~1", "--baseline", "both", "--store", f"dir:{tmp / 'st'}",
+    ok(["compare", "--base", "HEAD~1", "--measure", "all", "--baseline", "both", "--store", f"dir:{tmp / 'st'}",
         "--out", str(tmp / "both.json")])
     ok(["compare", "--base", "HEAD~1", "--phase", "setup", "--workdir", str(tmp / "work")])
     for name in ("base", "head", "compare", "diff", "both"):

@@ -54,7 +54,7 @@ def test_kill_9_of_compare_kills_its_worker_and_the_next_compare_prunes_the_work
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(flag, pidfile)}, {"x": "1"}])
     flag.write_text("1")
-    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1"], cwd=root,
+    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1", "--measure", "all"], cwd=root,
                             env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert _wait_for(pidfile.exists), "the worker never started"
     worker = int(pidfile.read_text())
@@ -78,7 +78,7 @@ def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/w.py": STEP, "profopt.yml": spec(rounds=400, round_ms=400)}, {"x": "1"}])
     # the default round length: the two signals land where they did when the lost-Ctrl-C hang was found
-    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1"], cwd=root,
+    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1", "--measure", "all"], cwd=root,
                             env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_ctrl_c_default)
     lines: list[str] = []

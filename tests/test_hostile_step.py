@@ -108,7 +108,7 @@ def test_compare_keeps_samples_when_the_step_exits_during_profiling_or_measuring
     make_repo(root, [{"bench/__init__.py": "", "bench/x.py": PROFILE_EXIT, "bench/early.py": EARLY_EXIT,
                       "profopt.yml": spec},
                      {"bench/early.py": EARLY_EXIT.replace("return sum(range(1000))", "sys.exit(0)")}])
-    proc = run_cli(["compare", "--base", "HEAD~1"], root)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--measure", "all"], root)
     assert proc.returncode == 3, proc.stderr
     assert "internal error" not in proc.stderr, proc.stderr
     c = json.loads((root / ".profopt" / "comparison.json").read_text())

@@ -82,7 +82,7 @@ def test_one_percent_more_work_is_regressed_at_half_a_percent(tmp_path):
 @needs_valgrind
 def test_a_a_is_unchanged_and_the_counts_agree(tmp_path):
     root = repo(tmp_path, "{n: 5000}", None)
-    proc, c, b = compare(root)
+    proc, c, b = compare(root, "--measure", "all")  # the same code on both sides: measured all the same
     assert proc.returncode == 0, proc.stderr
     m = b["metrics"]["instructions"]
     assert m["verdict"] == "unchanged" and abs(m["delta_pct"]) <= NOISE_FLOOR_PCT, m

@@ -31,7 +31,7 @@ benchmarks:
 def test_sigterm_cleans_worktrees_and_writes_partial_comparison(tmp_path):
     root = tmp_path / "repo"
     make_repo(root, [{"bench/__init__.py": "", "bench/work.py": WORK, "profopt.yml": SPEC}, {"x.txt": "1"}])
-    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1"], cwd=root,
+    proc = subprocess.Popen([sys.executable, "-m", "profopt_ci.cli.command_line", "compare", "--base", "HEAD~1", "--measure", "all"], cwd=root,
                             env=cli_env({"PROFOPT_PROGRESS": "rounds"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)

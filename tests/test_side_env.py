@@ -99,7 +99,7 @@ def test_a_warnings_as_errors_suite_runs_every_round_in_its_own_env_forked(tmp_p
 
     log = tmp_path / "sessions.jsonl"
     root = _project(tmp_path, wheelhouse, log)
-    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none"], root, timeout=600)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--measure", "all"], root, timeout=600)
     assert proc.returncode == 0, proc.stderr
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert sorted(b["name"] for b in c["benchmarks"]) == ["test_join", "test_sum"]
@@ -143,7 +143,8 @@ def test_the_same_compare_without_setup_runs_in_profopts_environment_and_says_so
     spec = ("version: 1\nhardware_label: test\ndefaults: {rounds: 2, max_rounds: 2}\n"
             "suites:\n  - {pytest: tests/bench/, select: test_sum}\n")
     make_repo(root, [{"tests/bench/test_speed.py": SUITE, "profopt.yml": spec}, {"README.md": "x\n"}])
-    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--lang", "zh"], root, timeout=300)
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--lang", "zh", "--measure", "all"], root,
+                   timeout=300)
     assert proc.returncode == 0, proc.stderr
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     env = c["head"]["environment"]

@@ -259,7 +259,8 @@ def test_both_reports_drift_of_the_fresh_base(tmp_path):
         doc = fake_doc(sha, 1000.0, cpu=fp["cpu_model"], created=f"2026-01-0{i + 1}T00:00:00+00:00")
         doc = replace(doc, fingerprint=fp)
         store.save(target, doc)
-    proc = run_cli(["compare", "--baseline", "both", "--store", f"dir:{target.root}", "--base", "HEAD~1"], root)
+    proc = run_cli(["compare", "--baseline", "both", "--store", f"dir:{target.root}", "--base", "HEAD~1",
+                    "--measure", "all"], root)
     assert proc.returncode in (0, 1), proc.stderr
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "paired" and c["baseline"]["mode"] == "both"
@@ -574,7 +575,7 @@ def test_a_runner_far_off_its_stored_history_is_said_and_recorded(tmp_path):
         doc = fake_doc(shas[0], 0.3, created=f"2026-01-0{i + 1}T00:00:00+00:00")
         doc = replace(doc, runner=Runner(**{**now, "ms": now["ms"] * factor, "samples": 2}))
         store.save(store.DirStore(st), doc)
-    proc = run_cli(["compare", "--base", "HEAD~1", "--rounds", "2", "--fail-on", "none", "--store", f"dir:{st}",
+    proc = run_cli(["compare", "--base", "HEAD~1", "--measure", "all", "--rounds", "2", "--fail-on", "none", "--store", f"dir:{st}",
                     "--report", "report.md", "--lang", "zh"], root)
     assert proc.returncode == 0, proc.stderr
     c = json.loads((root / ".profopt" / "comparison.json").read_text())

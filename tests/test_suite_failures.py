@@ -52,7 +52,7 @@ def test_a_pytest_suite_with_a_syntax_error_is_a_failed_entry_with_file_and_line
     spec = "version: 1\nhardware_label: t\n" + FAST + "suites:\n  - {pytest: tests/bench/}\n"
     make_repo(root, [{"tests/bench/test_good.py": good, "profopt.yml": spec},
                      {"tests/bench/test_broken.py": broken}])
-    proc = _compare(root)
+    proc = _compare(root, "--measure", "all")  # the head's suite on both sides: test_fine's code is the same
     assert proc.returncode == 3, proc.stderr[-3000:]
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     by = {b["name"]: b for b in c["benchmarks"]}
@@ -86,7 +86,7 @@ def test_hostile_names_never_reach_a_file_path_as_they_are(tmp_path):
             "  - {pytest: tests/bench/, select: xxxxxxxxxx, instrument: instructions}\n")
     make_repo(root, [{"tests/bench/test_names.py": suite, "pytest.ini": conf, "profopt.yml": spec}, {"x": "1"}])
     profiles = tmp_path / "profiles"
-    proc = _compare(root, "--fail-on", "none", "--profile-dir", str(profiles))
+    proc = _compare(root, "--fail-on", "none", "--profile-dir", str(profiles), "--measure", "all")
     assert proc.returncode == 0, proc.stderr[-3000:]
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     names = {b["name"] for b in c["benchmarks"]}

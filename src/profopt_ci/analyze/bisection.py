@@ -76,6 +76,9 @@ def observe(entry: dict, key: str, quality: bool) -> dict:
         said = " — ".join([entry.get("reason") or "failed", *[c for c in cause if c not in (entry.get("reason") or "")]])
         return {"verdict": "failed", "delta_pct": None, "ci_low_pct": None, "ci_high_pct": None,
                 "rounds": entry.get("rounds"), "error": said[:500]}
+    if (entry.get("reach") or {}).get("measured") is False:  # runs as the good end does: unchanged, not measured
+        return {"verdict": "unchanged", "delta_pct": None, "ci_low_pct": None, "ci_high_pct": None, "rounds": 0,
+                "reached": False}
     if quality:
         return _observe_quality(entry, key)
     m = (entry.get("metrics") or {}).get(key) or {}

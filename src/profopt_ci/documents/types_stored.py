@@ -110,6 +110,7 @@ class Estimate(_Closed, kw_only=True):
     ci_high_pct: Pct
     rounds: Count | None
     error: str | UnsetType = UNSET
+    reached: bool | UnsetType = UNSET  # False: the commit's change does not reach the benchmark's code (not measured)
 
 
 class EndChange(_Closed, kw_only=True):

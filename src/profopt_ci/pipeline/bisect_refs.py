@@ -113,7 +113,8 @@ class Bisection:
                             "subject": self.info(commit)["subject"], "class": cls, "estimate": obs,
                             "attempts": attempts[bench], "seconds": round(seconds, 2)})
         self.log(f"profopt: bisect: probe {len(self.probes)} {commit[:12]} vs {good[:12]} ({bench}): "
-                 f"{_said(obs)} → {cls}")
+                 + ("not measured: the change does not reach it" if obs.get("reached") is False else _said(obs))
+                 + f" → {cls}")
         return cls, obs
 
     def search(self, bench: str, good: str, commits: list[str], direction: str, end: dict) -> dict:
@@ -201,7 +202,7 @@ def run_bisect(spec: Spec, ov: Overrides, *, good_ref: str, bad_ref: str, benchm
     first = min(steps, key=lambda st: commits.index(st["commit"]), default=None)
     doc = bisect_doc.build(created=created, first_bad=first, good=(good_ref, good), bad=(bad_ref, bad), metric=key, threshold_pct=tau,
                            hardware_label=ov.hardware_label or spec.hardware_label, commits=len(commits), ends=ends,
-                           steps=steps, probes=run.probes, notes=_notes(ends, failed, run.notes),
+                           steps=steps, probes=run.probes, notes=[*_notes(ends, failed, run.notes), *_unreached(run.probes)],
                            seconds=time.monotonic() - t0, change_point=change_point)
     if failed and len(failed) == len(names):
         raise BisectFailed(doc, f"the ends could not be compared: {', '.join(failed)} failed "
@@ -231,6 +232,16 @@ def _metric(metric: str, bench) -> tuple[str, bool]:
         return bisection.metric_key(metric, [c.metric for c in bench.constraints])
     except ValueError as exc:
         raise UsageError(f"--metric {exc} (benchmark {bench.name})") from None
+
+
+def _unreached(probes: list[dict]) -> list[dict]:
+    """The probes not measured because the commit's change does not reach the benchmark (measure:
+    changed): each benchmark's skipped commits, listed."""
+    out: dict[str, list[str]] = {}
+    for p in probes:
+        if p["estimate"].get("reached") is False:
+            out.setdefault(p["benchmark"], []).append(p["commit"][:12])
+    return [message("note.bisect_unreached", bench=b, n=len(c), commits=c) for b, c in out.items()]
 
 
 def _notes(ends: list[dict], failed: list[str], found: list[dict]) -> list[dict]:

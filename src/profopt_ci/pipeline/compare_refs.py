@@ -335,7 +335,12 @@ def _gated(run: CompareRun, repo: Path, rel_spec: Path, work: Path, measure: str
         return replace(run, gate=everything(run.benches, "reach.all"))
     if run.same_commit:
         return replace(run, gate=everything(run.benches, "reach.aa"))
-    found = gate(run.plan, run.sides, run.benches, repo=repo, rel_spec=rel_spec, workdir=work, log=log)
+    # what failed before any round (a suite not collected, a side whose setup failed) is reported as
+    # it failed, not recorded
+    ready = [b for b in run.benches if b.name not in run.plan.failures and run.state.ok(b.name, run.sides)]
+    if not ready:
+        return run
+    found = gate(run.plan, run.sides, ready, repo=repo, rel_spec=rel_spec, workdir=work, log=log)
     return replace(run, gate=found, benches=[b for b in run.benches if found.measured(b.name)],
                    skipped=[b for b in run.benches if not found.measured(b.name)])
 
