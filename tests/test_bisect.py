@@ -85,11 +85,12 @@ def test_bisect_names_the_commit_that_made_the_step_30_percent_slower_and_skips_
     assert [s["commit"] for s in doc["steps"]] == [shas[3]]  # one step: c3 against c4 did not change
     assert [(p["commit"], p["class"]) for p in doc["probes"]] == [
         (shas[2], "skip"), (shas[1], "good"), (shas[3], "bad"), (shas[4], "step-check")]
-    assert all(p["estimate"]["rounds"] for p in doc["probes"] if p["class"] != "skip")
+    assert all(p["estimate"]["rounds"] for p in doc["probes"] if p["class"] != "skip" and p["estimate"].get("reached") is not False)
     assert seconds < 120, f"bisect took {seconds:.0f} s"  # ~50 s here, ~20 s of it the skipped commit's probe
     md = (root / "b.md").read_text()
     assert shas[3][:12] in md
     assert "跳过" in md and "无法测试" in md and "could not be tested" not in md
+    assert "未测量" in md and shas[1][:12] in md  # the commit whose change does not reach it, said in zh
     print(f"bisect c0..c4: {len(doc['probes'])} probes, {seconds:.0f} s (the document says {doc['seconds']} s)")
 
 
