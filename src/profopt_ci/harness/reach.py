@@ -142,14 +142,20 @@ class Recorder:
             if _under(real, self.repo) and os.path.isdir(real):
                 dirs.setdefault(real, "")
         for name, mod in list(sys.modules.items()):
-            path = getattr(mod, "__file__", None)
+            try:  # a module object may be anything (torch._classes answers every attribute)
+                path = getattr(mod, "__file__", None)
+                found = getattr(mod, "__path__", None)
+                paths = list(found) if isinstance(found, (list, tuple)) or type(found).__name__ == "_NamespacePath" \
+                    else []
+            except Exception:  # noqa: S112 — what a broken module says is not the step's code
+                continue
             if isinstance(path, str):
                 real = self.inside(path)
                 if real is not None:
                     modules.add(real)
                     if real.endswith(_NATIVE) and _under(real, self.repo):
                         self.flag(f"native:{os.path.relpath(real, self.repo)}")
-            for d in list(getattr(mod, "__path__", None) or ()):
+            for d in paths:
                 if isinstance(d, str) and _under(os.path.realpath(d), self.repo):
                     dirs[os.path.realpath(d)] = f"{name}."
         return modules, dirs
