@@ -26,7 +26,7 @@ alternated, twice, right after compare): the user's loop as it runs, one model i
 benchmark (its spec's `env`): glibc then keeps what a step frees instead of handing it back to the
 kernel and faulting it in again, so a process's speed no longer depends on its allocation history.
 The truth is not a plain process in that respect: its two models keep each other's memory in the
-heap (docs/accuracy.md, "What the fast and the slow process states are").
+heap (docs/experiments.md, "What the fast and the slow process states are").
 """
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def solo_truth(base: Path, head: Path, processes: int = 3, block_ms: float = 20.
     """Each side's step alone in a process of its own, as the user's loop runs it (one model, no other
     heap beside it): `processes` fresh processes a side, base and head alternated; the median of
     their medians. The one-process truth keeps two models' memory in one heap, which changes how
-    often the allocator faults (docs/accuracy.md)."""
+    often the allocator faults (docs/experiments.md)."""
     got: dict[str, list[float]] = {"base": [], "head": []}
     for k in range(processes):
         for side, path in ((("base", base), ("head", head)) if k % 2 == 0 else (("head", head), ("base", base))):

@@ -30,7 +30,7 @@ PATH = re.compile(r"(?<![\w.-])(?:[\w.-]+/)+[\w-]+\.py\b|(?<![\w./-])(?:docs/)?[
 # A path is ours when it starts here; others (rich/cells.py, torch/version.py) are other projects'.
 OURS = {*STAGES, "src", "profopt_ci", "tests", "bench", "docs", "examples", ".ci"}
 # Files of a user's repository the docs give as examples, and files profopt writes.
-EXAMPLES = {"tests/bench/test_x.py", "bench/bench_json.py", "bench/callables.py", "bench/test_benchmarks.py",
+EXAMPLES = {"tests/bench/test_x.py", "bench/train.py", "bench/bench_json.py", "bench/callables.py", "bench/test_benchmarks.py",
             "bench/test_attrs_collections.py", "bench/test_attrs_primitives.py", "bench/test_primitives.py",
             "report.md", "bisect.md", "r.md"}
 

@@ -174,8 +174,8 @@ def test_schema_is_published_and_valid():
     from profopt_ci.specfile.load import schema
 
     jsonschema.Draft202012Validator.check_schema(schema())
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert "# yaml-language-server: $schema=" in readme
+    reference = (Path(__file__).parent.parent / "docs" / "spec.md").read_text(encoding="utf-8")
+    assert "# yaml-language-server: $schema=" in reference
     assert json.loads(json.dumps(schema()))["title"].startswith("profopt.yml")
 
 

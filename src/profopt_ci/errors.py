@@ -1,6 +1,6 @@
 """Errors that reach the user. One boundary (cli.command_line.main) turns them into a message and an exit code.
 
-Exit codes (README.md, "Commands"): 0 ok · 1 the policy failed · 2 usage or spec error · 3 a benchmark or the
+Exit codes (docs/cli.md): 0 ok · 1 the policy failed · 2 usage or spec error · 3 a benchmark or the
 infrastructure failed.
 """
 from __future__ import annotations

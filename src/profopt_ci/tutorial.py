@@ -1,6 +1,6 @@
 """The tutorial's minimal template: time a function, summarize base vs tuned, print the table.
 
-Kept exactly as the tutorial defines it (README.md, "The minimal template"), because users copy it
+Kept exactly as the tutorial defines it (docs/getting-started.md, "In a notebook"), because users copy it
 into notebooks; the statistics of `profopt compare` are the grown-up version of the same loop.
 """
 from __future__ import annotations

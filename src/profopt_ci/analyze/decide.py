@@ -60,7 +60,7 @@ def round_ratio(base: dict, head: dict) -> float | None:
     """A lockstep round's head/base step time: the median of its pairs' ratios. The values of both
     sides were taken pair by pair, each pair in the same moment of the machine, so a pair's ratio
     cancels the machine's speed where the ratio of the two sides' medians does not (an A/A of a
-    pure-Python step: the per-round spread of 3.1–4.5% became 0.7–1.1%, docs/accuracy.md). None
+    pure-Python step: the per-round spread of 3.1–4.5% became 0.7–1.1%, docs/experiments.md). None
     for a round that was not taken in pairs (pairing: rounds, older results)."""
     if base.get("pairing") != "lockstep" or head.get("pairing") != "lockstep":
         return None

@@ -4,7 +4,7 @@ In: argv. Out: the verb's exit code. Each verb module (validate, run, compare, d
 publish, baseline, merge, bisect, site, schema) registers its own flags and parses them into plain values for the core.
 
 `main()` is the one error boundary, and every error leaves it in one form, `profopt: …` on stderr,
-with the exit code README.md documents (its "Commands"):
+with the exit code docs/cli.md documents:
 - 0 ok · 1 the policy failed · 2 usage or spec error (`UsageError`, `SpecError`, a bad flag) ·
   3 a benchmark or the infrastructure failed (`InfraError`; a failed `git` is `gitutil.GitError`,
   exit 3, unless the caller knows it is the user's and raises a `UsageError` instead);

@@ -115,7 +115,7 @@ def _big(doc: Struct) -> bool:
 def save_json_behind(doc: Struct, path: str | Path) -> Callable[[], None]:
     """`save_json` of a big document in a thread while the caller goes on (the reports); returns the
     wait, which re-raises what the write raised. Why: a big document's write spends most of its
-    time in system calls, which release the GIL (docs/accuracy.md, "Figures behind the code's
+    time in system calls, which release the GIL (docs/experiments.md, "Figures behind the code's
     choices"). A small document is written at once (the wait is then a no-op)."""
     if not _big(doc):
         save_json(doc, path)

@@ -5,7 +5,7 @@ In: a resolved spec, a benchmark, a `Side`, a work directory. Out: a run dict
 `BenchmarkFailed` carrying valgrind's log tail. A missing valgrind or an unsupported platform is
 a `UsageError` (exit 2) with the install command.
 
-How the count is made deterministic (each measured on this VM, docs/accuracy.md):
+How the count is made deterministic (each measured on this VM, docs/experiments.md):
 - `--instr-atstart=no` and client requests (vgreq) around the steps only: the interpreter's start,
   imports, the factory and the warm-up are never counted;
 - Ir per step = (Ir(2N) − Ir(N)) / N from one process, so the cost of opening a region cancels;

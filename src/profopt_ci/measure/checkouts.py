@@ -235,7 +235,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # profopt_ci itself
 def seed_pip(site: Path) -> bool:
     """The wheels `python -m venv` would install (ensurepip's, or a distribution's python-wheels),
     unpacked into `site`: pure wheels, so unpacking is installing them, a fraction of ensurepip's
-    time a venv (it runs pip to install pip, and compiles every module; docs/accuracy.md)."""
+    time a venv (it runs pip to install pip, and compiles every module; docs/experiments.md)."""
     import zipfile
 
     wheels = bundled_wheels()

@@ -8,7 +8,7 @@ the other work's part of the set's capacity.
 
 Why: the idle side is held while the other is timed (lockstep.Turns), but nothing stops another
 job on the runner. A multi-threaded step beside one busy process on two CPUs takes many times as
-long (docs/accuracy.md): its figures mean little then, and the report must say so rather than print
+long (docs/experiments.md): its figures mean little then, and the report must say so rather than print
 them as if the step ran alone. The counters tick at USER_HZ, so one round's figure is
 coarse; the sum over a benchmark's rounds is what is reported. Linux only; elsewhere nothing is
 measured and nothing is said.

@@ -297,7 +297,7 @@ def may_start_ahead(state: RoundState, bench: Benchmark, r: int, placement: Plac
     """Whether round `r` of `bench` may start its workers during a round on `placement`, where a CPU
     is spare: a later round of a callable, forked from its zygote, on the same CPU set. Not a first
     round: its two fresh interpreters would start and build one after the other on the spare CPU,
-    which took longer than both starting at once in their own round (docs/suites.md). Not
+    which took longer than both starting at once in their own round (docs/experiments.md). Not
     during a round whose step uses a GPU: lockstep.callable_round does not call for it there."""
     theirs = state.placements.get(bench.name)
     return (state.start_ahead and r >= 1 and bool(placement.spare()) and bench.command is None

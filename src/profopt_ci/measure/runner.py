@@ -32,7 +32,7 @@ def _work(n: int = 200_000) -> int:
 
 
 def probe(repeats: int = REPEATS) -> dict:
-    """The best of `repeats` timings of the fixed workload (its cost: docs/accuracy.md), in ms."""
+    """The best of `repeats` timings of the fixed workload (its cost: docs/experiments.md), in ms."""
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter_ns()

@@ -41,7 +41,7 @@ from profopt_ci.measure.zygote_process import MAX_MSG
 
 FORK_ROUNDS = 4  # rounds one zygote serves before a new one re-draws the hash seed and layout
 # where the rounds leave no spare CPU the next generation imports on the measured ones, between values:
-# a generation then serves a first look's worth of rounds (docs/accuracy.md: issue 27)
+# a generation then serves a first look's worth of rounds (docs/experiments.md: issue 27)
 FORK_ROUNDS_NO_SPARE = 12
 READY_TIMEOUT_S = 300.0
 
@@ -205,10 +205,10 @@ class ZygotePool:
 
     Why shared: every child of one zygote inherits its layout, so two per-side zygotes add a
     per-generation offset between the sides (wider than independent rounds would give; figures in
-    docs/accuracy.md). Forked from one zygote, both sides carry the same layout and it cancels in
+    docs/experiments.md). Forked from one zygote, both sides carry the same layout and it cancels in
     the paired ratio. Per-side
     zygotes pad each child's heap by a random amount instead (`pad`), which breaks the offset at the
-    cost of more spread (docs/accuracy.md)."""
+    cost of more spread (docs/experiments.md)."""
 
     def __init__(self, every: int | None = None) -> None:
         if every is None:
@@ -266,7 +266,7 @@ class ZygotePool:
             # The next generation imports while this one serves its rounds: on the spare CPUs, or,
             # where the rounds leave none, on the pool, held while values are timed (`held_beside`).
             # Started in a generation's last round only, a torch import outlasts that round and the
-            # next round waits for it (docs/accuracy.md has the figures)
+            # next round waits for it (docs/experiments.md has the figures)
             self._prefetch(bench, sides, envs, preload, workdir, share, spare or None, log)
         return started
 

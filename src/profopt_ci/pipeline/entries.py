@@ -174,7 +174,7 @@ FAULTS_RHO = 0.5  # Spearman's rho of page faults against step time across round
 def fault_notes(entries: list[dict]) -> list[dict]:
     """Where a step's time follows its page faults from round to round (each round a new process):
     its allocator hands memory back to the kernel and takes it again each step, and how much differs
-    from process to process, so its time does too (docs/accuracy.md: 0 against 300–500 faults a
+    from process to process, so its time does too (docs/experiments.md: 0 against 300–500 faults a
     step, 2.5 against 3.0–4.4 ms, in the same seconds). A note with the figures and the remedy.
 
     Paired rounds are read first, within each round: head's faults less base's against head's time

@@ -128,7 +128,7 @@ def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | Non
 
 def _active_steps(step: Callable[[], object], steps: int, sync: Callable[[], None]) -> int:
     """`steps`, or fewer for a long step: about TRACE_BUDGET_S of unprofiled step time, at least 2
-    (so one stalled step can be told apart): a long step's trace is large (docs/accuracy.md)."""
+    (so one stalled step can be told apart): a long step's trace is large (docs/experiments.md)."""
     step()
     sync()
     start = time.perf_counter()

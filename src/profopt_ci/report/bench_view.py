@@ -58,7 +58,7 @@ def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) 
     """The benchmarks past the page's cap of full sections, one row each (name, decision, step time
     change and CI), as a jinja loop over them would print them, `chunk` rows to a piece: at 10⁵
     benchmarks jinja's per-row overhead was most of the page's time, and one piece of all rows too
-    large to hold (docs/accuracy.md). The decision cell is made once per decision, not per row.
+    large to hold (docs/experiments.md). The decision cell is made once per decision, not per row.
     tests/test_report_cut.py checks it against a template loop."""
     decided: dict[str, str] = {}
     for start in range(0, len(benches), chunk):

@@ -47,10 +47,16 @@ class SettingKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_default
     values: _whole(1, 10**7, "timed values per worker process (pairing: rounds, and profopt run)") = UNSET
     rounds: _whole(1, 10**6, "rounds before compare's first look, a fresh worker per side each") = UNSET
     max_rounds: _whole(1, 10**6, "compare extends rounds up to this while a metric is inconclusive") = UNSET
-    threshold: Percent | UnsetType = UNSET
-    memory_tolerance: Percent | UnsetType = UNSET
-    timeout_s: _positive(30 * 86400, "per worker process") = UNSET
-    profile: Literal["auto", "torch", "cprofile", "off"] | UnsetType = UNSET
+    threshold: Annotated[Percent, Meta(description=(
+        "τ: the smallest change of step time and throughput that counts; a metric is flagged when its CI "
+        "excludes 0 and its estimate reaches τ, unchanged when the whole CI lies within ±τ"))] | UnsetType = UNSET
+    memory_tolerance: Annotated[Percent, Meta(description=(
+        "peak memory counts as changed beyond max(this share of base, 4 MB), judged on the medians"))
+    ] | UnsetType = UNSET
+    timeout_s: _positive(30 * 86400, "seconds a worker process may run before it is stopped") = UNSET
+    profile: Annotated[Literal["auto", "torch", "cprofile", "off"], Meta(description=(
+        "the profiled run after the rounds: auto (torch.profiler when the step loaded torch, else cProfile), "
+        "torch, cprofile or off"))] | UnsetType = UNSET
     instrument: Annotated[Instrument | Annotated[list[Instrument], Meta(min_length=1)], Meta(
         description="what is measured: walltime (step time in paired rounds), instructions (Ir per step under "
                     "valgrind's callgrind: deterministic, not time), or both as a list",
@@ -85,7 +91,7 @@ DEFAULTS = SettingKeys(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rou
 # these apply when the spec does not set rounds / max_rounds itself (bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
 # Where the spec does not set round_ms, a step under SHORT_STEP_MS gets rounds of SHORT_ROUND_MS: a suite
-# of such steps then takes ~5 s a benchmark instead of ~10 s, with the same verdicts (docs/suites.md).
+# of such steps then takes ~5 s a benchmark instead of ~10 s, with the same verdicts (docs/accuracy.md).
 SHORT_STEP_MS, SHORT_ROUND_MS = 1.0, 150.0
 SETTING_KEYS = SettingKeys.__struct_fields__
 
@@ -112,24 +118,33 @@ class Defaults(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defau
 
 
 class GoalKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    metric: Literal[tuple(GOAL_METRICS)]  # type: ignore[valid-type]
-    direction: Literal["decrease", "increase"] | UnsetType = UNSET  # default: increase for throughput
-    target: Percent | UnsetType = UNSET
+    """What the change is meant to do; the report says whether it met it."""
+
+    metric: Annotated[Literal[tuple(GOAL_METRICS)], Meta(  # type: ignore[valid-type]
+        description="the metric the goal is about")]
+    direction: Annotated[Literal["decrease", "increase"], Meta(description=(
+        "which way is better (default: increase for throughput, else decrease)"))] | UnsetType = UNSET
+    target: Annotated[Percent, Meta(description="the change the goal asks for, e.g. 10%")] | UnsetType = UNSET
 
 
 class ConstraintKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A quality metric compared between the sides: exactly one of rel_tol, abs_tol, equal."""
 
-    metric: Text
-    rel_tol: Tolerance | UnsetType = UNSET
-    abs_tol: Tolerance | UnsetType = UNSET
-    equal: bool | UnsetType = UNSET
+    metric: Annotated[Text, Meta(description=(
+        "a value the step record()s (or a command prints as PROFOPT_METRIC name=value), e.g. loss"))]
+    rel_tol: Annotated[Tolerance, Meta(description="holds while |head − base| ≤ this share of |base| at every "
+                                                   "step, e.g. 0.01")] | UnsetType = UNSET
+    abs_tol: Annotated[Tolerance, Meta(description="holds while |head − base| ≤ this at every step")
+                       ] | UnsetType = UNSET
+    equal: Annotated[bool, Meta(description="true: holds while the values are identical at every step")
+                     ] | UnsetType = UNSET
 
 
 class BenchmarkKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """One benchmark: exactly one of `callable` and `command`."""
 
-    name: Annotated[str, Meta(pattern="^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100, extra={
+    name: Annotated[str, Meta(pattern="^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100, description=(
+        "the benchmark's name in reports and stored results, unique in the spec"), extra={
         "expected": "letters, digits, '.', '_' or '-' (no spaces)"})]
     callable: Annotated[str, Meta(
         pattern="^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$",
@@ -141,10 +156,12 @@ class BenchmarkKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_
     params: Annotated[dict[str, Any], Meta(
         description="the fixed variables, passed to the factory as keyword arguments")] | UnsetType = UNSET
     items_per_iteration: _positive(1e18, "throughput = items / s") = UNSET
-    unit: Text = "items"
-    goal: GoalKeys | UnsetType = UNSET
-    constraints: list[ConstraintKeys] | UnsetType = UNSET
-    env: Env | UnsetType = UNSET
+    unit: Annotated[Text, Meta(description="what an item is, for the throughput's unit (items/s)")] = "items"
+    goal: Annotated[GoalKeys, Meta(description="what the change is meant to do")] | UnsetType = UNSET
+    constraints: Annotated[list[ConstraintKeys], Meta(description=(
+        "quality values compared between the sides, step by step, in the quality pass"))] | UnsetType = UNSET
+    env: Annotated[Env, Meta(description="environment of this benchmark's runs, over the spec's env")
+                   ] | UnsetType = UNSET
 
 
 class SuiteKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -162,14 +179,17 @@ class SuiteKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defa
     params: Annotated[dict[str, Any], Meta(description=(
         "keep only the benchmarks whose parameters match: name → a value or a list of values (compared as text)"))
     ] | UnsetType = UNSET
-    env: Env | UnsetType = UNSET
-    constraints: list[ConstraintKeys] | UnsetType = UNSET
+    env: Annotated[Env, Meta(description="environment of this suite's runs, over the spec's env")
+                   ] | UnsetType = UNSET
+    constraints: Annotated[list[ConstraintKeys], Meta(description=(
+        "quality values compared between the sides, for every benchmark of the suite"))] | UnsetType = UNSET
 
 
 class SpecKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A profopt benchmark spec: what to run on both sides of a change and how to judge it."""
 
-    schema_: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
+    schema_: Annotated[str, Meta(description="ignored by profopt: the JSON Schema an editor checks the file "
+                                             "against")] | UnsetType = msgspec.field(default=UNSET, name="$schema")
     version: Annotated[Literal[1], Meta(description="spec format version; only 1 exists",
                                         extra={"expected": "1 (the only spec version)"})]
     hardware_label: Annotated[Text, Meta(description="results are compared only within one label")] = "default"
@@ -181,8 +201,10 @@ class SpecKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=T
         "CPUs both sides are pinned to under pairing: lockstep, e.g. 3 or 2-3 (default: one CPU per thread the "
         "step is given by PROFOPT_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS, the last of the CPUs profopt may "
         "use, which the action's cpuset input limits); --cpuset overrides"))] | UnsetType = UNSET
-    defaults: Defaults | UnsetType = UNSET
-    benchmarks: Annotated[list[BenchmarkKeys], Meta(min_length=1)] | UnsetType = UNSET
+    defaults: Annotated[Defaults, Meta(description="settings of every benchmark and suite item that does not "
+                                                   "set its own")] | UnsetType = UNSET
+    benchmarks: Annotated[list[BenchmarkKeys], Meta(min_length=1, description=(
+        "the benchmarks: a callable (a step function built by a factory) or a command"))] | UnsetType = UNSET
     benchmarks_from: Annotated[Literal["head", "each"], Meta(description=(
         "which side's definitions run on both sides: head (the head's suite or callables run against each "
         "side's code, as asv does) or each (each side runs its own). Default: head for suites, each for "

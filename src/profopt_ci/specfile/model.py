@@ -48,7 +48,7 @@ class Settings:
     instrument: tuple[str, ...]  # walltime and/or instructions, in that order
     instructions_threshold_pct: float
     cache_sim: bool
-    pairing: str  # lockstep | rounds (README.md, "A spec")
+    pairing: str  # lockstep | rounds (docs/how-it-measures.md)
     value_ms: float  # lockstep: one value is about this long (one step when a step is longer)
     round_ms: float  # lockstep: pairs per round fill about this long
     short_round_ms: float  # … for a step under SHORT_STEP_MS: round_ms where the spec sets it, else SHORT_ROUND_MS
