@@ -20,6 +20,7 @@ import importlib.machinery
 import os
 import sys
 import threading
+import types
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "busybox"})
 CODE_SUFFIXES = (".py", ".pyc", ".pyw", *importlib.machinery.EXTENSION_SUFFIXES)
@@ -149,9 +150,9 @@ class Recorder:
                     else []
             except Exception:  # noqa: S112 — what a broken module says is not the step's code
                 continue
-            if isinstance(path, str):
+            if isinstance(path, str) and isinstance(mod, types.ModuleType):
                 real = self.inside(path)
-                if real is not None:
+                if real is not None and os.path.isfile(real):
                     modules.add(real)
                     if real.endswith(_NATIVE) and _under(real, self.repo):
                         self.flag(f"native:{os.path.relpath(real, self.repo)}")
