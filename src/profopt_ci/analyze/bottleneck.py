@@ -149,11 +149,6 @@ def _spreads(profile: dict | None) -> dict[str, tuple[float, float]] | None:
     return out
 
 
-def noise_chunks(profile: dict | None) -> int | None:
-    """How many chunks or steps a profile's spreads are over, where it has them (for the report)."""
-    return (profile or {}).get("chunks") if _spreads(profile) is not None else None
-
-
 def _self_times(profile: dict | None) -> tuple[dict[str, float], float]:
     """Self ms per name, and the value to assume for a name the list lacks: 0 when the list is
     complete, else its smallest entry (an upper bound, so a delta is never overstated)."""

@@ -184,8 +184,10 @@ def _bottleneck(b: dict, lang: str) -> dict:
 
 def _cost(bn: Mapping) -> list:
     """The memory the change costs: messages, or a file's English strings."""
-    msgs = bn.get("cost_msgs")
-    return list(msgs) if isinstance(msgs, list) else [str(c) for c in bn.get("cost") or [] if c]
+    msgs, plain = bn.get("cost_msgs"), bn.get("cost")  # free-form in a file: lists, or nothing
+    if isinstance(msgs, list):
+        return list(msgs)
+    return [str(c) for c in plain if c] if isinstance(plain, list) else []
 
 
 NO_CLEAR = "no clear bottleneck"
