@@ -53,7 +53,7 @@ from profopt_ci.profile.kineto import CAPTURE_SYNC, summarize_trace
 
 MODES = ("auto", "torch", "cprofile", "off")
 TRACE_BUDGET_S = 0.25  # unprofiled step time worth of active torch.profiler steps
-PROFILE_BUDGET_S = 0.25  # unprofiled step time worth of cProfile steps, for a step shorter than that / steps
+PROFILE_BUDGET_S = 0.1  # unprofiled step time worth of cProfile steps, for a step shorter than that / steps
 PROFILE_MAX_STEPS = 1000
 CHUNKS = 5  # cProfile's steps in this many chunks, a profiler each: the spread of a function's self time
 LINE_BUDGET = 200_000  # lines counted at most in the line-rate pass (a lower bound past it)
