@@ -263,7 +263,9 @@ def test_gpu_capacity_and_fragmentation():
     assert b["next_action_msg"]["id"] == "next_action.near_capacity_allocator"
     assert "expandable_segments" in b["next_action"]
     oom = analyze.bottleneck({"kind": "none", "reason": "torch.OutOfMemoryError: CUDA out of memory"})
-    assert oom["class"] == "memory capacity"
+    assert oom["class"] == "memory capacity" and oom["next_action_msg"]["id"] == "next_action.near_capacity"
+    host_oom = analyze.bottleneck({"kind": "none", "reason": "profiled run failed: MemoryError"})
+    assert host_oom["next_action_msg"]["id"] == "next_action.near_capacity_host"
 
 
 def test_capacity_is_named_only_near_a_real_limit():

@@ -140,9 +140,11 @@ def _near_capacity(f: Facts) -> Evidence | None:
 
 
 def _capacity_advice(f: Facts) -> dict:
-    if f.platform == "cuda" and ((f.memory.get("alloc_retries") or 0) > 0 or _fragmented(f)):
+    # a step whose profiled run died of a CUDA OOM has no profile to say it ran CUDA: its error does
+    cuda = f.platform == "cuda" or "cuda" in str(f.profile.get("reason") or "").lower()
+    if cuda and ((f.memory.get("alloc_retries") or 0) > 0 or _fragmented(f)):
         return message("next_action.near_capacity_allocator")
-    if f.platform in ("cuda", "torch"):
+    if cuda or f.platform == "torch":
         return message("next_action.near_capacity")
     return message("next_action.near_capacity_host")
 
