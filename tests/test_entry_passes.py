@@ -110,3 +110,20 @@ def test_an_outlier_note_says_its_nested_message_in_each_language():
         said = say(lang, note)
         assert said.startswith("busy") and "{" not in said and "why.outliers" not in said, said
     assert speed["outlier_note"] in say("en", note)
+
+
+def test_a_looks_outlier_note_and_reasons_say_the_reports_confidence_level():
+    """A sequential look's CI is at its spent alpha (99.748% at a look of five), which keeps 99% over
+    all looks: the note and the reasons say 99%, as every heading of the report does; the look's own
+    level stays in the metric's `confidence` (the parser PR's report, issue 40)."""
+    from profopt_ci.analyze.look_schedule import spent_alpha
+    from profopt_ci.analyze.stats import paired_change
+
+    base = [10.0 + r / 100 for r in range(12)]
+    head = [b * (1.3 + r / 1000) for r, b in enumerate(base[:10])] + [b * 3.0 for b in base[10:]]
+    alpha = spent_alpha(5, 5, 0.01)
+    speed = paired_change(base, head, threshold_pct=5, alpha=alpha)
+    assert speed["verdict"] == "regressed" and speed["confidence"] == pytest.approx(1 - alpha)
+    assert f"{(1 - alpha) * 100:.3f}" not in speed["outlier_note"] + speed["reason"]
+    assert "the 99% CI decides regardless" in speed["outlier_note"]
+    assert "(99% CI " in speed["reason"]

@@ -28,7 +28,8 @@ from profopt_ci.words import i18n
 
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"jemalloc", "tcmalloc", "env", "NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
-                     "AVX", "UTC", "FLOP", "GFLOP", "NUMA", "SMT", "numpy", "numba", "Cython", "print", "DDP"}
+                     "AVX", "UTC", "FLOP", "GFLOP", "NUMA", "SMT", "numpy", "numba", "Cython", "print", "DDP",
+                     "AMX", "array", "bytes", "dtype"}
 OPS = {"aten::addmm", "aten::item", "loop.py:3(f)", "nccl:all_reduce"}
 MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
 
@@ -56,24 +57,26 @@ def gpu(**kw) -> dict:
     return torch(gpu={"total_mb": 1000.0, **kw})
 
 
+def cprofile(**kw) -> dict:
+    return {"kind": "cprofile", "step_time_ms": 40.0, "machine": MACHINE, **kw}
+
+
 # Per rule, facts that make it emit every line it can (the signal is called directly, so the
 # device figures are typed in here; tests/test_rules.py derives them from traces).
 MAXIMAL: dict[str, list[Facts]] = {
     "near capacity": [Facts({"kind": "none", "reason": "CUDA out of memory", "gpu": {"total_mb": 1000.0},
-                             "memory": {"device_peak_reserved_mb": 950.0}, "machine": MACHINE},
-                            {"peak_memory_mb": {"head": 950.0}})],
-    "memory regression": [
-        Facts(torch(ops=[{"name": "aten::addmm", "self_memory_mb": 3.0}]),
-              {k: {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "verdict": "regressed"}
-               for k in ("peak_memory_mb", "cuda_max_allocated_mb")} | {"cuda_max_reserved_mb": {"head": 5000.0}}),
-        Facts(torch(memory={"device_peak_allocated_mb": 2000.0}), {},
-              torch(memory={"device_peak_allocated_mb": 1000.0}))],
+                             "memory": {"device_peak_reserved_mb": 950.0, "alloc_retries": 2}, "machine": MACHINE},
+                            {"peak_memory_mb": {"head": 950.0}, "cuda_max_allocated_mb": {"head": 200.0},
+                             "cuda_max_reserved_mb": {"head": 2400.0}}),
+                      Facts(torch(), {"peak_memory_mb": {"head": 950.0}}),
+                      Facts(cprofile(), {"peak_memory_mb": {"head": 950.0}})],
     "KV-cache growth": [Facts({
         **gpu(), "memory": {"decode_growth": {"device": {"mb_per_span": 2.0, "r": 0.99, "spans": 8}},
                             "device_peak_allocated_mb": 800.0}})],
     "host-device sync": [Facts(gpu(sync_ms=2.0, dtoh_per_step=3) | {
         "ops": [{"name": "aten::item", "calls": 3, "category": "sync"}]})],
-    "data loading": [Facts(torch(phase_shares={"data_loading": 0.2}, phases={"data_loading": 2.0}))],
+    "data loading": [Facts(torch(phase_shares={"data_loading": 0.2}, phases={"data_loading": 2.0})),
+                     Facts(cprofile(phase_shares={"data_loading": 0.2}, phases={"data_loading": 8.0}))],
     "host-to-device transfer": [Facts(gpu(pageable_memcpy_ms=1.0, memcpy_ms=2.0, memset_ms=0.5))],
     "communication": [Facts(gpu(comm_share=0.3, comm_overlap=0.1)),
                       Facts(torch(ops=[{"name": "nccl:all_reduce", "total_ms": 3.0, "category": "communication"}]))],
@@ -89,15 +92,35 @@ MAXIMAL: dict[str, list[Facts]] = {
     "interpreter overhead": [Facts({"kind": "cprofile", "step_time_ms": 40.0, "counters": {
         "python_share": 0.97, "py_lines_per_ms": 12000.0},
         "ops": [{"name": "loop.py:3(f)", "self_ms": 39.0, "category": "python"}]}),
+                             Facts(cprofile(counters={"python_share": 0.97})),
                              Facts(torch(counters={"python_share": 0.98, "ops_per_step": 2},
                                          ops=[{"name": "loop.py:3(f)", "self_ms": 9.0, "category": "python"}]))],
     "decode bandwidth": [Facts(torch(phase_detail={"decode": {"gbps": 15.0}}))],
     "memory bandwidth": [Facts(torch(category_shares={"elementwise": 0.45, "copy/memory": 0.1, "reduction/norm": 0.1,
                                                       "optimizer": 0.05, "gemm": 0.3},
+                                     counters={"flops_per_step": 1e6, "bytes_per_step": 1e8})),
+                         Facts(torch(cuda=True, category_shares={"elementwise": 0.8, "gemm": 0.2},
                                      counters={"flops_per_step": 1e6, "bytes_per_step": 1e8}))],
     "compute": [Facts(torch(category_shares={"gemm": 0.8, "elementwise": 0.2},
+                            counters={"flops_per_step": 1e9, "bytes_per_step": 1e7})),
+                Facts(torch(cuda=True, category_shares={"gemm": 0.8, "elementwise": 0.2},
                             counters={"flops_per_step": 1e9, "bytes_per_step": 1e7}))],
 }
+
+# What a memory regression costs (rules.memory_cost): every line it can say.
+COST: list[Facts] = [
+    Facts(torch(cuda=True, ops=[{"name": "aten::addmm", "self_ms": 2.0, "self_memory_mb": 3.0}]),
+          {k: {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "delta_mb": 50.0, "verdict": "regressed"}
+           for k in ("peak_memory_mb", "cuda_max_allocated_mb")}
+          | {"cuda_max_reserved_mb": {"head": 5000.0, "verdict": "regressed", "base": 3000.0, "delta_pct": 66.0}}),
+    Facts(torch(memory={"device_peak_allocated_mb": 2000.0}), {}, torch(memory={"device_peak_allocated_mb": 1000.0})),
+    Facts(torch(memory={"host_peak_allocated_mb": 2000.0}), {}, torch(memory={"host_peak_allocated_mb": 1000.0})),
+]
+# The base's note where the change removed its bottleneck: the head's hottest named, or none to name.
+LOOP = MAXIMAL["interpreter overhead"][0].profile
+FASTER = {"step_time_ms": {"verdict": "improved"}}
+REMOVED = [(cprofile(counters={"python_share": 0.3}, ops=[{"name": "aten::addmm", "self_ms": 3.0}]), FASTER, LOOP),
+           (cprofile(counters={"python_share": 0.3}), FASTER, LOOP)]
 
 
 def _notes() -> list[dict]:
@@ -107,11 +130,13 @@ def _notes() -> list[dict]:
                      counters={"python_share": 0.2}, ops=[{"name": "aten::addmm", "self_ms": 3.0}])
     notes += [analyze.bottleneck(fallback), analyze.bottleneck(torch(category_shares={"gemm": 0.45, "elementwise": 0.3, "framework": 0.25})),
               analyze.bottleneck(None), analyze.bottleneck({"kind": "none", "reason": "profile: none in the spec"})]
+    notes += [analyze.bottleneck(f.profile, f.metrics, f.base_profile) for f in COST]
+    notes += [analyze.bottleneck(*args) for args in REMOVED]
     return notes
 
 
 def _messages() -> list[dict]:
-    return [m for n in _notes() for m in [*n["evidence_msgs"], n["next_action_msg"]]]
+    return [m for n in _notes() for m in [*n["evidence_msgs"], n["next_action_msg"], *n["cost_msgs"]]]
 
 
 def test_every_rule_has_maximal_facts_and_emits_from_them():
@@ -136,7 +161,7 @@ def test_every_message_has_both_catalogs_and_its_zh_keeps_no_english(m):
 def test_every_bottleneck_entry_of_the_catalogs_is_emitted():
     """No dead words: each evidence and next-action entry is something a producer says."""
     emitted = {m["id"] for m in _messages()}
-    catalog = {k for k in i18n.EN if k.startswith(("bottleneck.", "next_action."))}
+    catalog = {k for k in i18n.EN if k.startswith(("bottleneck.", "next_action.", "cost."))}
     assert catalog - {"bottleneck.none", "bottleneck.not_analysed"} == emitted
 
 
@@ -144,6 +169,7 @@ def test_the_note_keeps_its_english_beside_the_messages():
     for n in _notes():
         assert n["evidence"] == [m["text"] for m in n["evidence_msgs"]]
         assert n["next_action"] == n["next_action_msg"]["text"]
+        assert n["cost"] == [m["text"] for m in n["cost_msgs"]]
     rule = next(r for r in RULES if r.name == "compute")
     assert rule.next_action == i18n.EN[rule.action]
 

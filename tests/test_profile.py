@@ -63,6 +63,8 @@ def test_torch_train_optimizer_loop_then_fused(tmp_path, machine_balance):
                                        machines={"torch": machine_balance, "numpy": machine_balance})
     base, head = sides[False], sides[True]
     assert base["kind"] == "torch" and Path(base["trace_path"]).is_file()
+    assert base["cuda"] is False and base["chunks"] == base["steps"] >= 2
+    assert all(o["self_ms_range"][0] <= o["self_ms_range"][1] for o in base["ops"])
     assert {"data_loading", "forward", "backward", "optimizer"} <= set(base["phases"])
     _shares_sum_to_one(base)
     _shares_sum_to_one(head)
@@ -137,6 +139,34 @@ def test_python_func_cprofile_interpreter_loop_vs_numpy(tmp_path, machine_balanc
     h = analyze.bottleneck(head)
     assert h["class"] is None and h["evidence"][0] == "no clear bottleneck", h
     assert head["step_time_ms"] < base["step_time_ms"]
+    # the step got faster and the head names nothing: the note is what limited the base, the next
+    # action the head's, and neither speaks of torch or CUDA (the demo, issue 40)
+    faster = {"step_time_ms": {"base": base["step_time_ms"], "head": head["step_time_ms"], "verdict": "improved"}}
+    note = analyze.bottleneck(head, faster, base)
+    assert (note["class"], note["side"]) == ("interpreter overhead", "base"), note
+    assert not {"torch", "CUDA", "PYTORCH_CUDA_ALLOC_CONF"} & set(note["next_action"].replace("(", " ").split())
+    assert base["cuda"] is False and head["cuda"] is False
+
+
+def test_cprofile_takes_its_steps_in_chunks_and_gives_each_functions_spread(machine_balance):
+    """More than one profiled step, in chunks of a profiler each: each function's self time per step
+    has a least and a most, and the hot-op diff tells a real change from that spread."""
+    assert capture.profiled_steps(5, 1.0) == (5, 20)  # 0.1 s of a 1 ms step: 100 steps
+    assert capture.profiled_steps(5, 13.0) == (5, 1)  # a 13 ms step: the 5 asked for
+    assert capture.profiled_steps(5, 0.001) == (5, 200)  # at most 1000
+    assert capture.profiled_steps(5, 1000.0) == (5, 1) and capture.profiled_steps(1, 1000.0) == (1, 1)
+    base_step = load("python_func", "neighbors.py").make_step(n=120)
+    head_step = load("python_func", "neighbors.py", tuned=True).make_step(n=120)
+    base = capture.capture(base_step, "cprofile", steps=5, trace_dir=None, name="pairs", machines={})
+    head = capture.capture(head_step, "cprofile", steps=5, trace_dir=None, name="pairs", machines={})
+    for side in (base, head):
+        assert side["chunks"] == 5 and side["steps"] % 5 == 0 and side["steps"] >= 5, side["steps"]
+        for op in side["ops"]:
+            lo, hi = op["self_ms_range"]
+            assert lo <= hi and lo * 0.99 <= op["self_ms"] <= hi * 1.01 + 1e-6, op  # the mean lies inside
+    rows = {r["name"]: r for r in analyze.hot_diff(base, head, top=100)}
+    loop = next(r for name, r in rows.items() if name.endswith("(count_close_pairs)"))
+    assert loop["noise"] is False and loop["delta_ms"] < 0  # the loop the change replaced: beyond any spread
 
 
 def test_roofline_on_real_ops(machine_balance):

@@ -100,7 +100,9 @@ def test_trade_off_names_gain_loss_and_what_changed_besides_code():
     assert "| ⚠️ **env OMP\\_NUM\\_THREADS** | 1 | 2 |" in lines
     assert "| ref | main | HEAD |" in lines  # ref and commit differ by design: not flagged
     assert table_rows(text, "| metric |")[4][5] == "🔴 regressed"
-    assert "- **Bottleneck:** memory capacity" in lines
+    # the head's step is limited by its data loading; the 66 MB more it holds is the change's cost
+    assert "- **Bottleneck:** data loading / IO" in lines
+    assert "- **Cost:** peak memory +65.9 MB (+31.3%, 210.4 → 276.3 MB)" in lines
 
 
 def test_failed_names_side_and_cause_with_error_tail():
@@ -525,3 +527,79 @@ def test_a_bottleneck_class_that_is_not_text_is_shown_as_it_is():
     for lang in ("en", "zh"):
         assert "7" in render(c, "md", lang)
         assert render(c, "html", lang)
+
+
+# ---- the bottleneck note's side and cost, the hot-op diff's noise, profile paths (issue 40 §3) ----
+
+def _demo_like() -> dict:
+    """The trade-off fixture with the demo's profiles: a pure-Python loop (base) and its numpy rewrite
+    (head), profiled in chunks, their files written under a runner's own /tmp."""
+    from profopt_ci.analyze.bottleneck import annotate
+
+    loop = {"kind": "cprofile", "step_time_ms": 13.0, "chunks": 5,
+            "trace_path": "/tmp/runner-x/profopt-profiles/train-step-base.pstats",
+            "ops": [{"name": "neighbors.py(count_close_pairs)", "self_ms": 26.4, "self_ms_range": [25.9, 27.0],
+                     "category": "python"},
+                    {"name": "timing.py(record)", "self_ms": 0.05, "self_ms_range": [0.002, 0.2], "category": "python"}],
+            "counters": {"python_share": 0.99, "py_lines_per_ms": 12000.0}}
+    numpy = {"kind": "cprofile", "step_time_ms": 2.3, "chunks": 5,
+             "trace_path": "/tmp/runner-x/profopt-profiles/train-step-head.pstats",
+             "ops": [{"name": "<method 'reduce' of 'numpy.ufunc' objects>", "self_ms": 1.28,
+                      "self_ms_range": [1.2, 1.4], "category": "builtin"},
+                     {"name": "neighbors.py(count_close_pairs)", "self_ms": 1.05, "self_ms_range": [1.0, 1.1],
+                      "category": "python"},
+                     {"name": "timing.py(record)", "self_ms": 0.004, "self_ms_range": [0.003, 0.005], "category": "python"}],
+             "counters": {"python_share": 0.45, "py_lines_per_ms": 4.0}}
+    c = fx.trade_off()
+    c["benchmarks"][0] = annotate(c["benchmarks"][0], {"base": loop, "head": numpy})
+    return c
+
+
+def test_the_note_says_the_bases_bottleneck_and_the_memory_cost_on_a_line_of_its_own():
+    c = _demo_like()
+    for fmt in ("md", "html", "text"):
+        en = " ".join(render(c, fmt, "en", max_chars=None).split())  # the terminal's lines are wrapped
+        assert "interpreter overhead in Python code, in the base (the head no longer shows it)" in en, fmt
+        assert "peak memory +65.9 MB (+31.3%, 210.4 → 276.3 MB)" in en, fmt
+        assert "PYTORCH" not in en and "torch.compile" not in en, fmt
+        zh = "".join(render(c, fmt, "zh", max_chars=None).split())
+        assert "Python代码的解释器开销，在基线中（新版已不再如此）" in zh and "峰值内存+65.9MB" in zh, fmt
+    lines = md(c).splitlines()
+    assert "- **Cost:** peak memory +65.9 MB (+31.3%, 210.4 → 276.3 MB)" in lines
+    assert next(ln for ln in lines if ln.startswith("- **Next action:**")).startswith(
+        "- **Next action:** the change removed what limited the base; the head has no single bottleneck left")
+
+
+def test_the_hot_op_diff_marks_noise_and_lists_it_last():
+    c = _demo_like()
+    rows = table_rows(md(c, max_chars=None), "| op |")[2:]
+    assert [r[0] for r in rows][:2] == ["neighbors.py(count\\_close\\_pairs)", "&lt;method 'reduce' of 'numpy.ufunc' objects&gt;"]
+    assert rows[-1][0] == "timing.py(record)" and rows[-1][3].startswith("≈ −")  # its spreads overlap
+    assert not any(r[3].startswith("≈") for r in rows[:-1])
+    text = md(c, max_chars=None)
+    assert ("Δ weighed against the profile's own noise (each op's least and most self ms per step over 5 base "
+            "and 5 head profiled chunks, one run a side): ≈ marks a Δ within it, listed last") in text
+    assert "≈ 表示 Δ 在噪声之内" in md(c, "zh", max_chars=None)
+
+
+def test_no_report_carries_the_runners_own_paths():
+    """A PR comment's reader has none of the runner's disk: the profile file by its folder and name."""
+    c = _demo_like()
+    for fmt in ("md", "html"):
+        out = render(c, fmt, "en", max_chars=None)
+        assert "/tmp/" not in out and "runner-x" not in out, fmt
+        assert "trace: profopt-profiles/train-step-base.pstats" in out, fmt
+    from profopt_ci.report.details import shown_path
+
+    assert shown_path("profiles/train-step-head.json") == "profiles/train-step-head.json"  # relative: as written
+    assert shown_path("/x.pstats") == "x.pstats"
+
+
+def test_a_hostile_cost_or_noise_mark_renders_as_data():
+    c = _demo_like()
+    b = c["benchmarks"][0]
+    b["bottleneck"] = {**b["bottleneck"], "cost_msgs": 7, "cost": 7, "side": ["base"]}
+    b["profile"] = {**b["profile"], "hot_diff": [{"name": "x", "delta_ms": 1.0, "noise": "yes"}]}
+    for fmt in ("md", "html", "text"):
+        out = render(c, fmt, "en", max_chars=None)
+        assert "Cost" not in out and "in the base" not in out, fmt

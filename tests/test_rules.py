@@ -149,8 +149,6 @@ def gpu_kv_growth(t0):
 FIXTURES = {
     "near capacity": (lambda: (host(), {"peak_memory_mb": {"base": 22000.0, "head": 23000.0,
                                                            "delta_pct": 4.5, "verdict": "unchanged"}})),
-    "memory regression": (lambda: (host(), {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0,
-                                                               "verdict": "regressed"}})),
     "KV-cache growth": (lambda: (gpu_profile(gpu_kv_growth), None)),
     "host-device sync": (lambda: (gpu_profile(gpu_sync), None)),
     "data loading": (lambda: (host(phase_shares={"data_loading": 0.2, "forward": 0.3, "backward": 0.5},
@@ -192,8 +190,8 @@ def test_rule_fires_only_on_its_own_fixture(fixture):
     assert fired == [fixture]
     result = analyze.bottleneck(profile, metrics)
     rule = next(r for r in RULES if r.name == fixture)
-    assert result["rule"] == fixture and result["class"] == rule.cls
-    assert result["next_action"] == rule.next_action
+    assert result["rule"] == fixture and result["class"] == rule.cls and result["side"] == "head"
+    assert result["next_action_msg"] == rule.action_for(facts)
     assert result["evidence"] and all(isinstance(e, str) and any(c.isdigit() for c in e)
                                       for e in result["evidence"][:1])
 
@@ -226,8 +224,12 @@ def test_priority_capacity_then_sync_then_data_then_launch():
                 phase_detail={"optimizer": {"ops_per_step": 300, "small_ops_share": 0.95,
                                             "multi_tensor_ops_per_step": 0}})
     assert analyze.bottleneck(both)["rule"] == "data loading"
-    regressed = {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "verdict": "regressed"}}
-    assert analyze.bottleneck(both, regressed)["class"] == "memory capacity"
+    # a memory regression is what the change costs, not what limits the step's time
+    regressed = {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "delta_mb": 50.0,
+                                    "verdict": "regressed"}}
+    b = analyze.bottleneck(both, regressed)
+    assert (b["class"], b["rule"]) == ("data loading", "data loading")
+    assert b["cost"][0] == "peak memory +50.0 MB (+50.0%, 100.0 → 150.0 MB)"
     sync = gpu_profile(gpu_sync)
     sync["phase_shares"] = {"data_loading": 0.2, **sync["phase_shares"]}
     assert analyze.bottleneck(sync)["rule"] == "host-device sync"
@@ -248,26 +250,66 @@ def test_gpu_capacity_and_fragmentation():
     near = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 120_000, 135_000)])
     b = analyze.bottleneck(near)
     assert b["rule"] == "near capacity" and "135000 MB of 143000 MB" in b["evidence"][0]
+    assert b["next_action_msg"]["id"] == "next_action.near_capacity"  # torch on a GPU: its own memory levers
+    # reserved ≫ allocated far from the device's limit: a cost, not the class; the allocator's
+    # setting is named where it matters, at the limit
     frag = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 20_000, 60_000)])
-    assert analyze.bottleneck(frag)["rule"] == "memory regression"
+    f = analyze.bottleneck(frag)
+    assert f["class"] is None and f["cost"] == [
+        "the CUDA allocator reserves 60000 MB for 20000 MB allocated (fragmentation)"]
+    both = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 60_000, 135_000)])
+    b = analyze.bottleneck(both)
+    assert b["class"] == "memory capacity" and "(fragmentation)" in b["evidence"][-1]
+    assert b["next_action_msg"]["id"] == "next_action.near_capacity_allocator"
+    assert "expandable_segments" in b["next_action"]
     oom = analyze.bottleneck({"kind": "none", "reason": "torch.OutOfMemoryError: CUDA out of memory"})
-    assert oom["class"] == "memory capacity"
+    assert oom["class"] == "memory capacity" and oom["next_action_msg"]["id"] == "next_action.near_capacity"
+    host_oom = analyze.bottleneck({"kind": "none", "reason": "profiled run failed: MemoryError"})
+    assert host_oom["next_action_msg"]["id"] == "next_action.near_capacity_host"
 
 
-def test_memory_regression_names_top_allocating_ops():
+def test_capacity_is_named_only_near_a_real_limit():
+    # the demo's case: 28 MB on a 24 GB machine is no limit, whatever the regression
+    small = {"peak_memory_mb": {"base": 23.8, "head": 28.2, "delta_pct": 18.2, "delta_mb": 4.4, "verdict": "regressed"}}
+    b = analyze.bottleneck(host(), small)
+    assert b["class"] != "memory capacity" and b["cost"][0] == "peak memory +4.4 MB (+18.2%, 23.8 → 28.2 MB)"
+    near = {"peak_memory_mb": {"base": 20000.0, "head": 23000.0, "verdict": "regressed", "delta_pct": 15.0}}
+    assert analyze.bottleneck(host(), near)["evidence"][0] == "peak RSS 23000 MB of 24000 MB RAM (96%)"
+    # a container's cgroup limit is where the host runs out, not the machine's RAM
+    capped = host(machine={**MACHINE, "mem_limit_mb": 2048.0})
+    mid = {"peak_memory_mb": {"base": 1900.0, "head": 2000.0, "verdict": "unchanged"}}
+    assert analyze.bottleneck(capped, mid)["evidence"][0] == "peak RSS 2000 MB of 2048 MB RAM (98%)"
+    assert analyze.bottleneck(host(), mid)["class"] != "memory capacity"
+    # the CUDA allocator freeing its cache to retry: at the device's limit whatever the peak says
+    retried = gpu_profile(gpu_neutral)
+    retried["memory"] = {**retried["memory"], "alloc_retries": 3}
+    b = analyze.bottleneck(retried)
+    assert b["class"] == "memory capacity" and "retried 3 allocations" in b["evidence"][0]
+    assert b["next_action_msg"]["id"] == "next_action.near_capacity_allocator"
+    # plain Python at the host's limit: no torch levers
+    py = {"kind": "cprofile", "step_time_ms": 40.0, "ops": [], "counters": {}, "machine": MACHINE}
+    b = analyze.bottleneck(py, near)
+    assert b["next_action_msg"]["id"] == "next_action.near_capacity_host"
+    assert not {"torch", "CUDA", "bf16"} & set(b["next_action"].replace(",", " ").replace("(", " ").split())
+
+
+def test_the_memory_cost_names_the_ops_that_allocated_it():
     b = analyze.bottleneck(host(), {"peak_memory_mb": {"base": 100.0, "head": 150.0, "delta_pct": 50.0,
                                                        "verdict": "regressed"}})
-    assert b["evidence"][0] == "peak_memory 100.0 → 150.0 MB (+50.0% vs base)"
-    assert "aten::addmm 1 MB/step" in b["evidence"][-1]
+    assert b["class"] is None  # the time bottleneck: none here (NEUTRAL)
+    assert b["cost"] == ["peak memory +50.0 MB (+50.0%, 100.0 → 150.0 MB)",
+                         "allocated most in the head: aten::addmm 1 MB/step, aten::gelu 0.5 MB/step"]
+    unchanged = analyze.bottleneck(host(), {"peak_memory_mb": {"base": 100.0, "head": 101.0, "verdict": "unchanged"}})
+    assert unchanged["cost"] == [] and unchanged["cost_msgs"] == []
 
 
-def test_memory_regression_from_the_base_profile_without_metrics():
+def test_the_memory_cost_from_the_base_profile_without_metrics():
     base = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 2_000)])
     head = gpu_profile(lambda t0: gpu_neutral(t0) + [device_mem(t0 + 500, 3_000)])
     b = analyze.bottleneck(head, None, base)
-    assert b["rule"] == "memory regression"
-    assert b["evidence"][0] == "device_peak_allocated_mb 2000 → 3000 MB in the profiles (+50% vs base)"
-    assert analyze.bottleneck(base, None, base)["rule"] != "memory regression"  # nothing grew
+    assert b["class"] is None
+    assert b["cost"][0] == "device peak allocated +1000 MB in the profiles (+50%, 2000 → 3000 MB)"
+    assert analyze.bottleneck(base, None, base)["cost"] == []  # nothing grew
 
 
 def test_cprofile_interpreter_rule_needs_the_line_rate():
@@ -347,3 +389,113 @@ def test_hot_diff_largest_changes_first():
     row = next(r for r in analyze.hot_diff(full, {"ops": [{"name": "new", "self_ms": 9.0}]}, top=100)
                if r["name"] == "new")
     assert row["base_ms"] == pytest.approx(10.0 - (analyze.TOP_OPS - 1) * 0.1)
+
+
+# ---- the side that matters, and next actions that fit the step ----------------------------------
+
+LOOP = {"kind": "cprofile", "cuda": False, "step_time_ms": 13.0, "phases": {}, "phase_shares": {},
+        "ops": [{"name": "neighbors.py(count_close_pairs)", "self_ms": 26.4, "category": "python"},
+                {"name": "timing.py(record)", "self_ms": 0.005, "category": "python"}],
+        "counters": {"python_share": 0.99, "py_lines_per_ms": 12000.0}, "machine": {"ram_mb": 24000.0}}
+NUMPY = {"kind": "cprofile", "cuda": False, "step_time_ms": 2.3, "phases": {}, "phase_shares": {},
+         "ops": [{"name": "<method 'reduce' of 'numpy.ufunc' objects>", "self_ms": 1.28, "category": "builtin"},
+                 {"name": "neighbors.py(count_close_pairs)", "self_ms": 1.05, "category": "python"}],
+         "counters": {"python_share": 0.45, "py_lines_per_ms": 4.0}, "machine": {"ram_mb": 24000.0}}
+DEMO_METRICS = {"step_time_ms": {"base": 13.2, "head": 2.36, "delta_pct": -82.2, "verdict": "improved"},
+                "peak_memory_mb": {"base": 23.6, "head": 27.9, "delta_pct": 18.5, "delta_mb": 4.36,
+                                   "verdict": "regressed"}}
+TORCH_WORDS = {"torch", "torch.compile", "CUDA", "PYTORCH_CUDA_ALLOC_CONF", "DataLoader", "AMP", "TF32", "bf16"}
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,;:()") for w in text.replace("(", " ").replace("/", " ").split()}
+
+
+def test_the_demo_names_the_bases_interpreter_overhead_and_its_memory_cost_apart():
+    """profopt demo: a pure-Python loop (base) against its numpy rewrite (head), no torch. The head's
+    step shows no single bottleneck; what limited the base, and what the change removed, is the
+    interpreter; the 4 MB of memory it costs is its own line; no torch or CUDA advice."""
+    b = analyze.bottleneck(NUMPY, DEMO_METRICS, LOOP)
+    assert (b["class"], b["rule"], b["side"]) == ("interpreter overhead", "interpreter overhead", "base")
+    assert b["evidence"] == ["99% of profiled self time in pure-Python functions",
+                             "12000 Python lines executed per ms of step",
+                             "hottest: neighbors.py(count_close_pairs) 26.4 ms"]  # profopt's own record() left out
+    assert b["cost"] == ["peak memory +4.4 MB (+18.5%, 23.6 → 27.9 MB)"]
+    assert b["next_action_msg"]["id"] == "next_action.removed"
+    assert "<method 'reduce' of 'numpy.ufunc' objects> 1.28 ms" in b["next_action"]
+    assert not TORCH_WORDS & _words(b["next_action"])
+    # no base profile, or a step that did not get faster: the head's own note
+    assert analyze.bottleneck(NUMPY, DEMO_METRICS)["side"] == "head"
+    slower = {**DEMO_METRICS, "step_time_ms": {**DEMO_METRICS["step_time_ms"], "verdict": "regressed"}}
+    assert analyze.bottleneck(NUMPY, slower, LOOP)["class"] is None
+    # the head's own class, where one fires on it, is the note: what limits the step now
+    assert analyze.bottleneck(LOOP, DEMO_METRICS, NUMPY)["side"] == "head"
+
+
+def test_python_advice_names_the_hot_function_and_fits_python_code():
+    b = analyze.bottleneck(LOOP)
+    assert b["next_action_msg"] == {"id": "next_action.interpreter_overhead_fn",
+                                    "args": {"fn": "neighbors.py(count_close_pairs)"}, "text": b["next_action"]}
+    assert b["next_action"].startswith("make neighbors.py(count_close_pairs) do less: a better algorithm first")
+    assert "only if its data are numbers in arrays, which the profile cannot tell" in b["next_action"]
+    assert not TORCH_WORDS & _words(b["next_action"]) and "numba" not in b["next_action"]
+    nameless = analyze.bottleneck({**LOOP, "ops": []})
+    assert nameless["next_action_msg"]["id"] == "next_action.interpreter_overhead"
+    loop = _rates(None, None, {}, python=1.0, ops=0)  # Python between few ops, in a torch step
+    assert analyze.bottleneck(loop)["next_action_msg"]["id"] == "next_action.interpreter_overhead_torch"
+
+
+def test_every_next_action_fits_the_steps_platform():
+    """No torch or CUDA advice for a step without them, CPU advice for a CPU step."""
+    py_data = {**LOOP, "ops": [], "counters": {"python_share": 0.3}, "phase_shares": {"data_loading": 0.3},
+               "phases": {"data_loading": 4.0}}
+    b = analyze.bottleneck(py_data)
+    assert b["rule"] == "data loading" and b["next_action_msg"]["id"] == "next_action.data_loading_python"
+    assert not TORCH_WORDS & _words(b["next_action"])
+    torch_data = FIXTURES["data loading"]()[0]
+    assert analyze.bottleneck(torch_data)["next_action_msg"]["id"] == "next_action.data_loading"
+    cpu_gemm = FIXTURES["compute"]()[0]
+    b = analyze.bottleneck(cpu_gemm)
+    assert b["next_action_msg"]["id"] == "next_action.compute_cpu" and not {"TF32", "AMP"} & _words(b["next_action"])
+    assert "thread settings" in b["next_action"]
+    cuda_gemm = {**cpu_gemm, "cuda": True}
+    b = analyze.bottleneck(cuda_gemm)
+    assert b["next_action_msg"]["id"] == "next_action.compute" and "thread settings" not in b["next_action"]
+    cpu_copy = FIXTURES["memory bandwidth"]()[0]
+    b = analyze.bottleneck(cpu_copy)
+    assert b["next_action_msg"]["id"] == "next_action.memory_bandwidth_cpu"
+    assert "channels_last" not in b["next_action"] and "fp16" not in b["next_action"]
+    for name, make in FIXTURES.items():  # the rest: each says what its platform has
+        profile, metrics = make()
+        b = analyze.bottleneck(profile, metrics)
+        if not Facts(profile, metrics or {}).gpu:
+            assert "CUDA" not in b["next_action"] and "GPU" not in b["next_action"], name
+
+
+def test_platform_of_the_step():
+    assert Facts(LOOP).platform == "python"
+    assert Facts(host()).platform == "torch"
+    assert Facts(gpu_profile(gpu_neutral)).platform == "cuda"
+    assert Facts({"kind": "torch", "cuda": True}).platform == "cuda"
+    assert Facts({"kind": "none"}, {"cuda_max_allocated_mb": {"head": 10.0}}).platform == "cuda"
+    assert Facts({"kind": "none"}).platform == "unknown"
+
+
+def test_hot_diff_marks_a_delta_within_the_profiles_own_noise_and_lists_it_last():
+    """A function the change does not touch, −30 ms between one profiled run per side, but its
+    self time per step swings over that whole range within each run: noise, listed after a real
+    change (the parser PR's report, issue 40)."""
+    def prof(ops):
+        return {"kind": "cprofile", "chunks": 5,
+                "ops": [{"name": n, "self_ms": ms, "self_ms_range": list(r)} for n, ms, r in ops]}
+    base = prof([("inline.py(parse)", 80.0, (40.0, 120.0)), ("block.py(scan)", 20.0, (19.0, 21.0))])
+    head = prof([("inline.py(parse)", 50.0, (45.0, 110.0)), ("block.py(scan)", 10.0, (9.5, 10.5)),
+                 ("block.py(fast)", 1.0, (0.9, 1.1))])
+    rows = analyze.hot_diff(base, head)
+    assert [(r["name"], r["noise"]) for r in rows] == [
+        ("block.py(scan)", False), ("block.py(fast)", False), ("inline.py(parse)", True)]
+    assert rows[-1]["delta_ms"] == -30.0
+    # without spreads on both sides (one run of a command, an older profile): nothing marked
+    old = {"ops": [{"name": "inline.py(parse)", "self_ms": 80.0}]}
+    assert all("noise" not in r for r in analyze.hot_diff(old, head))
+    assert all("noise" not in r for r in analyze.hot_diff({**base, "chunks": 1}, head))

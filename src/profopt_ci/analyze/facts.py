@@ -46,6 +46,28 @@ class Facts:
     def machine(self) -> dict:
         return self.profile.get("machine") or {}
 
+    @property
+    def platform(self) -> str:
+        """What the step ran on, for the next action: "cuda" (torch on a GPU), "torch" (torch on the
+        CPU), "python" (cProfile: no torch loaded, or none profiled), "unknown" (no profile). Read from
+        the step's own profile and metrics, not the machine's balance, which one benchmark's pass
+        measures for every other on CPUs like its own."""
+        cuda_metrics = any(self.metric(k) for k in ("cuda_max_allocated_mb", "cuda_max_reserved_mb"))
+        if self.gpu or self.profile.get("cuda") or cuda_metrics:
+            return "cuda"
+        return {"torch": "torch", "cprofile": "python"}.get(self.kind, "unknown")
+
+    @property
+    def memory_limit_mb(self) -> float | None:
+        """What the host lets the step hold: the RAM, or the cgroup's limit where that is lower."""
+        limits = [v for v in (self.machine.get("ram_mb"), self.machine.get("mem_limit_mb")) if v]
+        return min(limits) if limits else None
+
+    def hot_function(self) -> str | None:
+        """The Python function with the most self time (cProfile's `file.py(func)`), or None."""
+        hot = self.ops_in("python", top=1)
+        return hot[0]["name"] if hot else None
+
     def share(self, phase: str) -> float:
         return float((self.profile.get("phase_shares") or {}).get(phase) or 0.0)
 

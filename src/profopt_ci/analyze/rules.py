@@ -1,12 +1,20 @@
 """The bottleneck rules as data (shared/research/bottlenecks.md): signal → class → next action.
 
 In: `Facts` (profile summaries and metrics). Out: `RULES`, an ordered list of (class, signal,
-next action), read by `bottleneck`.
+next action), read by `bottleneck`; `memory_cost`, what a memory regression costs.
 
 `RULES` is ordered by priority; the first rule whose signal fires names the class. The order is
 capacity > sync > data > communication > launch > bandwidth/compute, because a fix for an earlier
 class changes what the later ones measure (an OOM hides everything; a per-step sync or a starving
 input pipeline makes every other share look smaller than it is).
+
+Memory capacity is named only near a real limit: an OOM, a peak that is most of the device's or the
+host's memory, the CUDA allocator's retries, a KV cache growing into half the device. Every other
+rule names the resource that limits the step's time. A memory regression is neither: it is what the
+change costs, said apart (`memory_cost`) whatever limits the time.
+
+A next action fits the step (`Facts.platform`): torch or CUDA advice only where the step ran them, CPU
+advice for a CPU step, and for plain Python the hot function and what fits Python code.
 
 A signal reads `Facts` (one side's profile summary, the comparison's metrics, the base profile)
 and returns the evidence — messages (words/i18n.message: an id, the figures that fired it, the
@@ -28,9 +36,9 @@ CLASSES = ("compute", "memory capacity", "memory bandwidth", "communication", "l
            "interpreter overhead", "data loading", "host-device sync")
 
 CAPACITY_SHARE = 0.90      # † peak memory / total
-RESERVED_RATIO = 1.5       # † reserved ≫ allocated
+RESERVED_RATIO = 1.5       # † reserved ≫ allocated (fragmentation: a cost, and at capacity its remedy)
 RESERVED_GAP_MB = 1024.0
-PROFILE_MEM_GROWTH = 0.10  # head's profiled peak vs base's, when no metrics are given…
+PROFILE_MEM_GROWTH = 0.10  # the cost: head's profiled peak vs base's, when no metrics are given…
 PROFILE_MEM_MIN_MB = 64.0  # …and at least this much
 KV_GROWTH_R = 0.9          # allocated memory rises with every decode span…
 KV_CAPACITY_SHARE = 0.5    # …and already holds half the device
@@ -53,12 +61,15 @@ PY_LINES_PER_MS = 100.0    # an interpreter-bound step runs thousands of lines p
 DECODE_BW_SHARE = 0.6      # achieved decode traffic / measured copy bandwidth
 DOMINANT = 0.5
 _MEMORYISH = ("elementwise", "copy/memory", "reduction/norm", "optimizer")
+_MEMORY_METRICS = (("peak_memory_mb", "peak memory"), ("cuda_max_allocated_mb", "CUDA max allocated"),
+                   ("cuda_max_reserved_mb", "CUDA max reserved"))
 
 @dataclass(frozen=True)
 class Rule:
     name: str
     cls: str
     signal: Callable[[Facts], Evidence | None]
+    advice: Callable[[Facts], dict] | None = None  # the next action fitted to the step; None: `action`
 
     @property
     def action(self) -> str:
@@ -70,6 +81,10 @@ class Rule:
         """The next action in English, as the comparison's `next_action` holds it."""
         return message(self.action)["text"]
 
+    def action_for(self, f: Facts) -> dict:
+        """The next action as a message, for the step these facts describe."""
+        return self.advice(f) if self.advice is not None else message(self.action)
+
 
 def action_id(rule: str) -> str:
     return "next_action." + re.sub(r"[^a-z0-9]+", "_", rule.lower()).strip("_")
@@ -80,52 +95,95 @@ def op_pairs(ops: list[dict], key: str = "self_ms") -> list[list]:
     return [[o["name"], o[key]] for o in ops]
 
 
+def leading(ops: list[dict], share: float = 0.05) -> list[dict]:
+    """The first op and those after it with at least `share` of its self time: a function a hundred
+    times smaller than the hottest is not worth naming beside it."""
+    return [o for o in ops if (o.get("self_ms") or 0.0) >= share * (ops[0].get("self_ms") or 0.0)] if ops else []
+
+
 # ---- capacity -----------------------------------------------------------------------------------
+
+def _device_total(f: Facts) -> float | None:
+    return (f.gpu or {}).get("total_mb") or (f.machine.get("device") or {}).get("memory_mb")
+
+
+def _reserved_allocated(f: Facts) -> tuple[float | None, float | None]:
+    alloc = f.metric("cuda_max_allocated_mb").get("head") or f.memory.get("device_peak_allocated_mb")
+    resv = f.metric("cuda_max_reserved_mb").get("head") or f.memory.get("device_peak_reserved_mb")
+    return resv, alloc
+
+
+def _fragmented(f: Facts) -> bool:
+    resv, alloc = _reserved_allocated(f)
+    return bool(alloc and resv and resv > RESERVED_RATIO * alloc and resv - alloc > RESERVED_GAP_MB)
+
 
 def _near_capacity(f: Facts) -> Evidence | None:
     ev: Evidence = []
     text = " ".join(str(x) for x in (f.profile.get("reason"), f.metrics.get("error")) if x).lower()
     if "out of memory" in text or "memoryerror" in text:
         ev.append(message("bottleneck.oom"))
-    total = (f.gpu or {}).get("total_mb") or (f.machine.get("device") or {}).get("memory_mb")
+    total = _device_total(f)
     peak = f.memory.get("device_peak_reserved_mb") or f.metric("cuda_max_reserved_mb").get("head")
     if total and peak and peak > CAPACITY_SHARE * total:
         ev.append(message("bottleneck.device_peak", peak=peak, total=total, share=peak / total))
-    rss, ram = f.metric("peak_memory_mb").get("head"), f.machine.get("ram_mb")
+    rss, ram = f.metric("peak_memory_mb").get("head"), f.memory_limit_mb
     if rss and ram and rss > CAPACITY_SHARE * ram:
         ev.append(message("bottleneck.rss_peak", rss=rss, ram=ram, share=rss / ram))
+    retries = f.memory.get("alloc_retries") or 0
+    if retries > 0:
+        ev.append(message("bottleneck.alloc_retries", retries=retries))
+    if ev and _fragmented(f):
+        resv, alloc = _reserved_allocated(f)
+        ev.append(message("bottleneck.fragmentation", reserved=resv, allocated=alloc))
     return ev or None
 
 
-def _memory_regression(f: Facts) -> Evidence | None:
+def _capacity_advice(f: Facts) -> dict:
+    # a step whose profiled run died of a CUDA OOM has no profile to say it ran CUDA: its error does
+    cuda = f.platform == "cuda" or "cuda" in str(f.profile.get("reason") or "").lower()
+    if cuda and ((f.memory.get("alloc_retries") or 0) > 0 or _fragmented(f)):
+        return message("next_action.near_capacity_allocator")
+    if cuda or f.platform == "torch":
+        return message("next_action.near_capacity")
+    return message("next_action.near_capacity_host")
+
+
+def memory_cost(f: Facts) -> Evidence:
+    """What the change costs in memory, said apart from the bottleneck: each memory metric that
+    regressed (or, without metrics, a profiled peak that grew), the CUDA allocator's fragmentation,
+    and the ops that allocated most in the head where the profile says which. [] when none."""
     ev: Evidence = []
-    for key in ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"):
+    for key, word in _MEMORY_METRICS:
         m = f.metric(key)
         if m.get("verdict") == "regressed":
-            ev.append(message("bottleneck.memory_metric", metric=key.removesuffix("_mb"), base=m.get("base", 0),
-                              head=m.get("head", 0), delta_pct=m.get("delta_pct") or 0))
+            base, head = m.get("base") or 0.0, m.get("head") or 0.0
+            mb = m["delta_mb"] if isinstance(m.get("delta_mb"), (int, float)) else head - base
+            ev.append(message("cost.memory_metric", metric=word, mb=mb, delta_pct=m.get("delta_pct") or 0.0,
+                              base=base, head=head))
     if not ev and f.base_profile:  # no metrics (a profile-only call): compare the profiles' peaks
         base_mem = f.base_profile.get("memory") or {}
-        for key in ("device_peak_allocated_mb", "host_peak_allocated_mb"):
+        for key, word in (("device_peak_allocated_mb", "device peak allocated"),
+                          ("host_peak_allocated_mb", "host peak allocated")):
             b, h = base_mem.get(key), f.memory.get(key)
             if b and h and h > (1 + PROFILE_MEM_GROWTH) * b and h - b >= PROFILE_MEM_MIN_MB:
-                ev.append(message("bottleneck.memory_profile", metric=key, base=b, head=h, delta_pct=100 * (h / b - 1)))
-    alloc = f.metric("cuda_max_allocated_mb").get("head") or f.memory.get("device_peak_allocated_mb")
-    resv = f.metric("cuda_max_reserved_mb").get("head") or f.memory.get("device_peak_reserved_mb")
-    if alloc and resv and resv > RESERVED_RATIO * alloc and resv - alloc > RESERVED_GAP_MB:
-        ev.append(message("bottleneck.fragmentation", reserved=resv, allocated=alloc))
+                ev.append(message("cost.memory_profile", metric=word, mb=h - b, delta_pct=100 * (h / b - 1),
+                                  base=b, head=h))
+    if f.platform == "cuda" and _fragmented(f):
+        resv, alloc = _reserved_allocated(f)
+        ev.append(message("cost.fragmentation", reserved=resv, allocated=alloc))
     if not ev:
-        return None
-    top = sorted((o for o in f.profile.get("ops") or [] if o.get("self_memory_mb")),
+        return []
+    top = sorted((o for o in f.profile.get("ops") or [] if (o.get("self_memory_mb") or 0) > 0),
                  key=lambda o: -o["self_memory_mb"])[:3]
     if top:
-        ev.append(message("bottleneck.top_memory_ops", ops=op_pairs(top, "self_memory_mb")))
+        ev.append(message("cost.top_memory_ops", ops=op_pairs(top, "self_memory_mb")))
     return ev
 
 
 def _kv_growth(f: Facts) -> Evidence | None:
     growth = (f.memory.get("decode_growth") or {}).get("device")
-    total = (f.gpu or {}).get("total_mb") or (f.machine.get("device") or {}).get("memory_mb")
+    total = _device_total(f)
     peak = f.memory.get("device_peak_allocated_mb")
     if not (f.gpu and growth and total and peak):
         return None
@@ -158,6 +216,10 @@ def _data_loading(f: Facts) -> Evidence | None:
         return None
     ms = (f.profile.get("phases") or {}).get("data_loading", 0.0)
     return [message("bottleneck.data_loading", share=share, ms=ms, step_ms=f.step_ms, limit=DATA_SHARE)]
+
+
+def _data_advice(f: Facts) -> dict:
+    return message("next_action.data_loading" if f.platform in ("cuda", "torch") else "next_action.data_loading_python")
 
 
 def _transfer(f: Facts) -> Evidence | None:
@@ -237,10 +299,19 @@ def _interpreter_overhead(f: Facts) -> Evidence | None:
     ev = [message("bottleneck.python_time", share=py)]
     if lines is not None:
         ev.append(message("bottleneck.python_lines", lines=lines))
-    hot = f.ops_in("python", top=2)
+    hot = leading(f.ops_in("python", top=2))
     if hot:
         ev.append(message("bottleneck.hottest", ops=op_pairs(hot)))
     return ev
+
+
+def _interpreter_advice(f: Facts) -> dict:
+    """Python code: its hot function by name, and what fits Python code (a torch step's Python between
+    few ops: whole-tensor operations)."""
+    if f.kind == "torch":
+        return message("next_action.interpreter_overhead_torch")
+    fn = f.hot_function()
+    return message("next_action.interpreter_overhead_fn", fn=fn) if fn else message("next_action.interpreter_overhead")
 
 
 def _framework_overhead(f: Facts) -> Evidence | None:
@@ -325,19 +396,26 @@ def _compute(f: Facts) -> Evidence | None:
     return ev + ([text] if text else [])
 
 
-RULES: list[Rule] = [  # each one's next action is words/messages_*.py's next_action.<its name as a key>
-    Rule("near capacity", "memory capacity", _near_capacity),
-    Rule("memory regression", "memory capacity", _memory_regression),
+def _on_device(cpu: str, cuda: str) -> Callable[[Facts], dict]:
+    """A next action that differs between a CPU step and a CUDA one."""
+    return lambda f: message(cuda if f.platform == "cuda" else cpu)
+
+
+# Each one's next action is words/messages_*.py's next_action.<its name as a key>, or its advice's
+# variants for the step's platform.
+RULES: list[Rule] = [
+    Rule("near capacity", "memory capacity", _near_capacity, _capacity_advice),
     Rule("KV-cache growth", "memory capacity", _kv_growth),
     Rule("host-device sync", "host-device sync", _host_device_sync),
-    Rule("data loading", "data loading", _data_loading),
+    Rule("data loading", "data loading", _data_loading, _data_advice),
     Rule("host-to-device transfer", "data loading", _transfer),
     Rule("communication", "communication", _communication),
     Rule("GPU launch overhead", "launch/framework overhead", _gpu_launch),
     Rule("optimizer launch overhead", "launch/framework overhead", _optimizer_overhead),
     Rule("framework overhead", "launch/framework overhead", _framework_overhead),
-    Rule("interpreter overhead", "interpreter overhead", _interpreter_overhead),
+    Rule("interpreter overhead", "interpreter overhead", _interpreter_overhead, _interpreter_advice),
     Rule("decode bandwidth", "memory bandwidth", _decode_bandwidth),
-    Rule("memory bandwidth", "memory bandwidth", _bandwidth),
-    Rule("compute", "compute", _compute),
+    Rule("memory bandwidth", "memory bandwidth", _bandwidth,
+         _on_device("next_action.memory_bandwidth_cpu", "next_action.memory_bandwidth")),
+    Rule("compute", "compute", _compute, _on_device("next_action.compute_cpu", "next_action.compute")),
 ]

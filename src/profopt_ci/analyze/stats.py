@@ -115,14 +115,19 @@ def _is_worse(delta_pct: float, better: str) -> bool:
 
 
 def _decide(
-    res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], Message], tau: float, alpha: float
+    res: dict, *, units: int, unit_word: str, enough: bool, need: Callable[[int], Message], tau: float, alpha: float,
+    nominal: float | None = None,
 ) -> Metric:
-    """Fill `verdict` and `reason` of a timing/throughput result by the module's rules."""
+    """Fill `verdict` and `reason` of a timing/throughput result by the module's rules. The reasons
+    and the outlier note name the nominal level (`nominal`, the alpha the report's headings say; the
+    look's own `alpha` when not given): a sequential look's CI is at its spent alpha (99.748% at one
+    look of five), which keeps the nominal level over all looks, so that is the level it stands for.
+    The look's own level stays in the entry's `confidence`."""
     if not enough:
         res["verdict"] = "inconclusive"
         return metric(put(res, "reason", need(units)))
     delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
-    ci = _conf_label(alpha)
+    ci = _conf_label(alpha if nominal is None else nominal)
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
         return metric(put(res, "reason", message("why.no_bound", units=units, unit=unit_word, level=ci)))
@@ -241,7 +246,7 @@ def paired_change(
     res["outliers"] = sum(modified_z_outliers(d))
     return _decide(
         res, units=n, unit_word="rounds", enough=n >= MIN_ROUNDS, need=lambda units: _too_few(units, MIN_ROUNDS),
-        tau=tau, alpha=a,
+        tau=tau, alpha=a, nominal=1.0 - confidence,
     )
 
 

@@ -14,10 +14,17 @@ Out: the profile summary dict (kind, step_time_ms, phases, ops, counters, …, t
   are those of the profiled steps (the profiler's per-op cost included: shares, not absolute
   times, are what to read).
   cprofile: one untraced pass of `steps` steps gives the step time and the user's phase() times;
-  then cProfile over `steps` steps gives the hot functions by self time (tottime, per step, cProfile
-  overhead included); pstats go to trace_dir/{name}.pstats. A line counter over one step gives
-  py_lines_per_ms (Python lines executed per ms of step time), which tells an interpreter-bound
-  loop (thousands) from a step whose time goes to C code that cProfile cannot see into (a handful).
+  then cProfile over `steps` steps, or more for a short step (about PROFILE_BUDGET_S of unprofiled
+  step time, at most PROFILE_MAX_STEPS), gives the hot functions by self time (tottime, per step,
+  cProfile overhead included); pstats go to trace_dir/{name}.pstats. The profiled steps run in
+  CHUNKS chunks, each under a profiler of its own, so each function's self time per step has a
+  spread over the chunks (`self_ms_range`): what the hot-op diff weighs a base/head delta against.
+  A line counter over one step gives py_lines_per_ms (Python lines executed per ms of step time),
+  which tells an interpreter-bound loop (thousands) from a step whose time goes to C code that
+  cProfile cannot see into (a handful).
+  Both kinds say whether the step ran CUDA (`cuda`); a CUDA step's summary has the caching
+  allocator's retries and OOMs in this process (`memory.alloc_retries`, `memory.alloc_ooms`): an
+  allocator that had to free its cache and retry is at the device's limit.
 - `capture_command(cmd, …)`: a Python process is re-run under `python -m cProfile -o …` once;
   any other command gets {"kind": "none", "reason": …}.
 """
@@ -46,6 +53,9 @@ from profopt_ci.profile.kineto import CAPTURE_SYNC, summarize_trace
 
 MODES = ("auto", "torch", "cprofile", "off")
 TRACE_BUDGET_S = 0.25  # unprofiled step time worth of active torch.profiler steps
+PROFILE_BUDGET_S = 0.1  # unprofiled step time worth of cProfile steps, for a step shorter than that / steps
+PROFILE_MAX_STEPS = 1000
+CHUNKS = 5  # cProfile's steps in this many chunks, a profiler each: the spread of a function's self time
 LINE_BUDGET = 200_000  # lines counted at most in the line-rate pass (a lower bound past it)
 _PYTHON = re.compile(r"^python[0-9.]*$")
 
@@ -120,10 +130,22 @@ def _capture_torch(step: Callable[[], object], steps: int, trace_dir: Path | Non
         prof.export_chrome_trace(str(path))
         with open(path, encoding="utf-8") as fh:
             trace = json.load(fh)
-    summary = {"kind": "torch", "reason": None,
+    summary = {"kind": "torch", "reason": None, "cuda": cuda,
                "trace_path": str(path) if trace_dir is not None else None}
     summary.update(summarize_trace(trace))
+    if cuda:
+        summary["memory"] = {**(summary.get("memory") or {}), **_allocator(torch)}
     return summary
+
+
+def _allocator(torch) -> dict:
+    """The caching allocator's retries and OOMs in this process: a retry means a request did not fit
+    until the allocator freed its cache, i.e. the step ran at the device's limit."""
+    try:
+        stats = torch.cuda.memory_stats()
+    except (RuntimeError, AttributeError):
+        return {}
+    return {"alloc_retries": int(stats.get("num_alloc_retries", 0)), "alloc_ooms": int(stats.get("num_ooms", 0))}
 
 
 def _active_steps(step: Callable[[], object], steps: int, sync: Callable[[], None]) -> int:
@@ -181,26 +203,64 @@ def _line_rate(step: Callable[[], object], step_ms: float) -> float | None:
     return round(count / step_ms, 1) if step_ms > 0 else None
 
 
+def profiled_steps(steps: int, step_ms: float) -> tuple[int, int]:
+    """(chunks, steps per chunk) for cProfile: `steps`, or about PROFILE_BUDGET_S of a short step
+    (at most PROFILE_MAX_STEPS), cut into up to CHUNKS equal chunks."""
+    total = steps
+    if step_ms > 0:
+        total = max(steps, min(PROFILE_MAX_STEPS, math.ceil(PROFILE_BUDGET_S * 1000 / step_ms)))
+    chunks = min(CHUNKS, total)
+    return chunks, total // chunks
+
+
 def _capture_cprofile(step: Callable[[], object], steps: int, trace_dir: Path | None, name: str) -> dict:
     step_ms, phases = _timed_pass(step, steps)
-    prof = cProfile.Profile()
+    chunks, per = profiled_steps(steps, step_ms)
+    profs = []
     start = time.perf_counter()
-    prof.enable()
-    for _ in range(steps):
-        step()
-    prof.disable()
-    profiled_ms = (time.perf_counter() - start) * 1000 / steps
-    stats = pstats.Stats(prof)
+    for _ in range(chunks):
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(per):
+            step()
+        prof.disable()
+        profs.append(prof)
+    profiled_ms = (time.perf_counter() - start) * 1000 / (chunks * per)
+    stats = pstats.Stats(profs[0])
+    for prof in profs[1:]:
+        stats.add(prof)
     trace_path = None
     if trace_dir is not None:
         Path(trace_dir).mkdir(parents=True, exist_ok=True)
         trace_path = Path(trace_dir) / f"{file_part(name)}.pstats"
         stats.dump_stats(str(trace_path))
-    summary = {"kind": "cprofile", "reason": None, "trace_path": str(trace_path) if trace_path else None}
-    summary.update(summarize_pstats(stats, steps=steps, step_ms=step_ms, phases_ms=phases))
+    summary = {"kind": "cprofile", "reason": None, "cuda": _cuda_ran(),
+               "trace_path": str(trace_path) if trace_path else None}
+    summary.update(summarize_pstats(stats, steps=chunks * per, step_ms=step_ms, phases_ms=phases))
+    summary["steps"], summary["chunks"] = chunks * per, chunks
+    if chunks >= 2:
+        spread(summary["ops"], [pstats.Stats(p) for p in profs], per)
     summary["counters"]["profiled_step_ms"] = round(profiled_ms, 4)
     summary["counters"]["py_lines_per_ms"] = _line_rate(step, step_ms)
     return summary
+
+
+def _cuda_ran() -> bool:
+    """Whether the step initialized CUDA (through torch): a cProfile summary says so too."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized())
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def spread(rows: list[dict], chunks: list[pstats.Stats], per: int) -> None:
+    """Each row's `self_ms_range`: the least and the most self ms per step over the chunks (0 in a
+    chunk that never called it)."""
+    by_chunk = [{name: acc[0] for name, acc in _by_name(c).items()} for c in chunks]
+    for row in rows:
+        per_step = [c.get(row["name"], 0.0) * 1000 / per for c in by_chunk]
+        row["self_ms_range"] = [_r(min(per_step)), _r(max(per_step))]
 
 
 def _func_name(key: tuple) -> tuple[str, bool]:
@@ -215,20 +275,25 @@ def _func_name(key: tuple) -> tuple[str, bool]:
 _SKIP = ("<method 'disable' of '_lsprof.Profiler' objects>",)
 
 
-def summarize_pstats(stats: pstats.Stats, *, steps: int, step_ms: float | None,
-                     phases_ms: dict[str, float] | None = None, top: int = 30) -> dict:
-    """Hot functions by self time (tottime) per step, python_share = pure-Python self time share."""
+def _by_name(stats: pstats.Stats) -> dict[str, list]:
+    """{name: [self s, total s, calls, is Python]} over a pstats' functions, the profiler's own left out."""
     by_name: dict[str, list] = {}
-    py_s, all_s, calls = 0.0, 0.0, 0
     for key, (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         name, is_py = _func_name(key)
         if name in _SKIP:
             continue
-        all_s += tt
-        py_s += tt if is_py else 0.0
-        calls += nc
         acc = by_name.setdefault(name, [0.0, 0.0, 0, is_py])
         acc[0], acc[1], acc[2] = acc[0] + tt, acc[1] + ct, acc[2] + nc
+    return by_name
+
+
+def summarize_pstats(stats: pstats.Stats, *, steps: int, step_ms: float | None,
+                     phases_ms: dict[str, float] | None = None, top: int = 30) -> dict:
+    """Hot functions by self time (tottime) per step, python_share = pure-Python self time share."""
+    by_name = _by_name(stats)
+    all_s = sum(acc[0] for acc in by_name.values())
+    py_s = sum(acc[0] for acc in by_name.values() if acc[3])
+    calls = sum(acc[2] for acc in by_name.values())
     rows = [{"name": name, "self_ms": _r(tt * 1000 / steps), "total_ms": _r(ct * 1000 / steps),
              "calls": _r(nc / steps), "category": "python" if is_py else "builtin",
              "self_memory_mb": None, "flops": None}

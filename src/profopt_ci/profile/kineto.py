@@ -18,7 +18,8 @@ How the figures are made:
   that started last). A user's phase("decode") around phase("sampling") gives decode the time
   outside sampling; a phase("train") around everything keeps only what no finer label claims.
   "other" is the step time no label covers, so the shares sum to 1.
-- Self time of a host event = its duration minus its direct children's (same thread).
+- Self time of a host event = its duration minus its direct children's (same thread). With two
+  steps or more each op row has `self_ms_range`, the least and the most self ms in one step.
   Labels (user annotations) have self time too: that is Python between ops, shown with category
   "python" ("data" / "optimizer" for those labels); the step's own remainder is "python (outside ops)".
 - python_share: the part of the step not inside any native op (cpu_op) — Python and its glue.
@@ -72,6 +73,7 @@ PY_OUTSIDE = "python (outside ops)"
 
 def _op_rows(events: list[Ev], steps: list[Ev], mem_by_ev: dict[int, float], n: int) -> list[dict]:
     rows: dict[str, dict] = {}
+    per_step: dict[str, list[float]] = defaultdict(lambda: [0.0] * n)  # self ms of each op in each step
     flops = {id(e): opcats.op_flops(e.name, e.args)
              for e in outermost(events, lambda e: e.native and opcats.counts_flops(e.name))}
     for ev in events:
@@ -81,6 +83,8 @@ def _op_rows(events: list[Ev], steps: list[Ev], mem_by_ev: dict[int, float], n: 
                                         "category": opcats.category(ev.name, label=not ev.native),
                                         "self_memory_mb": 0.0, "flops": 0.0})
         row["self_ms"] += ev.self_us / 1000
+        if 0 <= ev.step < n:
+            per_step[ev.name][ev.step] += ev.self_us / 1000
         if not _nested_in_same(ev):
             row["total_ms"] += ev.dur / 1000
         row["calls"] += 1
@@ -89,10 +93,14 @@ def _op_rows(events: list[Ev], steps: list[Ev], mem_by_ev: dict[int, float], n: 
     outside = sum(s.self_us for s in steps) / 1000
     rows[PY_OUTSIDE] = {"name": PY_OUTSIDE, "self_ms": outside, "total_ms": outside, "calls": len(steps),
                         "category": "python", "self_memory_mb": 0.0, "flops": 0.0}
+    per_step[PY_OUTSIDE] = [s.self_us / 1000 for s in steps]
     for row in rows.values():
         for key in ("self_ms", "total_ms", "self_memory_mb", "flops"):
             row[key] = _r(row[key] / n)
         row["calls"] = _r(row["calls"] / n)
+        if n >= 2:  # the op's spread over the steps: what the hot-op diff weighs a delta against
+            times = per_step[row["name"]]
+            row["self_ms_range"] = [_r(min(times)), _r(max(times))]
     return list(rows.values())
 
 
@@ -206,6 +214,7 @@ def summarize_trace(trace: dict, *, top: int = 30) -> dict:
     out = {
         "step_time_ms": _r(step_ms),
         "steps": n,
+        "chunks": n,  # each op's self_ms_range is over the steps
         "steps_dropped": len(all_steps) - n,
         "phases": {k: _r(v) for k, v in phases.items()},
         "phase_shares": {k: _r(v / step_ms) for k, v in phases.items()} if step_ms > 0 else {},

@@ -1,7 +1,8 @@
 """The machine-balance probe: how many FLOP/s and bytes/s this runner really gives.
 
 In: nothing but the machine (and torch, when the step loaded it). Out: a dict with matmul_gflops,
-copy_gbps, ridge_flops_per_byte, backend and ram_mb, and a `device` dict of the same on CUDA.
+copy_gbps, ridge_flops_per_byte, backend, ram_mb (and mem_limit_mb where a cgroup caps this process
+below it), and a `device` dict of the same on CUDA.
 
 CPU runners have no datasheet, so the ridge point of the roofline (FLOPs per byte at which a kernel
 stops being limited by memory bandwidth) is measured once per run, in about a second:
@@ -89,6 +90,24 @@ def _ram_mb() -> float | None:
         return None
 
 
+_CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def _cgroup_limit_mb() -> float | None:
+    """The memory a cgroup lets this process use (a container's --memory), where one caps it: that,
+    not the machine's RAM, is where a step runs out. cgroup v2's `memory.max`, else v1's limit."""
+    for path in _CGROUP_LIMITS:
+        try:
+            with open(path, encoding="ascii") as fh:
+                text = fh.read().strip()
+        except (OSError, ValueError):
+            continue
+        if text.isdigit():
+            return round(int(text) / 2**20, 1)
+        return None  # "max": no limit
+    return None
+
+
 def _cuda_ready(torch) -> bool:
     try:
         return bool(torch.cuda.is_available() and torch.cuda.is_initialized())
@@ -117,7 +136,7 @@ def probe() -> dict:
     else:
         flops, bw = _host_numpy()
         out = _figures(flops, bw, "numpy")
-    out["ram_mb"] = _ram_mb()
+    out.update(host_memory())
     device = probe_device()
     if device is not None:
         out["device"] = device
@@ -125,8 +144,13 @@ def probe() -> dict:
 
 
 def host_memory() -> dict:
-    """The part of the balance that costs nothing to read: the machine's RAM."""
-    return {"ram_mb": _ram_mb()}
+    """The part of the balance that costs nothing to read: the machine's RAM, and the cgroup's limit
+    where one is set below it."""
+    ram, limit = _ram_mb(), _cgroup_limit_mb()
+    out: dict = {"ram_mb": ram}
+    if limit is not None and (ram is None or limit < ram):
+        out["mem_limit_mb"] = limit
+    return out
 
 
 def probe_device() -> dict | None:

@@ -183,11 +183,22 @@ def _bottleneck(b: dict, lang: str) -> dict:
                  if isinstance(e, str) and e.startswith("no profile: ") else e for e in lines]
     cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
            else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
+    if bn.get("class") and bn.get("side") == "base":  # what the change removed (analyze/bottleneck.py)
+        cls = t(lang, "bottleneck_side.base", cls=cls)
     return {
         "cls": cls,
         "evidence": [clip(say(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
         "next_action": clip(say(lang, _action(bn)), 400),
+        "cost": [clip(say(lang, c), 200) for c in _cost(bn)[:EVIDENCE_MAX]],
     }
+
+
+def _cost(bn: Mapping) -> list:
+    """The memory the change costs: messages, or a file's English strings."""
+    msgs, plain = bn.get("cost_msgs"), bn.get("cost")  # free-form in a file: lists, or nothing
+    if isinstance(msgs, list):
+        return list(msgs)
+    return [str(c) for c in plain if c] if isinstance(plain, list) else []
 
 
 NO_CLEAR = "no clear bottleneck"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import statistics
 from operator import attrgetter
+from pathlib import PurePath
 
 from profopt_ci.analyze.decide import ordered_metrics
 from profopt_ci.documents.types import Sample
@@ -171,10 +172,15 @@ def _sample_phases(samples: list[dict] | None) -> dict:
 def hot_ops(b: dict, lang: str) -> dict:
     prof = b.get("profile") or {}
     rows_in = [r for r in prof.get("hot_diff") or [] if isinstance(r, dict)]  # free-form: what a file holds
-    diff = sorted(rows_in, key=lambda r: -abs(_figure(r.get("delta_ms"))))[:HOT_OPS_MAX]
+    # the rows the profile can tell from its own noise first (analyze/bottleneck.hot_diff)
+    diff = sorted(rows_in, key=lambda r: (r.get("noise") is True, -abs(_figure(r.get("delta_ms")))))[:HOT_OPS_MAX]
     rows = [{"op": clip(str(r.get("name", "?")), 80), "base": num(r.get("base_ms")),
-             "head": num(r.get("head_ms")), "delta": num(r.get("delta_ms"))} for r in diff]
+             "head": num(r.get("head_ms")),
+             "delta": (NOISE_MARK if r.get("noise") is True else "") + num(r.get("delta_ms"))} for r in diff]
     notes = []
+    if any(isinstance(r.get("noise"), bool) for r in diff):
+        notes.append(t(lang, "hot.noise", mark=NOISE_MARK.strip(), base=_chunks(prof, "base"),
+                       head=_chunks(prof, "head")))
     for side in ("base", "head"):
         summary = prof.get(side) or {}
         summary = summary if isinstance(summary, dict) else {}
@@ -182,7 +188,7 @@ def hot_ops(b: dict, lang: str) -> dict:
         if summary.get("kind") == "none" and summary.get("reason"):
             notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
         elif summary.get("trace_path"):
-            notes.append(f"{label} " + t(lang, "trace", path=clip(str(summary["trace_path"]), 160)))
+            notes.append(f"{label} " + t(lang, "trace", path=clip(shown_path(str(summary["trace_path"])), 160)))
         counters = summary.get("counters")  # a free-form summary: anything a file holds
         profiled = counters.get("profiled_step_ms") if isinstance(counters, dict) else None
         if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
@@ -190,6 +196,23 @@ def hot_ops(b: dict, lang: str) -> dict:
                            plain=num(summary["step_time_ms"])))
     notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}
+
+
+NOISE_MARK = "≈ "
+
+
+def _chunks(prof: dict, side: str) -> str:
+    summary = prof.get(side)
+    chunks = summary.get("chunks") if isinstance(summary, dict) else None
+    return str(chunks) if isinstance(chunks, int) and not isinstance(chunks, bool) else DASH
+
+
+def shown_path(path: str) -> str:
+    """A profile file as a report shows it: its folder's name and its own, never the absolute path of
+    the disk it was written on (a PR comment's reader has none of the runner's disk; compare writes
+    profiles to profopt-profiles/ beside its output, which is where that name points)."""
+    pure = PurePath(path)
+    return "/".join(pure.parts[1:][-2:]) if pure.is_absolute() else path
 
 
 def _figure(value: object) -> float:

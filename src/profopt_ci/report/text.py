@@ -189,6 +189,8 @@ def _bench(b: dict, lang: str, cols: int) -> list[str]:
         out += ["", f"  {t(lang, 'bottleneck')}{colon} {_clean(bn['cls'])}"]
         if bn["evidence"]:
             out.append(f"  {t(lang, 'evidence')}{colon} " + t(lang, "sep2").join(map(_clean, bn["evidence"])))
+        if bn["cost"]:
+            out.append(f"  {t(lang, 'cost')}{colon} " + t(lang, "sep2").join(map(_clean, bn["cost"])))
         if bn["next_action"]:
             out.append(f"  {t(lang, 'next_action')}{colon} {_clean(bn['next_action'])}")
     if b["differences"]:
