@@ -43,7 +43,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     commit: str  # the tree it ran: this commit …
     overlays: list[tuple[str, str]] = []  # … with these paths as those commits have them
     code: dict[str, CodeFile] = {}
-    opened: dict[str, str | None] = {}  # path → blob id (None: git does not track it)
+    opened: dict[str, str | None] = {}  # path → blob id (None: not in the tree — missing, or made by the setup)
     listed: dict[str, list[str]] = {}  # directory → its tracked names
     walked: dict[str, list[str]] = {}  # directory pytest collected through → its names pytest reads (PYTEST_OWN)
     imports: dict[str, dict[str, list[str]]] = {}  # directory → {module name looked up: files answering it}
@@ -75,8 +75,9 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
             untracked.add(rel)
             continue
         units = units_of(sources[rel])
-        names = {units.unit_at(line) if units else MODULE for line, _ in ran.get(rel, ())}
-        if rel in modules or any(name == "<module>" for _, name in ran.get(rel, ())):
+        # a module's own code object starts at line 1 (or 0), where a function may start too
+        names = {MODULE if name == MODULE or not units else units.unit_at(line) for line, name in ran.get(rel, ())}
+        if rel in modules:
             names.add(MODULE)
         code[rel] = _code_file(tree.entries[rel], units, names)
     opened: dict[str, str | None] = {}
@@ -84,7 +85,7 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
         rel = where.rel(path)
         if rel:
             opened[rel] = tree.blob(rel)
-            if opened[rel] is None:
+            if opened[rel] is None and os.path.exists(path):  # made by the setup; else it was not there
                 untracked.add(rel)
     listed = {d: sorted(tree.names(d)) for d in sorted({where.rel(p, dirs=True) for p in raw.get("listed") or []} - {None})}
     walked = {d: _own(tree, d) for d in sorted({where.rel(p, dirs=True) for p in raw.get("walked") or []} - {None})}
@@ -185,7 +186,11 @@ def changes(record: Record, tree: Tree) -> list[str]:
         if f.module is not None and units.module != f.module:
             out.append(f"{path}:{MODULE}")
         out += [f"{path}:{name}" for name, fp in f.units.items() if units.functions.get(name) != fp]
-    out += [path for path, blob in record.opened.items() if blob is not None and tree.blob(path) != blob]
+    untracked = set(record.untracked)
+    for path, blob in record.opened.items():
+        if path not in untracked and tree.blob(path) != blob:  # edited, removed, or added where it was missing
+            out.append(path if blob is not None and tree.blob(path) is not None else
+                       f"{path} ({'removed' if blob is not None else 'added'})")
     for directory, names in record.listed.items():
         got = sorted(tree.names(directory))
         if got != names:
