@@ -111,8 +111,9 @@ def test_kept_records_are_reused_and_a_base_that_changes_what_one_holds_records_
     cache = tmp_path / "cache"
     _, first, _ = compare(library, "docs", cache=cache)
     assert first["reach"]["recorded"] == 8 and first["reach"]["reused"] == 0
-    _, again, _ = compare(library, "docs", cache=cache)
+    _, again, err = compare(library, "docs", cache=cache)
     assert again["reach"]["recorded"] == 0 and again["reach"]["reused"] == 8
+    assert "nothing checked out" in err and "suites [base]" not in err  # decided from the kept records alone
     assert [b["reach"] for b in again["benchmarks"]] == [b["reach"] for b in first["benchmarks"]]
     # a new base whose dispatch module changed: the records that hold it are made again, the rest kept
     clone = tmp_path / "clone"
@@ -123,7 +124,8 @@ def test_kept_records_are_reused_and_a_base_that_changes_what_one_holds_records_
     git(clone, "checkout", "-q", "-B", "docs2", "main")
     (clone / "README.md").write_text("# lib\n\nagain\n")
     git(clone, "commit", "-q", "-am", "docs")
-    _, moved, _ = compare(clone, "docs2", cache=cache)
+    _, moved, err = compare(clone, "docs2", cache=cache)
+    assert "nothing checked out" not in err  # a record no longer holds: the base is checked out and recorded
     # bench_lib imports dispatch for every callable: those six are recorded again; the suite's two kept
     assert moved["reach"]["recorded"] == 6 and moved["reach"]["reused"] == 2 and measured(moved) == set()
 

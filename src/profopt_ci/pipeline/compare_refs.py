@@ -51,6 +51,7 @@ from profopt_ci.pipeline.entries import (
 )
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.reach_gate import Gate, everything, gate, unmeasured_entry
+from profopt_ci.pipeline.reach_kept import kept_decision
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.specfile.load import Benchmark
@@ -295,13 +296,20 @@ def run_compare(
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
+    mode = measure or plan.spec.measure
+    if phase == "all" and mode == "changed":
+        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log)
+        if kept is not None:
+            return kept
     with open_workspace(repo, workdir) as ws:
         sides = _sides(ws, plan, repo, rel_spec, phase, (base_ref, head_ref), log)
         for side in sides:
             plan = plan.attach(side.name, side.spec, side.spec_note)
         if _setup(ws, sides, plan, phase, log):
             return None
-        plan = expand_compare(plan, sides, log)  # suites: collected in each side's environment, after its setup
+        # suites: collected in each side's environment, after its setup (with measure: changed, what the
+        # base's collectors run and read is recorded, so a later compare may take their answers)
+        plan = expand_compare(plan, sides, log, reach=mode == "changed" and sides[0].commit != sides[1].commit)
         if "base" not in ws.setup_failures:  # a base whose setup failed is a failed side, not "new in this PR"
             plan = expand_callables(plan, sides, log)  # benchmarks_from: head — the head's callables on the base
         seed = plan.spec.seed if plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
@@ -327,11 +335,31 @@ def run_compare(
         return comparison(run, run.notes)
 
 
+def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | None], dirty: bool,
+          log) -> Comparison | None:
+    """The comparison of a PR that reaches no benchmark, decided from kept reach records before
+    anything is checked out (pipeline/reach_kept.py); None: the whole compare decides."""
+    resolved = resolve_refs(repo, *refs)
+    (base_label, base), (head_label, head) = resolved["base"], resolved["head"]
+    if base == head:
+        return None
+    found = kept_decision(plan, repo=repo, rel_spec=rel_spec, base=base, head=head, log=log)
+    if found is None:
+        return None
+    log(f"profopt: base {base_label} = {base[:12]}, head {head_label} = {head[:12]}")
+    kept_plan, found_gate = found
+    sides = [Side(name=name, root=kept_plan.spec.path.parent, ref=ref, commit=commit)
+             for name, ref, commit in (("base", base_label, base), ("head", head_label, head))]
+    seed = kept_plan.spec.seed if kept_plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
+    run = CompareRun(plan=kept_plan, sides=sides, benches=[], new=[], seed=seed, dirty=dirty, notes=[],
+                     gate=found_gate, skipped=list(kept_plan.spec.benchmarks))
+    return comparison(run, [])
+
+
 def _gated(run: CompareRun, repo: Path, rel_spec: Path, work: Path, measure: str | None, log) -> CompareRun:
     """The run with only the benchmarks the change reaches left to measure (measure: changed; an
     A/A and `measure: all` measure everything)."""
-    mode = measure or run.plan.spec.measure
-    if mode == "all":
+    if (measure or run.plan.spec.measure) == "all":
         return replace(run, gate=everything(run.benches, "reach.all"))
     if run.same_commit:
         return replace(run, gate=everything(run.benches, "reach.aa"))

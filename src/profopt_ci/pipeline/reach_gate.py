@@ -31,7 +31,9 @@ from profopt_ci.reach.environment import changed_env, env_files
 from profopt_ci.reach.runs import record_all, required_steps
 from profopt_ci.reach.trees import Tree
 from profopt_ci.specfile.load import Benchmark, Spec
+from profopt_ci.specfile.model import Suite
 from profopt_ci.specfile.plan import Plan
+from profopt_ci.suites.collect import label
 from profopt_ci.words.i18n import message
 
 SHOWN = 8  # changed units named in a reason (the entry's `changed` lists them all)
@@ -83,7 +85,7 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
     idents = {}
     for b in benches:
         idents[b.name] = cache.identity(definition(plan.bench("base", b.name)), bspec.setup, bspec.env)
-        kept = _valid(cache.kept(root, idents[b.name]), base_tree, env_b)
+        kept = valid(cache.kept(root, idents[b.name]), base_tree, env_b)
         if kept is not None:
             records[b.name] = kept
     missing = [b for b in benches if b.name not in records]
@@ -97,8 +99,9 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
                                      venv=base.env.get("VIRTUAL_ENV"), env=env_b, seconds=seconds)
             records[name] = rec
             cache.keep(root, rec)
+    _keep_collections(plan, base_tree, base, env_b, root)
     spent = time.perf_counter() - started
-    reach = {b.name: _reach(plan, b, records[b.name], head_tree, base_tree, env_changed, spec_keys, bspec)
+    reach = {b.name: reach_of(plan, b, records[b.name], head_tree, base_tree, env_changed, spec_keys, bspec)
              for b in benches}
     measured = sum(r["measured"] for r in reach.values())
     summary = {"mode": "changed", "measured": measured, "not_measured": len(benches) - measured,
@@ -109,7 +112,30 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
     return Gate(reach=reach, summary=summary, note=note)
 
 
-def _valid(kept: list[reach_record.Record], tree: Tree, env: dict) -> reach_record.Record | None:
+def collect_identity(suite: Suite, spec: Spec, shared: bool) -> str:
+    """What a kept collection is a collection of: the suite item, whether the head's suite files ran
+    on the base, the setup and env."""
+    return cache.identity({"collect": suite.item, "kind": suite.kind, "path": suite.path, "select": suite.select,
+                           "shared": shared}, spec.setup, spec.env)
+
+
+def _keep_collections(plan: Plan, tree: Tree, base: Side, env: dict, root: Path) -> None:
+    """The base's suite collections, each kept with its reach record and its answer: a later compare
+    whose trees change nothing of it takes the answer without collecting (pipeline/reach_kept.py)."""
+    bspec = plan.side_spec("base")
+    by_label = {label(s): s for s in (bspec.suites or plan.spec.suites)}
+    top = Path(toplevel(base.root) or base.root)
+    for name, answer in plan.collected.items():
+        suite, raw = by_label.get(name), answer.get("reach")
+        if suite is None or not isinstance(raw, dict) or answer.get("errors"):
+            continue
+        rec = reach_record.build(raw, benchmark=f"collect:{name}", identity=collect_identity(suite, bspec, bool(plan.overlaid)),
+                                 tree=tree, top=top, venv=base.env.get("VIRTUAL_ENV"), env=env, seconds=0.0,
+                                 answer={k: v for k, v in answer.items() if k != "reach"})
+        cache.keep(root, rec)
+
+
+def valid(kept: list[reach_record.Record], tree: Tree, env: dict) -> reach_record.Record | None:
     """The newest kept record the base's tree runs as its own did (its environment's files the same)."""
     for rec in kept:
         if rec.env != env:
@@ -121,7 +147,7 @@ def _valid(kept: list[reach_record.Record], tree: Tree, env: dict) -> reach_reco
     return None
 
 
-def _reach(plan: Plan, bench: Benchmark, rec: reach_record.Record, head_tree: Tree, base_tree: Tree,
+def reach_of(plan: Plan, bench: Benchmark, rec: reach_record.Record, head_tree: Tree, base_tree: Tree,
            env_changed: list[str], spec_keys: list[str], bspec: Spec) -> dict:
     spec = plan.spec.path.name
     if rec.unknown:

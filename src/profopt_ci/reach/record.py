@@ -53,10 +53,11 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     steps: int = 0
     seconds: float = 0.0
     env: dict[str, str | None] = {}  # the files that build the environment (reach/environment.py) → blob id
+    answer: dict | None = None  # a suite's collection: what its collector answered (the benchmarks it found)
 
 
 def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, venv: str | None,
-          env: dict[str, str | None], seconds: float) -> Record:
+          env: dict[str, str | None], seconds: float, answer: dict | None = None) -> Record:
     """A record from the worker's raw record (absolute paths under `top`, the checkout it ran in, or
     `venv`, the side's venv: a file there whose bytes are one of the tree's is that file — an
     installed copy of the project — and any other file there is a dependency both sides share)."""
@@ -93,7 +94,7 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
     return Record(benchmark=benchmark, identity=identity, commit=tree.commit, overlays=[tuple(o) for o in tree.overlays],
                   code=code, opened=opened, listed=listed, walked=walked, imports=imports, untracked=sorted(untracked),
                   unknown=raw.get("unknown"), failed=raw.get("failed"), steps=int(raw.get("steps") or 0),
-                  seconds=round(seconds, 3), env=env)
+                  seconds=round(seconds, 3), env=env, answer=answer)
 
 
 def _own(tree: Tree, directory: str) -> list[str]:

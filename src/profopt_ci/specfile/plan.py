@@ -120,6 +120,8 @@ class Plan:
     failures: Mapping[str, dict[str, str]] = field(default_factory=lambda: MappingProxyType({}))
     new_causes: Mapping[str, dict] = field(default_factory=lambda: MappingProxyType({}))  # messages
     base_suite: frozenset[str] = frozenset()
+    # compare, measure: changed — the base's collectors' answers by suite, each with its reach record
+    collected: Mapping[str, dict] = field(default_factory=lambda: MappingProxyType({}))
     overlaid: tuple[str, ...] = ()  # suite paths (from the spec's directory) the head's files were laid over the base at
 
     @property

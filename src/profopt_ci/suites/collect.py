@@ -29,6 +29,7 @@ class Collection:
     errors: list[dict] = field(default_factory=list)  # {suite, file, line, error}: a suite not collected
     notes: list[dict] = field(default_factory=list)  # messages (note.suite_said)
     entries: list[dict] = field(default_factory=list)  # what the collector said of each kept benchmark
+    answers: dict[str, dict] = field(default_factory=dict)  # suite label → the collector's answer (with its reach)
 
     def names(self) -> set[str]:
         return {b.name for b in self.benchmarks}
@@ -58,13 +59,25 @@ def _collector(job: dict, spec: Spec, side: Side, what: str, env: dict[str, str]
 
 
 def collect(spec: Spec, suites: list[Suite], side: Side, overrides: dict[str, Any] | None = None,
-            defaults: dict[str, Any] | None = None) -> Collection:
-    """Every suite collected in `side`, in order; names made unique across suites."""
-    out = Collection()
-    taken = {b.name for b in spec.benchmarks}
+            defaults: dict[str, Any] | None = None, reach: dict | None = None) -> Collection:
+    """Every suite collected in `side`, in order; names made unique across suites. `reach`
+    ({repo, venv}): each collector's reach recorded too (in `answers`)."""
+    answers = {}
     for suite in suites:
-        data = _collector({"kind": suite.kind, "path": suite.path, "select": suite.select}, spec, side,
-                          f"collecting {label(suite)}", env_of(suite.item.get("env")))
+        job = {"kind": suite.kind, "path": suite.path, "select": suite.select, **({"reach": reach} if reach else {})}
+        answers[label(suite)] = _collector(job, spec, side, f"collecting {label(suite)}", env_of(suite.item.get("env")))
+    return collection(spec, suites, answers, overrides, defaults)
+
+
+def collection(spec: Spec, suites: list[Suite], answers: dict[str, dict], overrides: dict[str, Any] | None = None,
+               defaults: dict[str, Any] | None = None) -> Collection:
+    """The collectors' answers (suite label → answer) as a Collection: the benchmarks, what was
+    skipped, the errors and notes — also from answers kept from an earlier collection (reach)."""
+    out = Collection(answers=dict(answers))
+    taken = {b.name for b in spec.benchmarks}
+    defaults = defaults if defaults is not None else spec.raw.get("defaults") or {}
+    for suite in suites:
+        data = answers[label(suite)]
         for err in data.get("errors") or []:
             out.errors.append({"suite": label(suite), **err})
         for s in data.get("skipped") or []:
@@ -73,8 +86,7 @@ def collect(spec: Spec, suites: list[Suite], side: Side, overrides: dict[str, An
             out.notes.append(message("note.suite_said", suite=label(suite), text=str(data["note"])))
         kept = [e for e in data.get("benchmarks") or [] if _params_match(e.get("params") or {}, suite.item.get("params"))]
         for entry in kept:
-            bench = to_benchmark(suite, entry, taken, defaults if defaults is not None else spec.raw.get("defaults") or {},
-                                 overrides or {})
+            bench = to_benchmark(suite, entry, taken, defaults, overrides or {})
             taken.add(bench.name)
             out.benchmarks.append(bench)
             out.entries.append({"suite": label(suite), **entry, "name": bench.name})

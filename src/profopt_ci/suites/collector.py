@@ -52,7 +52,17 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m profopt_ci.suites.collector JOB.json OUT.json", file=sys.stderr)
         return 2
     sys.path.insert(0, os.getcwd())
-    result = handle(json.loads(Path(args[0]).read_text()))
+    job = json.loads(Path(args[0]).read_text())
+    where = job.get("reach")
+    if where:  # what collecting runs and reads (harness/reach.py): a kept collection holds while none of it changes
+        from profopt_ci.harness.reach import Recorder
+
+        rec = Recorder(where["repo"], where.get("venv"))
+        rec.start()
+        result = handle(job)
+        result["reach"] = rec.stop()
+    else:
+        result = handle(job)
     tmp = Path(args[1] + ".tmp")
     tmp.write_text(json.dumps(result, default=repr))
     tmp.replace(args[1])

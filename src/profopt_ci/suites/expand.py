@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from profopt_ci.errors import cause_lines
+from profopt_ci.gitutil import toplevel
 from profopt_ci.harness.suite_targets import target
 from profopt_ci.measure.processes import Side
 from profopt_ci.specfile.model import Benchmark, Spec, Suite, resolve_settings
@@ -79,9 +80,11 @@ def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Plan:
                    failures=MappingProxyType(failures), notes=(*plan.notes, *col.notes))
 
 
-def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) -> Plan:
+def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None], *, reach: bool = False) -> Plan:
     """Both sides' suites collected (the head's laid over the base with benchmarks_from: head): a new
-    plan with them in its specs, their failures, why each one the base lacks is new, and notes."""
+    plan with them in its specs, their failures, why each one the base lacks is new, and notes.
+    `reach`: the base's collectors record what they run and read (the plan's `collected`), so a
+    later compare can take their answers without collecting (pipeline/reach_kept.py)."""
     base, head = sides
     suites = suites_of(plan, "head")
     if not suites:
@@ -91,7 +94,9 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     _say(head_col, "head", log)
     shared = (plan.spec.benchmarks_from or "head") == "head" and overlay(suites, head.root, base.root, log)
     base_suites = suites if shared else suites_of(plan, "base")
-    base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {})
+    where = {"repo": str(toplevel(base.root) or base.root), "venv": base.env.get("VIRTUAL_ENV")} if reach else None
+    base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {},
+                       reach=where)
     _say(base_col, "base", log)
     head_errors, base_errors = _suite_errors(head_col), _suite_errors(base_col)
     places = [_placeholder(plan, suite) for suite in head_errors]
@@ -121,6 +126,7 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None]) ->
     return replace(plan, spec=_add(plan.spec, found), sides=MappingProxyType(sides), failures=MappingProxyType(failures),
                    new_causes=MappingProxyType(causes), base_suite=frozenset(b.name for b in on_base),
                    overlaid=tuple(s.path for s in suites) if shared else (),
+                   collected=MappingProxyType(base_col.answers) if reach else plan.collected,
                    notes=(*plan.notes, said, *{n["text"]: n for n in head_col.notes}.values()))  # each wording once
 
 
