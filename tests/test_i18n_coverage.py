@@ -23,6 +23,7 @@ from test_report_snapshots import ZH_ALLOWED
 from profopt_ci.analyze import bottleneck as analyze
 from profopt_ci.analyze.facts import Facts
 from profopt_ci.analyze.rules import RULES
+from profopt_ci.measure import side_pass
 from profopt_ci.report.render import render
 from profopt_ci.words import i18n
 
@@ -129,7 +130,8 @@ def _notes() -> list[dict]:
     fallback = torch(category_shares={"gemm": 0.3, "elementwise": 0.35, "framework": 0.35},
                      counters={"python_share": 0.2}, ops=[{"name": "aten::addmm", "self_ms": 3.0}])
     notes += [analyze.bottleneck(fallback), analyze.bottleneck(torch(category_shares={"gemm": 0.45, "elementwise": 0.3, "framework": 0.25})),
-              analyze.bottleneck(None), analyze.bottleneck({"kind": "none", "reason": "profile: none in the spec"})]
+              analyze.bottleneck(None), analyze.bottleneck({"kind": "none", "reason": "profile: none in the spec"}),
+              analyze.bottleneck(side_pass.SKIPPED)]  # compare took no profile: its figures held
     notes += [analyze.bottleneck(f.profile, f.metrics, f.base_profile) for f in COST]
     notes += [analyze.bottleneck(*args) for args in REMOVED]
     return notes
@@ -162,7 +164,7 @@ def test_every_bottleneck_entry_of_the_catalogs_is_emitted():
     """No dead words: each evidence and next-action entry is something a producer says."""
     emitted = {m["id"] for m in _messages()}
     catalog = {k for k in i18n.EN if k.startswith(("bottleneck.", "next_action.", "cost."))}
-    assert catalog - {"bottleneck.none", "bottleneck.not_analysed"} == emitted
+    assert catalog - {"bottleneck.none", "bottleneck.not_analysed", "bottleneck.not_profiled_cls"} == emitted
 
 
 def test_the_note_keeps_its_english_beside_the_messages():

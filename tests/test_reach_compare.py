@@ -178,3 +178,29 @@ def test_a_comment_in_a_torch_training_step_is_no_change_with_nothing_measured(t
     (b,) = c["benchmarks"]
     assert c["decision"] == "no-change" and b["reach"]["measured"] is False and b["rounds"] == 0
     assert b["reach"]["why"]["id"] == "reach.unchanged" and b["reach"]["why"]["args"]["files"] == 1
+
+
+@pytest.mark.slow
+def test_profiles_are_taken_where_the_figures_changed_and_the_quality_pass_where_a_constraint_reads_it(tmp_path):
+    root = tmp_path / "repo"
+    step = ("import profopt_ci\n\n\ndef make(n):\n    def step():\n        profopt_ci.record(total=sum(range(n)))\n"
+            "    return step\n")
+    spec = ("version: 1\nhardware_label: t\ndefaults: {rounds: 10, max_rounds: 10, round_ms: 60, threshold: 10%, "
+            "quality_steps: 3, profile: cprofile}\nbenchmarks:\n"
+            "  - {name: slowed, callable: \"a:make\", params: {n: 4000}}\n"
+            "  - {name: held, callable: \"b:make\", params: {n: 4000}, constraints: [{metric: total, equal: true}]}\n")
+    make_repo(root, [{"a.py": step, "b.py": step, "profopt.yml": spec},
+                     {"a.py": step.replace("sum(range(n))", "sum(range(3 * n)) // 3"),
+                      "b.py": "# the same step\n" + step}])
+    proc = run_cli(["compare", "--base", "HEAD~1", "--measure", "all", "--fail-on", "none"], root,
+                   env={"PROFOPT_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    c = by_name(json.loads((root / ".profopt" / "comparison.json").read_text()))
+    assert c["slowed"]["metrics"]["step_time_ms"]["verdict"] == "regressed"
+    assert c["slowed"]["profile"]["head"]["kind"] == "cprofile" and c["slowed"]["bottleneck"]["rule"] != "skipped"
+    held = c["held"]
+    assert held["metrics"]["step_time_ms"]["verdict"] == "unchanged", held["metrics"]["step_time_ms"]
+    assert held["profile"]["head"]["skipped"] == "unchanged" and held["bottleneck"]["rule"] == "skipped"
+    assert held["constraints"][0]["ok"] and held["quality"]["head"]["steps"] == 3  # its constraint still read
+    assert "held [head]: quality pass (3 steps)\n" in proc.stderr and "slowed [head]: profile" in proc.stderr
+    assert "not profiled" in (root / ".profopt" / "report.md").read_text()

@@ -111,9 +111,12 @@ def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]
     return [list(placement.cpus), *(picked[i * need:(i + 1) * need] for i in range(sides - 1))]
 
 
+SKIPPED = {"kind": "none", "skipped": "unchanged", "reason": "not profiled: its step time and memory did not change"}
+
+
 def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
                 workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None,
-                placements: dict[str, Placement] | None = None,
+                placements: dict[str, Placement] | None = None, profiled: Callable[[str], bool] = lambda _: True,
                 ) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, dict]]]:
     """({benchmark: {side: profile}}, {benchmark: {side: quality trace}}) for every benchmark and side
     that finished its rounds.
@@ -123,8 +126,16 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
     size for each (`pass_sets`). Two torch passes with two spinning threads each on one 2-CPU set
     took three times as long as the timed rounds, and profiled a step slowed by the other: its
     shares and bottleneck class described the fight, not the step. The machine's balance is
-    measured by the first profiled pass on a set of each size, alone, and reused by the rest."""
-    wanted = [b for b in benches if (b.settings.profile != "off" and b.settings.timed) or quality.wanted(b)]
+    measured by the first profiled pass on a set of each size, alone, and reused by the rest.
+
+    `profiled(name)`: whether a benchmark's profile is worth its pass (compare: where its step time
+    or memory changed or stayed undecided); one that is not gets `SKIPPED` and only its quality pass."""
+    def profiling(b: Benchmark) -> bool:
+        return b.settings.profile != "off" and b.settings.timed and profiled(b.name)
+
+    wanted = [b for b in benches if profiling(b) or quality.wanted(b)]
+    skipped = {b.name: {side.name: dict(SKIPPED) for side in sides if ok(b.name, side.name)}
+               for b in benches if b.settings.profile != "off" and b.settings.timed and not profiled(b.name)}
     profiles: dict[str, dict[str, dict]] = {}
     traces: dict[str, dict[str, dict]] = {}
     machines: dict[int, dict] = {}  # CPU-set size → {backend: balance}
@@ -134,7 +145,7 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
             own = plan.bench(side.name, bench.name)
             steps = quality.wanted(own)
             what = " and ".join(x for x in (f"quality pass ({steps} steps)" if steps else "",
-                                            "profile" if own.settings.profile != "off" else "") if x)
+                                            "profile" if profiling(own) else "") if x)
             log(f"profopt: {bench.name} [{side.name}]: {what}")
         live = zygotes.current(bench.name) if zygotes is not None else None
         sets = pass_sets((placements or {}).get(bench.name), len(todo))
@@ -144,7 +155,8 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
         def one(side: Side, cpus: list[int] | None, bench: Benchmark = bench, live: dict | None = live,
                 known: dict = known) -> tuple[dict, dict | None]:
             out = after_side(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, workdir,
-                             trace_dir, dict(known), zygote=(live or {}).get(side.name), cpus=cpus)
+                             trace_dir, dict(known), profile=profiling(bench), zygote=(live or {}).get(side.name),
+                             cpus=cpus)
             balance = out[0].get("machine") if isinstance(out[0], dict) else None
             if isinstance(balance, dict) and balance.get("backend"):
                 known.setdefault(str(balance["backend"]), balance)
@@ -163,8 +175,8 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
                 done[side.name] = one(side, sets[0])
         for side_name, (summary, trace) in done.items():
             own = plan.bench(side_name, bench.name)
-            if own.settings.profile != "off" and own.settings.timed:
+            if profiling(own):
                 profiles.setdefault(bench.name, {})[side_name] = summary
             if trace is not None:
                 traces.setdefault(bench.name, {})[side_name] = trace
-    return profiles, traces
+    return {**skipped, **profiles}, traces

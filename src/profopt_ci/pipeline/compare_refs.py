@@ -206,7 +206,7 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
         state.zygotes.drop_next()  # and nothing imports there
         run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
-                                           state.placements)
+                                           state.placements, profiled=_changed(run))
     finally:
         state.close()
     for name, per_side in traces.items():
@@ -215,6 +215,23 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
     # ---- instrument: instructions, after the walltime rounds (instruction_runs.py) ----
     run.instr = instruction_runs.measure_instructions(
         plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
+
+
+PROFILED = ("regressed", "improved", "inconclusive", "unstable")
+
+
+def _changed(run: CompareRun) -> Callable[[str], bool]:
+    """Whose profile is worth its pass: a benchmark whose step time or a memory peak changed, or
+    whose step time the rounds left undecided. One whose figures held has nothing for a bottleneck
+    note to explain (a profile of each side cost ~12% of a suite compare: docs/accuracy.md)."""
+    def worth(name: str) -> bool:
+        bench = run.plan.judged(name)
+        entry = build_entry(bench, track_dict(run.state, bench, "base"), track_dict(run.state, bench, "head"),
+                            paired=True, alpha=run.alphas.get(name, ALPHA))
+        metrics = entry.get("metrics") or {}
+        return any((metrics.get(key) or {}).get("verdict") in PROFILED for key in
+                   ("step_time_ms", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"))
+    return worth
 
 
 def _confirm(run: CompareRun, work: Path, log) -> None:

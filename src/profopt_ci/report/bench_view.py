@@ -182,6 +182,7 @@ def _bottleneck(b: dict, lang: str) -> dict:
         lines = [t(lang, "no_profile", reason=e[len("no profile: "):])
                  if isinstance(e, str) and e.startswith("no profile: ") else e for e in lines]
     cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
+           else t(lang, "bottleneck.not_profiled_cls") if bn.get("rule") == "skipped"
            else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
     if bn.get("class") and bn.get("side") == "base":  # what the change removed (analyze/bottleneck.py)
         cls = t(lang, "bottleneck_side.base", cls=cls)
