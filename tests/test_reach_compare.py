@@ -204,3 +204,16 @@ def test_profiles_are_taken_where_the_figures_changed_and_the_quality_pass_where
     assert held["constraints"][0]["ok"] and held["quality"]["head"]["steps"] == 3  # its constraint still read
     assert "held [head]: quality pass (3 steps)\n" in proc.stderr and "slowed [head]: profile" in proc.stderr
     assert "not profiled" in (root / ".profopt" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_nightly_keeps_the_records_a_pr_based_on_it_is_decided_with(library, tmp_path):
+    cache = {"PROFOPT_CACHE_DIR": str(tmp_path / "cache")}
+    clone = tmp_path / "clone"
+    shutil.copytree(library, clone)
+    git(clone, "checkout", "-q", "main")
+    proc = run_cli(["baseline", "refresh", "--store", f"dir:{tmp_path / 'store'}", "--rounds", "2"], clone, env=cache)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "profopt: reach: 8 benchmark record(s) made, 0 kept" in proc.stderr
+    _, c, err = compare(clone, "docs", cache=tmp_path / "cache")
+    assert "nothing checked out" in err and measured(c) == set() and c["reach"]["reused"] == 8

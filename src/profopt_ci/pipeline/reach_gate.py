@@ -15,6 +15,7 @@ says why ("none of the 41 code units in 5 files it runs changed").
 from __future__ import annotations
 
 import posixpath
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
         top = Path(toplevel(base.root) or base.root)
         for name, (raw, seconds) in record_all(plan, missing, base, top, workdir).items():
             rec = reach_record.build(raw, benchmark=name, identity=idents[name], tree=base_tree, top=top,
-                                     venv=base.env.get("VIRTUAL_ENV"), env=env_b, seconds=seconds)
+                                     venv=venv_of(base), env=env_b, seconds=seconds)
             records[name] = rec
             cache.keep(root, rec)
     _keep_collections(plan, base_tree, base, env_b, root)
@@ -112,27 +113,59 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
     return Gate(reach=reach, summary=summary, note=note)
 
 
-def collect_identity(suite: Suite, spec: Spec, shared: bool) -> str:
-    """What a kept collection is a collection of: the suite item, whether the head's suite files ran
-    on the base, the setup and env."""
-    return cache.identity({"collect": suite.item, "kind": suite.kind, "path": suite.path, "select": suite.select,
-                           "shared": shared}, spec.setup, spec.env)
+def collect_identity(suite: Suite, spec: Spec) -> str:
+    """What a kept collection is a collection of: the suite item, the setup and env (the tree it ran
+    on, the head's suite laid over the base or not, is the record's to check)."""
+    return cache.identity({"collect": suite.item, "kind": suite.kind, "path": suite.path, "select": suite.select},
+                          spec.setup, spec.env)
 
 
-def _keep_collections(plan: Plan, tree: Tree, base: Side, env: dict, root: Path) -> None:
-    """The base's suite collections, each kept with its reach record and its answer: a later compare
+def _keep_collections(plan: Plan, tree: Tree, side: Side, env: dict, root: Path) -> None:
+    """A side's suite collections, each kept with its reach record and its answer: a later compare
     whose trees change nothing of it takes the answer without collecting (pipeline/reach_kept.py)."""
-    bspec = plan.side_spec("base")
-    by_label = {label(s): s for s in (bspec.suites or plan.spec.suites)}
-    top = Path(toplevel(base.root) or base.root)
+    spec = plan.side_spec(side.name)
+    by_label = {label(s): s for s in (spec.suites or plan.spec.suites)}
+    top = Path(toplevel(side.root) or side.root)
     for name, answer in plan.collected.items():
         suite, raw = by_label.get(name), answer.get("reach")
         if suite is None or not isinstance(raw, dict) or answer.get("errors"):
             continue
-        rec = reach_record.build(raw, benchmark=f"collect:{name}", identity=collect_identity(suite, bspec, bool(plan.overlaid)),
-                                 tree=tree, top=top, venv=base.env.get("VIRTUAL_ENV"), env=env, seconds=0.0,
+        rec = reach_record.build(raw, benchmark=f"collect:{name}", identity=collect_identity(suite, spec),
+                                 tree=tree, top=top, venv=venv_of(side), env=env, seconds=0.0,
                                  answer={k: v for k, v in answer.items() if k != "reach"})
         cache.keep(root, rec)
+
+
+def venv_of(side: Side) -> str:
+    """Where a side's installed packages are: its own venv, or profopt's environment (a setup without
+    a venv of its own installs there: `profopt run`, the nightly)."""
+    return side.env.get("VIRTUAL_ENV") or sys.prefix
+
+
+def keep_tree_records(plan: Plan, side: Side, *, repo: Path, rel_spec: Path, commit: str, workdir: Path,
+                      log: Callable[[str], None]) -> int:
+    """The nightly's records: every benchmark of a clean tree recorded where no kept record holds,
+    and its suites' collections, kept for the compares of the PRs based on it (the action keeps the
+    cache directory between jobs). Returns how many were recorded."""
+    spec = plan.side_spec(side.name)
+    spec_dir = rel_spec.parent.as_posix().strip(".").strip("/")
+    tree, root = Tree(repo, commit), cache_root()
+    env = env_files(tree, spec.setup, spec_dir)
+    benches = [b for b in spec.benchmarks if b.name not in plan.failures]
+    todo = []
+    for b in benches:
+        ident = cache.identity(definition(plan.bench(side.name, b.name)), spec.setup, spec.env)
+        if valid(cache.kept(root, ident), tree, env) is None:
+            todo.append((b, ident))
+    top = Path(toplevel(side.root) or side.root)
+    raws = record_all(plan, [b for b, _ in todo], side, top, workdir) if todo else {}
+    for b, ident in todo:
+        raw, seconds = raws[b.name]
+        cache.keep(root, reach_record.build(raw, benchmark=b.name, identity=ident, tree=tree, top=top,
+                                            venv=venv_of(side), env=env, seconds=seconds))
+    _keep_collections(plan, tree, side, env, root)
+    log(f"profopt: reach: {len(todo)} benchmark record(s) made, {len(benches) - len(todo)} kept, in {cache.where(root)}")
+    return len(todo)
 
 
 def valid(kept: list[reach_record.Record], tree: Tree, env: dict) -> reach_record.Record | None:

@@ -70,7 +70,7 @@ def kept_decision(plan: Plan, *, repo: Path, rel_spec: Path, base: str, head: st
     root = cache_root()
     answers = {}
     for suite in suites:
-        rec = valid(cache.kept(root, collect_identity(suite, bspec, shared)), base_tree, env_b)
+        rec = valid(cache.kept(root, collect_identity(suite, bspec)), base_tree, env_b)
         if rec is None or rec.answer is None or reach_record.changes(rec, head_tree):
             return None  # collected anew: the head's suite may collect other benchmarks
         answers[label(suite)] = rec.answer

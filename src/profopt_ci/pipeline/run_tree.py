@@ -124,16 +124,18 @@ def run_tree(
     log: Callable[[str], None] = stderr_log,
     side: Side | None = None,
     fp: dict | None = None,
+    reach: bool = False,
 ) -> tuple[int, dict, Plan]:
     """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results
     as a reader of `out` gets them, plan).
 
     `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
     plan gives the spec that side runs (`--rounds` and the hardware label already in it).
-    `fp` is the side's fingerprint when the caller already took it (it costs a process).
+    `fp` is the side's fingerprint when the caller already took it (it costs a process). `reach`
+    (the nightly): its suites' collectors record their reach (the plan's `collected`).
     """
     side = side or Side(name="tree", root=root)
-    plan = expand_tree(plan, side, log)
+    plan = expand_tree(plan, side, log, reach=reach)
     spec = plan.side_spec(side.name)
     benches = spec.select(only)
     instruction_runs.preflight(spec, benches)

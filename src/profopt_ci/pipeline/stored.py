@@ -42,6 +42,7 @@ from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff_results import _bench_from_results
 from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
+from profopt_ci.pipeline.reach_gate import keep_tree_records
 from profopt_ci.pipeline.run_tree import run_tree
 from profopt_ci.specfile.load import Spec
 from profopt_ci.specfile.plan import Plan
@@ -78,7 +79,10 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
     if isinstance(target, GitStore):
         target.fetch(required=push)  # an unreachable store fails before an hour of measuring, not after
     with tempfile.TemporaryDirectory(prefix="profopt-refresh-") as tmp:
-        code, results, _ = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log)
+        code, results, ran = run_tree(plan, root, only=only, out=out or Path(tmp) / "results.json", log=log,
+                                      reach=not dirty)
+        if not dirty:  # what each benchmark runs and reads, kept for the PRs based on this commit
+            _keep_records(ran, root, commit, Path(tmp), log)
     doc = from_results(results, ref=_branch(root))
     if not doc.benchmarks:
         raise InfraError("every benchmark failed: nothing was stored")
@@ -86,6 +90,16 @@ def refresh(plan: Plan, *, store: str | None, only: list[str] | None = None,
     where = target.describe() + ("" if push or not isinstance(target, GitStore) else " (local branch, not pushed)")
     log(f"profopt: baseline stored in {where}: {path}")
     return code, path
+
+
+def _keep_records(plan: Plan, root: Path, commit: str, work: Path, log: Callable[[str], None]) -> None:
+    """The nightly's reach records (pipeline/reach_gate.keep_tree_records); never the nightly's failure."""
+    top = toplevel(root)
+    try:
+        keep_tree_records(plan, Side(name="tree", root=root), repo=top, commit=commit, workdir=work, log=log,
+                          rel_spec=plan.spec.path.resolve().relative_to(top.resolve()))
+    except (InfraError, OSError, ValueError) as exc:
+        log(f"profopt: warning: no reach records kept: {exc}")
 
 
 def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -80,7 +81,7 @@ def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> d
     steps = required_steps(bench)
     env = child_env(spec, bench, side)
     job = {"mode": "reach", "callable": bench.callable, "params": bench.params, "seed": quality.SEED,
-           "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV"), "required": steps,
+           "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV") or sys.prefix, "required": steps,
                      "at_least": AT_LEAST, "min_ms": MIN_MS, "max_ms": MAX_MS}}
     res, data = run_worker(job, side, quality.quality_env(env) if steps else env, workdir,
                            f"reach-{side.name}-{bench.name}", bench.settings.timeout_s)
@@ -118,7 +119,7 @@ def _command(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> di
     out = workdir / f"reach-out-{file_part(side.name + '-' + bench.name)}"
     out.mkdir(exist_ok=True)
     env = child_env(spec, bench, side)
-    env.update({"PROFOPT_REACH_REPO": str(top), "PROFOPT_REACH_VENV": side.env.get("VIRTUAL_ENV", ""),
+    env.update({"PROFOPT_REACH_REPO": str(top), "PROFOPT_REACH_VENV": side.env.get("VIRTUAL_ENV") or sys.prefix,
                 "PROFOPT_REACH_OUT": str(out), "PYTHONPATH": os.pathsep.join([str(site), env.get("PYTHONPATH", "")])})
     res = run_command(command_argv(argv), cwd=side.root, env=env, timeout_s=bench.settings.timeout_s, workdir=workdir)
     raws = []

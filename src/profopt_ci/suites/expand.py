@@ -13,6 +13,7 @@ are the base's own. `each`: every side runs its own suite.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -61,13 +62,16 @@ def _add(spec: Spec, benches: list[Benchmark]) -> Spec:
     return replace(spec, benchmarks=[*spec.benchmarks, *benches])
 
 
-def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Plan:
+def expand_tree(plan: Plan, side: Side, log: Callable[[str], None], *, reach: bool = False) -> Plan:
     """`profopt run`: the tree's suites collected and probed in it, once per plan; a new plan whose
-    spec (and that side's, when attached) has the benchmarks, with their failures and the suites' notes."""
+    spec (and that side's, when attached) has the benchmarks, with their failures and the suites' notes.
+    `reach` (the nightly): each collector's reach recorded too (the plan's `collected`)."""
     own = plan.side_spec(side.name)
     if not (plan.spec.suites and own.suites) or any(b.suite for b in own.benchmarks):
         return plan
-    col = collect(plan.spec, plan.spec.suites, side, plan.overrides.settings())
+    where = {"repo": str(toplevel(side.root) or side.root), "venv": side.env.get("VIRTUAL_ENV") or sys.prefix} \
+        if reach else None
+    col = collect(plan.spec, plan.spec.suites, side, plan.overrides.settings(), reach=where)
     _say(col, side.name, log)
     cant = probe(plan.spec, col.benchmarks, side)
     errors = _suite_errors(col)
@@ -77,7 +81,8 @@ def expand_tree(plan: Plan, side: Side, log: Callable[[str], None]) -> Plan:
     found = [*col.benchmarks, *places]
     sides = {**plan.sides, side.name: _add(plan.sides[side.name], found)} if side.name in plan.sides else plan.sides
     return replace(plan, spec=_add(plan.spec, found), sides=MappingProxyType(sides),
-                   failures=MappingProxyType(failures), notes=(*plan.notes, *col.notes))
+                   failures=MappingProxyType(failures), notes=(*plan.notes, *col.notes),
+                   collected=MappingProxyType(col.answers) if reach else plan.collected)
 
 
 def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None], *, reach: bool = False) -> Plan:
@@ -94,7 +99,8 @@ def expand_compare(plan: Plan, sides: list[Side], log: Callable[[str], None], *,
     _say(head_col, "head", log)
     shared = (plan.spec.benchmarks_from or "head") == "head" and overlay(suites, head.root, base.root, log)
     base_suites = suites if shared else suites_of(plan, "base")
-    where = {"repo": str(toplevel(base.root) or base.root), "venv": base.env.get("VIRTUAL_ENV")} if reach else None
+    where = {"repo": str(toplevel(base.root) or base.root), "venv": base.env.get("VIRTUAL_ENV") or sys.prefix} \
+        if reach else None
     base_col = collect(plan.side_spec("base"), base_suites, base, settings, plan.spec.raw.get("defaults") or {},
                        reach=where)
     _say(base_col, "base", log)
