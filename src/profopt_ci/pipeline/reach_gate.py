@@ -34,7 +34,7 @@ from profopt_ci.reach.trees import Tree
 from profopt_ci.specfile.load import Benchmark, Spec
 from profopt_ci.specfile.model import Suite
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.suites.collect import label
+from profopt_ci.suites.collect import key, label
 from profopt_ci.words.i18n import message
 
 SHOWN = 8  # changed units named in a reason (the entry's `changed` lists them all)
@@ -124,13 +124,13 @@ def _keep_collections(plan: Plan, tree: Tree, side: Side, env: dict, root: Path)
     """A side's suite collections, each kept with its reach record and its answer: a later compare
     whose trees change nothing of it takes the answer without collecting (pipeline/reach_kept.py)."""
     spec = plan.side_spec(side.name)
-    by_label = {label(s): s for s in (spec.suites or plan.spec.suites)}
+    by_key = {key(s): s for s in (spec.suites or plan.spec.suites)}
     top = Path(toplevel(side.root) or side.root)
     for name, answer in plan.collected.items():
-        suite, raw = by_label.get(name), answer.get("reach")
+        suite, raw = by_key.get(name), answer.get("reach")
         if suite is None or not isinstance(raw, dict) or answer.get("errors"):
             continue
-        rec = reach_record.build(raw, benchmark=f"collect:{name}", identity=collect_identity(suite, spec),
+        rec = reach_record.build(raw, benchmark=f"collect:{label(suite)}", identity=collect_identity(suite, spec),
                                  tree=tree, top=top, venv=venv_of(side), env=env, seconds=0.0,
                                  answer={k: v for k, v in answer.items() if k != "reach"})
         cache.keep(root, rec)

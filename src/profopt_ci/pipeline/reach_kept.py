@@ -32,7 +32,7 @@ from profopt_ci.reach.environment import changed_env, env_files
 from profopt_ci.reach.trees import Tree
 from profopt_ci.specfile.load import Benchmark, Spec, parse_spec
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.suites.collect import collection, label
+from profopt_ci.suites.collect import collection, key, label
 from profopt_ci.words.i18n import message
 
 
@@ -73,7 +73,7 @@ def kept_decision(plan: Plan, *, repo: Path, rel_spec: Path, base: str, head: st
         rec = valid(cache.kept(root, collect_identity(suite, bspec)), base_tree, env_b)
         if rec is None or rec.answer is None or reach_record.changes(rec, head_tree):
             return None  # collected anew: the head's suite may collect other benchmarks
-        answers[label(suite)] = rec.answer
+        answers[key(suite)] = rec.answer
     found = collection(bspec, suites, answers, plan.overrides.settings(), plan.spec.raw.get("defaults") or {})
     if found.errors:
         return None

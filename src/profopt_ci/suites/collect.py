@@ -29,10 +29,15 @@ class Collection:
     errors: list[dict] = field(default_factory=list)  # {suite, file, line, error}: a suite not collected
     notes: list[dict] = field(default_factory=list)  # messages (note.suite_said)
     entries: list[dict] = field(default_factory=list)  # what the collector said of each kept benchmark
-    answers: dict[str, dict] = field(default_factory=dict)  # suite label → the collector's answer (with its reach)
+    answers: dict[str, dict] = field(default_factory=dict)  # suite key → the collector's answer (with its reach)
 
     def names(self) -> set[str]:
         return {b.name for b in self.benchmarks}
+
+
+def key(suite: Suite) -> str:
+    """A suite item's own key (two items may name one path with different selects)."""
+    return f"{suite.index}:{label(suite)}"
 
 
 def label(suite: Suite) -> str:
@@ -65,19 +70,19 @@ def collect(spec: Spec, suites: list[Suite], side: Side, overrides: dict[str, An
     answers = {}
     for suite in suites:
         job = {"kind": suite.kind, "path": suite.path, "select": suite.select, **({"reach": reach} if reach else {})}
-        answers[label(suite)] = _collector(job, spec, side, f"collecting {label(suite)}", env_of(suite.item.get("env")))
+        answers[key(suite)] = _collector(job, spec, side, f"collecting {label(suite)}", env_of(suite.item.get("env")))
     return collection(spec, suites, answers, overrides, defaults)
 
 
 def collection(spec: Spec, suites: list[Suite], answers: dict[str, dict], overrides: dict[str, Any] | None = None,
                defaults: dict[str, Any] | None = None) -> Collection:
-    """The collectors' answers (suite label → answer) as a Collection: the benchmarks, what was
+    """The collectors' answers (suite key → answer) as a Collection: the benchmarks, what was
     skipped, the errors and notes — also from answers kept from an earlier collection (reach)."""
     out = Collection(answers=dict(answers))
     taken = {b.name for b in spec.benchmarks}
     defaults = defaults if defaults is not None else spec.raw.get("defaults") or {}
     for suite in suites:
-        data = answers[label(suite)]
+        data = answers[key(suite)]
         for err in data.get("errors") or []:
             out.errors.append({"suite": label(suite), **err})
         for s in data.get("skipped") or []:
