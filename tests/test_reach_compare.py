@@ -215,5 +215,10 @@ def test_a_nightly_keeps_the_records_a_pr_based_on_it_is_decided_with(library, t
     proc = run_cli(["baseline", "refresh", "--store", f"dir:{tmp_path / 'store'}", "--rounds", "2"], clone, env=cache)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "profopt: reach: 8 benchmark record(s) made, 0 kept" in proc.stderr
-    _, c, err = compare(clone, "docs", cache=tmp_path / "cache")
+    _, c, err = compare(clone, "docs", "--store", f"dir:{tmp_path / 'store'}", cache=tmp_path / "cache")
     assert "nothing checked out" in err and measured(c) == set() and c["reach"]["reused"] == 8
+    # each benchmark not measured, with its step time in the nightly beside it
+    nightly = by_name(c)["crunch"]["reach"]
+    assert nightly["nightly_ms"] > 0 and git(clone, "rev-parse", "main").startswith(nightly["nightly_commit"])
+    report = (clone / "docs.md").read_text()
+    assert "| benchmark | step time, newest nightly | why |" in report and f"({nightly['nightly_commit'][:7]})" in report

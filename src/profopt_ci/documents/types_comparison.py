@@ -303,6 +303,8 @@ class Reach(_Closed, kw_only=True):
     measured: bool
     changed: list[str]
     why: Message
+    nightly_ms: Number | UnsetType = UNSET  # not measured: its step time in the newest nightly at or before the base
+    nightly_commit: str | UnsetType = UNSET
 
 
 class ReachSummary(_Closed, kw_only=True):

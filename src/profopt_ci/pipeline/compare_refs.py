@@ -56,7 +56,7 @@ from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.store.stored_baselines import runner_history
+from profopt_ci.store.stored_baselines import nightly_step_times, runner_history
 from profopt_ci.suites.callables import expand_callables
 from profopt_ci.suites.expand import expand_compare
 from profopt_ci.words.i18n import Note, message, text_of
@@ -144,16 +144,21 @@ def _entries(run: CompareRun) -> list[dict]:
             for e in entries]
 
 
-def _with_skipped(run: CompareRun, entries: list) -> list:
-    """The measured entries and those of the benchmarks the change does not reach, in the spec's order."""
+def _with_skipped(run: CompareRun, entries: list, store: str | None = None) -> list:
+    """The measured entries and those of the benchmarks the change does not reach, in the spec's
+    order; each of those with its step time in the newest nightly, where the store has one."""
     if not run.skipped:
         return entries
     order = {b.name: i for i, b in enumerate(run.plan.spec.benchmarks)}
-    skipped = [unmeasured_entry(b, run.gate.reach[b.name]) for b in run.skipped]
+    figures, commit = nightly_step_times(run.plan.spec, store, run.sides[0].commit) if run.sides[0].commit else ({}, None)
+    skipped = [unmeasured_entry(b, {**run.gate.reach[b.name], **({"nightly_ms": figures[b.name],
+                                                                  "nightly_commit": str(commit)[:12]}
+                                                                 if b.name in figures and commit else {})})
+               for b in run.skipped]
     return sorted([*entries, *skipped], key=lambda e: order.get(e["name"], len(order)))
 
 
-def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> Comparison:
+def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False, store: str | None = None) -> Comparison:
     """The comparison@1 document of what `run` has measured so far (all of it, or a `partial` one,
     which leaves the nightly runs out), built last: nothing edits it afterwards."""
     entries = _entries(run)
@@ -161,7 +166,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False) -> 
         entries, unconfirmed = confirm.apply(entries, _entries(run.second),
                                              {b.name: run.plan.judged(b.name) for b in run.benches}, run.second.seed)
         notes = [*notes, *unconfirmed]
-    entries = _with_skipped(run, entries)
+    entries = _with_skipped(run, entries, store)
     if run.gate.note is not None:
         notes = [*notes, run.gate.note]
     if instruction_runs.wanted(run.benches):
@@ -315,7 +320,7 @@ def run_compare(
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
     mode = measure or plan.spec.measure
     if phase == "all" and mode == "changed":
-        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log)
+        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log, store)
         if kept is not None:
             return kept
     with open_workspace(repo, workdir) as ws:
@@ -349,11 +354,11 @@ def run_compare(
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
                         on_partial(comparison(run, [message("note.partial"), *run.notes], partial=True))  # says so first
                 raise
-        return comparison(run, run.notes)
+        return comparison(run, run.notes, store=store)
 
 
 def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | None], dirty: bool,
-          log) -> Comparison | None:
+          log, store: str | None) -> Comparison | None:
     """The comparison of a PR that reaches no benchmark, decided from kept reach records before
     anything is checked out (pipeline/reach_kept.py); None: the whole compare decides."""
     resolved = resolve_refs(repo, *refs)
@@ -370,7 +375,7 @@ def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | 
     seed = kept_plan.spec.seed if kept_plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
     run = CompareRun(plan=kept_plan, sides=sides, benches=[], new=[], seed=seed, dirty=dirty, notes=[],
                      gate=found_gate, skipped=list(kept_plan.spec.benchmarks))
-    return comparison(run, [])
+    return comparison(run, [], store=store)
 
 
 def _gated(run: CompareRun, repo: Path, rel_spec: Path, work: Path, measure: str | None, log) -> CompareRun:

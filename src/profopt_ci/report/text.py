@@ -150,7 +150,7 @@ def text(v: Page, cols: int = WIDTH) -> str:
     if v.not_measured:
         out.append(f"⏭ {t(lang, 'reach.title', n=len(v.not_measured))}")
         for r in v.not_measured[:UNCHANGED_MAX]:
-            out.append(f"  {_clean(r['name'])}: {_clean(r['why'])}")
+            out.append(f"  {_clean(r['name'])}: " + (f"{_clean(r['nightly'])} · " if r["nightly"] else "") + _clean(r["why"]))
         if len(v.not_measured) > UNCHANGED_MAX:
             out.append(f"  … {t(lang, 'hl.more', n=len(v.not_measured) - UNCHANGED_MAX)}")
         out.append("")

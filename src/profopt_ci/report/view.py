@@ -83,8 +83,19 @@ class View:
     @functools.cached_property
     def not_measured(self) -> list[dict]:
         """The benchmarks the change does not reach (measure: changed): name and why, one row each."""
-        return [{"name": clip(str(b.get("name")), 100), "why": said(self.lang, b.get("reason"), b.get("reason_msg"))}
-                for b in self.skipped]
+        rows = []
+        for b in self.skipped:
+            reach = b.get("reach") or {}
+            ms = reach.get("nightly_ms")
+            nightly = (t(self.lang, "reach.nightly", value=f"{num(ms)} ms", commit=str(reach.get("nightly_commit"))[:7])
+                       if isinstance(ms, (int, float)) else "")
+            rows.append({"name": clip(str(b.get("name")), 100), "nightly": nightly,
+                         "why": said(self.lang, b.get("reason"), b.get("reason_msg"))})
+        return rows
+
+    @functools.cached_property
+    def any_nightly(self) -> bool:
+        return any(r["nightly"] for r in self.not_measured)
 
     @functools.cached_property
     def legend(self) -> str:

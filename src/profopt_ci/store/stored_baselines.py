@@ -296,6 +296,29 @@ def runner_history(spec: Spec, store: str | None, record: dict | None) -> list[f
     return runner.history_of(docs, record)
 
 
+def nightly_step_times(spec: Spec, store: str | None, commit: str) -> tuple[dict[str, float], str | None]:
+    """Each benchmark's step time in the newest nightly at or before `commit` (the median of its
+    rounds) and that nightly's commit; quietly nothing without a store, a branch or a run."""
+    repo = toplevel(spec.path.resolve().parent)
+    if repo is None:
+        return {}, None
+    quiet = lambda _message: None  # noqa: E731 — no store is the normal case of a first run
+    try:
+        found = at_or_before(open_store(store, repo, log=quiet, push=False), repo, spec.hardware_label, commit,
+                             limit=1, warn=quiet)
+    except (UsageError, InfraError, OSError):
+        return {}, None
+    if not found:
+        return {}, None
+    _, doc, _ = found[0]
+    out = {}
+    for name, stored in (doc.get("benchmarks") or {}).items():
+        step = ((stored or {}).get("metrics") or {}).get("step_time_ms") or {}
+        if _usable(step.get("median")):
+            out[name] = float(step["median"])
+    return out, doc.get("commit")
+
+
 def costs(spec: Spec, store: str | None, *, log: Callable[[str], None] = stderr_log) -> tuple[dict[str, float], str | None]:
     """Recorded cost per benchmark (ms of one full run) from the newest baseline at or before HEAD."""
     root = spec.path.resolve().parent
