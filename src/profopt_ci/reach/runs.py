@@ -20,11 +20,13 @@ from pathlib import Path
 
 from profopt_ci.filenames import file_part
 from profopt_ci.measure import quality
+from profopt_ci.measure.forked import forked_worker
 from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 
-AT_LEAST, MIN_MS, MAX_MS = 5, 300.0, 3000.0  # the steps a record runs beyond its quality pass's (if any)
+AT_LEAST, MIN_MS, MAX_MS = 5, 100.0, 3000.0  # the steps a record runs beyond its quality pass's (if any)
 _SHELL_SYNTAX = re.compile(r"[;&|<>`$()*?{}\n]")
 
 SITE = """\
@@ -63,28 +65,66 @@ def required_steps(bench: Benchmark) -> int:
 
 def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, workdir: Path,
                cpus: int | None = None) -> dict[str, tuple[dict, float]]:
-    """Each benchmark's raw record on `side`, the runs spread over the CPUs profopt may use."""
+    """Each benchmark's raw record on `side`, the runs spread over the CPUs profopt may use; a
+    pytest suite's forked from a zygote that imported pytest once (each record run was a pytest
+    session of its own, most of it importing pytest)."""
     width = max(1, min(len(benches), cpus or len(os.sched_getaffinity(0))))
-    with ThreadPoolExecutor(max_workers=width) as pool:
-        futures = {b.name: pool.submit(_one, plan, b, side, top, workdir) for b in benches}
-        return {name: f.result() for name, f in futures.items()}
+    zygote = _suite_zygote(plan, benches, side, top, workdir)
+    try:
+        with ThreadPoolExecutor(max_workers=width) as pool:
+            futures = {b.name: pool.submit(_one, plan, b, side, top, workdir, zygote) for b in benches}
+            return {name: f.result() for name, f in futures.items()}
+    finally:
+        if zygote is not None:
+            zygote.close()
 
 
-def _one(plan: Plan, bench: Benchmark, side: Side, top: Path, workdir: Path) -> tuple[dict, float]:
+# What a pytest suite's record runs import before their step: preloaded once, unless the repository
+# is one of them (then its own code would run unrecorded in the zygote)
+SUITE_PRELOAD = ("pytest", "_pytest", "pluggy", "iniconfig")
+
+
+def _suite_zygote(plan: Plan, benches: list[Benchmark], side: Side, top: Path, workdir: Path) -> Zygote | None:
+    suite = [b for b in benches if plan.bench(side.name, b.name).suite == "pytest"]
+    mine = any((where / name).exists() or (where / f"{name}.py").exists()
+               for where in (top, top / "src", side.root) for name in SUITE_PRELOAD)
+    if len(suite) < 2 or mine:
+        return None
+    try:
+        zygote = Zygote(side.python, side.root, child_env(plan.side_spec(side.name), None, side), list(SUITE_PRELOAD),
+                        workdir, f"reach-{side.name}")
+        zygote.ready(ZYGOTE_READY_S)
+        return zygote
+    except ZygoteFailed:  # pytest not importable there: each record run says so itself
+        return None
+
+
+ZYGOTE_READY_S = 120.0
+
+
+def _one(plan: Plan, bench: Benchmark, side: Side, top: Path, workdir: Path,
+         zygote: Zygote | None) -> tuple[dict, float]:
     own, spec = plan.bench(side.name, bench.name), plan.side_spec(side.name)
     start = time.perf_counter()
-    raw = _command(spec, own, side, top, workdir) if own.command is not None else _callable(spec, own, side, top, workdir)
+    raw = (_command(spec, own, side, top, workdir) if own.command is not None
+           else _callable(spec, own, side, top, workdir, zygote if own.suite == "pytest" else None))
     return raw, time.perf_counter() - start
 
 
-def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> dict:
+def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path, zygote: Zygote | None = None) -> dict:
     steps = required_steps(bench)
     env = child_env(spec, bench, side)
     job = {"mode": "reach", "callable": bench.callable, "params": bench.params, "seed": quality.SEED,
            "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV") or sys.prefix, "required": steps,
                      "at_least": AT_LEAST, "min_ms": MIN_MS, "max_ms": MAX_MS}}
-    res, data = run_worker(job, side, quality.quality_env(env) if steps else env, workdir,
-                           f"reach-{side.name}-{bench.name}", bench.settings.timeout_s)
+    env = quality.quality_env(env) if steps else env
+    tag = f"reach-{side.name}-{bench.name}"
+    try:
+        if zygote is None:
+            raise ZygoteFailed("no zygote")
+        res, data = forked_worker(zygote, job, side, env, workdir, tag, bench.settings.timeout_s)
+    except ZygoteFailed:
+        res, data = run_worker(job, side, env, workdir, tag, bench.settings.timeout_s)
     if data is None:
         why = "timed out" if res.timed_out else f"exited {res.returncode}"
         return {"unknown": "failed", "failed": f"the record run {why}\n{tail(res.stderr)}".strip()}
