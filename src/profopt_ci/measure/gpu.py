@@ -168,16 +168,6 @@ class RoundReads:
         self.reads[side].append(self.device.read())
         self.last_ns = time.perf_counter_ns()
 
-    def counter_period_ms(self) -> float | None:
-        """How often the energy counter moved between this round's reads (ms), the median gap
-        between two changes; None when it moved fewer than 3 times."""
-        reads = sorted((r for rs in self.reads.values() for r in rs if r["energy_mj"] is not None),
-                       key=lambda r: r["t_ns"])
-        changes = [b["t_ns"] for a, b in zip(reads, reads[1:], strict=False) if b["energy_mj"] != a["energy_mj"]]
-        if len(changes) < 3:
-            return None
-        return statistics.median((y - x) / 1e6 for x, y in zip(changes, changes[1:], strict=False))
-
     def throttled(self) -> bool:
         return any(throttle_names(r["reasons"]) for rs in self.reads.values() for r in rs)
 
@@ -211,18 +201,9 @@ def throttle_names(mask: int | None) -> list[str]:
     return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
 
 
-ENERGY_BLOCK_MS = (100.0, 500.0)  # an energy block's length: at least, at most
-ENERGY_PERIODS = 5  # counter updates a block spans when the counter's period is known
-
-
-def energy_block_ms(period_ms: float | None) -> float:
-    """How long each side runs alone while the energy counter is read around it: ENERGY_PERIODS
-    of the counter's own update period (its error is about one period at each end), within
-    ENERGY_BLOCK_MS."""
-    low, high = ENERGY_BLOCK_MS
-    if period_ms is None:
-        return high
-    return min(high, max(low, ENERGY_PERIODS * period_ms))
+ENERGY_BLOCK_MS = (100.0, 500.0)  # an energy block's length: at least, at most (lockstep.energy_blocks)
+ENERGY_PERIODS = 5  # the counter's own updates a block spans, once it is past the shortest length
+ENERGY_READ_NS = 5_000_000  # within a block, the counter is read between values at most every 5 ms
 
 
 def _enabled(value) -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import statistics
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from random import Random
@@ -123,35 +124,46 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
 
 
 def energy_blocks(channels: Mapping[str, Channel], turns: Turns, reads: gpu.RoundReads, rng: Random,
-                  value_ns: Mapping[str, int], steps_per_value: int) -> dict[str, dict]:
+                  steps_per_value: int) -> dict[str, dict]:
     """Each side alone for one block of values, in a drawn order, the energy counter read just before
-    and just after it: {side: {energy_mj, energy_steps, energy_ms, energy_period_ms}}.
+    and just after it: {side: {energy_mj, energy_steps, energy_ms, energy_period_ms, energy_values}}.
 
     Why blocks and not the paired values: NVML's counter moves in steps of its own period (tens of
     ms on many boards), far longer than a ~2 ms value, so a delta read around one value credits a
     side with whatever update fell inside it — on average its share of the round's time at the
-    round's mean power, whichever side drew the power. A block of several periods is the side's
-    own energy, off by about one period's worth at each end (gpu.energy_block_ms)."""
-    period = reads.counter_period_ms()
-    block_ms = gpu.energy_block_ms(period)
+    round's mean power, whichever side drew the power. A block that spans several of the counter's
+    own updates (gpu.ENERGY_PERIODS, read every gpu.ENERGY_READ_NS between its values; within
+    gpu.ENERGY_BLOCK_MS) is the side's own energy, off by about one period's worth at each end."""
+    low, high = (ms * 1e6 for ms in gpu.ENERGY_BLOCK_MS)
     order = sorted(channels)
     rng.shuffle(order)
     out = {}
     for name in order:
         turns.to(name)
-        n = max(3, int(block_ms * 1e6 / max(value_ns[name], 1)))
         reads.take(name)
         start = reads.reads[name][-1]
-        for _ in range(n):
+        if start["energy_mj"] is None:
+            continue
+        values, moved, last_mj, last_ns = 0, 0, start["energy_mj"], start["t_ns"]
+        while True:
             channels[name].value_ns()
+            values += 1
+            now = time.perf_counter_ns()
+            if now - start["t_ns"] >= high:
+                break
+            if now - last_ns >= gpu.ENERGY_READ_NS:
+                mj, last_ns = reads.device.energy_mj(), now
+                moved, last_mj = moved + (mj != last_mj), mj
+            if values >= 3 and moved > gpu.ENERGY_PERIODS and now - start["t_ns"] >= low:
+                break
         reads.take(name)
         end = reads.reads[name][-1]
-        if start["energy_mj"] is None or end["energy_mj"] is None:
+        if end["energy_mj"] is None:
             continue
-        out[name] = {"energy_mj": end["energy_mj"] - start["energy_mj"], "energy_steps": n * steps_per_value,
-                     "energy_ms": sig((end["t_ns"] - start["t_ns"]) / 1e6, 6),
-                     "energy_period_ms": sig(period, 4) if period is not None else None,
-                     "energy_values": n}
+        span_ms = (end["t_ns"] - start["t_ns"]) / 1e6
+        out[name] = {"energy_mj": end["energy_mj"] - start["energy_mj"], "energy_steps": values * steps_per_value,
+                     "energy_ms": sig(span_ms, 6),
+                     "energy_period_ms": sig(span_ms / moved, 4) if moved else None, "energy_values": values}
     return out
 
 
@@ -232,7 +244,7 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
                 values, first = drive(workers, pairs, rng, turns,
                                       after=reads.after_value if isinstance(reads, gpu.RoundReads) else None)
-                energy = energy_blocks(workers, turns, reads, rng, per_value, loops + lead) \
+                energy = energy_blocks(workers, turns, reads, rng, loops + lead) \
                     if isinstance(reads, gpu.RoundReads) else {}
             placement.loaded(window)
         turns.all()

@@ -331,10 +331,10 @@ EN: dict[str, str] = {
                           "{second:term}{second_figures}: inconclusive",
     "note.outliers": "{name}: {note:msg}",
     "note.gpu_clocks": "{name}: GPU clocks were not locked: SM {low:,.0f}–{high:,.0f} MHz during the rounds; lock them "
-                       "with `nvidia-smi -lgc`",
+                       "with nvidia-smi -lgc",
     "note.gpu_throttled": "{name}: {n} of {rounds} rounds were throttled ({reasons:terms}) and were left out of the "
-                          "verdict; lock the clocks at a rate the board's power and cooling sustain (`nvidia-smi -lgc`) "
-                          "or raise its power limit (`nvidia-smi -pl`)",
+                          "verdict; lock the clocks at a rate the board's power and cooling sustain (nvidia-smi -lgc) "
+                          "or raise its power limit (nvidia-smi -pl)",
     "note.gpu_unavailable": "GPU telemetry was not read ({why}): clocks, throttling and energy per step are unknown",
     "note.compile_differs": "{name}: torch.compile — head: {head_breaks} graph breaks, base: {base_breaks}; head: "
                             "{head_recompiles} recompiles, base: {base_recompiles} (head's own break reasons: {reasons})",

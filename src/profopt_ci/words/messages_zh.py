@@ -309,9 +309,9 @@ ZH: dict[str, str] = {
     "note.not_confirmed": "{name}：未得到确认——第一次运行{first:term}{first_figures}，第二次独立运行"
                           "{second:term}{second_figures}：无定论",
     "note.outliers": "{name}：{note:msg}",
-    "note.gpu_clocks": "{name}：GPU 时钟未锁定：各轮期间 SM 为 {low:,.0f}–{high:,.0f} MHz；请用 `nvidia-smi -lgc` 锁定",
+    "note.gpu_clocks": "{name}：GPU 时钟未锁定：各轮期间 SM 为 {low:,.0f}–{high:,.0f} MHz；请用 nvidia-smi -lgc 锁定",
     "note.gpu_throttled": "{name}：{rounds} 轮中有 {n} 轮被降频（{reasons:terms}），已排除在判定之外；请把时钟锁定在电源与散热"
-                          "能持续维持的频率（`nvidia-smi -lgc`），或提高功耗上限（`nvidia-smi -pl`）",
+                          "能持续维持的频率（nvidia-smi -lgc），或提高功耗上限（nvidia-smi -pl）",
     "note.gpu_unavailable": "未读取 GPU 遥测（{why}）：时钟、降频与每步能耗未知",
     "note.compile_differs": "{name}：torch.compile——新版：{head_breaks} 次图中断，基线：{base_breaks} 次；新版："
                             "{head_recompiles} 次重新编译，基线：{base_recompiles} 次（新版独有的中断原因：{reasons}）",
