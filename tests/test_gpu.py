@@ -171,10 +171,11 @@ def make_step():
 
     state = os.environ["FAKE_NVML_STATE"]
     r = _round(state)
-    with open(state + ".tmp", "w") as f:  # this round's device: its clocks move; one round is throttled
+    tmp = f"{{state}}.{{os.getpid()}}"  # both sides' workers build at once: each writes its own, then replaces
+    with open(tmp, "w") as f:  # this round's device: its clocks move; one round is throttled
         f.write(f"sm {{1410 + 30 * r}}\\nreasons {{4 if r == THROTTLED_ROUND else 0}}\\n"
                 f"energy_dir {{os.path.dirname(state)}}/energy\\npower_mw {{200000 + 1000 * ENERGY_MJ}}\\n")
-    os.replace(state + ".tmp", state)
+    os.replace(tmp, state)
     fd = os.open(os.path.join(os.path.dirname(state), "energy", f"e-{{os.getpid()}}"), os.O_CREAT | os.O_WRONLY)
     spent = [0, True]
 
@@ -325,9 +326,12 @@ def test_compare_names_the_graph_breaks_head_adds(tmp_path):
     assert len(base) == len(head) == 3
     assert all(b["graph_breaks"] == 0 for b in base) and all(h["graph_breaks"] >= 1 for h in head)
     assert all(h["break_reasons"] for h in head)
-    note = next(n for n in c["notes"] if isinstance(n, dict) and n["id"] == "note.compile_differs")
+    note = next(n for n in c["notes"] if isinstance(n, dict) and n["id"] == "note.graph_breaks")
     assert f"head: {max(h['graph_breaks'] for h in head)} graph breaks, base: 0" in note["text"]
-    assert "graph breaks" in (repo / "r.md").read_text() and "graph breaks" in res.stderr
+    assert "Unsupported Tensor.item()" in note["text"]  # head's own reason, named
+    assert "graph breaks, base: 0" in (repo / "r.md").read_text() and "graph breaks, base: 0" in res.stderr
+    zh = run_cli(["report", "c.json", "--lang", "zh"], repo)
+    assert "次图中断，基线：0 次" in zh.stdout
     # no compile inside a timed value: each round's values are all of a step's size
     for side in ("base", "head"):
         for s in e["samples"][side]:

@@ -197,21 +197,24 @@ class Compiles:
         self.seen = False  # the first call has been made
 
     def settle(self, step: Callable[[], object], sync: Callable[[], None] | None) -> None:
-        """Untimed calls until SETTLED_CALLS in a row compile nothing (at most SETTLE_MAX_CALLS): a
-        step whose first call compiled nothing is settled by that call."""
+        """Untimed calls until SETTLED_CALLS in a row compile nothing (at most SETTLE_MAX_CALLS). The
+        first call sets what the step compiles as it is first called (with whatever calls came
+        before it here: the first round's thread probe); a step nothing compiled by then is left
+        alone."""
         if _dynamo_counters() is None:  # nothing can compile: no call spent
+            return
+        if not self.seen:
+            _lead_in(step, 1, sync)
+            self.settle_calls += 1
+            self.seen, self.first = True, compiled_frames()
+        if not self.first and not compiled_frames():
             return
         calm = 0
         while calm < SETTLED_CALLS and self.settle_calls < SETTLE_MAX_CALLS:
             before = compiled_frames()
             _lead_in(step, 1, sync)
             self.settle_calls += 1
-            grew = compiled_frames() - before
-            if not self.seen:
-                self.seen, self.first = True, grew
-                if grew == 0:
-                    return
-            calm = 0 if grew else calm + 1
+            calm = 0 if compiled_frames() != before else calm + 1
 
     def counts(self) -> dict | None:
         """What the parent reports (measure.lockstep), or None for a step dynamo never compiled."""

@@ -319,12 +319,13 @@ def compile_notes(entries: list[dict]) -> list[dict]:
         said = {side: {k: max((c.get(k) or 0 for c in rows), default=0)
                        for k in ("graph_breaks", "recompiles", "retaken")} for side, rows in per.items()}
         b, h = said["base"], said["head"]
-        if b["graph_breaks"] != h["graph_breaks"] or b["recompiles"] != h["recompiles"]:
+        if b["graph_breaks"] != h["graph_breaks"]:
             reasons = sorted({r for c in per["head"] for r in c.get("break_reasons") or []}
                              - {r for c in per["base"] for r in c.get("break_reasons") or []})
-            out.append(message("note.compile_differs", name=e["name"], head_breaks=h["graph_breaks"],
-                               base_breaks=b["graph_breaks"], head_recompiles=h["recompiles"],
-                               base_recompiles=b["recompiles"], reasons="; ".join(reasons[:3]) or "—"))
+            out.append(message("note.graph_breaks", name=e["name"], head=h["graph_breaks"], base=b["graph_breaks"],
+                               reasons="; ".join(reasons[:3]) or "—"))
+        if b["recompiles"] != h["recompiles"]:
+            out.append(message("note.recompiles", name=e["name"], head=h["recompiles"], base=b["recompiles"]))
         retaken = sum(c.get("retaken") or 0 for rows in per.values() for c in rows)
         if retaken:
             out.append(message("note.compile_retaken", name=e["name"], n=retaken))

@@ -336,8 +336,9 @@ EN: dict[str, str] = {
                           "verdict; lock the clocks at a rate the board's power and cooling sustain (nvidia-smi -lgc) "
                           "or raise its power limit (nvidia-smi -pl)",
     "note.gpu_unavailable": "GPU telemetry was not read ({why}): clocks, throttling and energy per step are unknown",
-    "note.compile_differs": "{name}: torch.compile — head: {head_breaks} graph breaks, base: {base_breaks}; head: "
-                            "{head_recompiles} recompiles, base: {base_recompiles} (head's own break reasons: {reasons})",
+    "note.graph_breaks": "{name}: torch.compile — head: {head} graph breaks, base: {base} (head's own break reasons: "
+                         "{reasons})",
+    "note.recompiles": "{name}: torch.compile — head: {head} recompiles, base: {base}",
     "note.compile_retaken": "{name}: {n} timed value(s) were taken again because torch.compile compiled during "
                             "them: compile time is never inside a timed value",
     "note.not_only_code": "not only the code differs between base and head: {scopes:names} (see differences)",

@@ -313,8 +313,8 @@ ZH: dict[str, str] = {
     "note.gpu_throttled": "{name}：{rounds} 轮中有 {n} 轮被降频（{reasons:terms}），已排除在判定之外；请把时钟锁定在电源与散热"
                           "能持续维持的频率（nvidia-smi -lgc），或提高功耗上限（nvidia-smi -pl）",
     "note.gpu_unavailable": "未读取 GPU 遥测（{why}）：时钟、降频与每步能耗未知",
-    "note.compile_differs": "{name}：torch.compile——新版：{head_breaks} 次图中断，基线：{base_breaks} 次；新版："
-                            "{head_recompiles} 次重新编译，基线：{base_recompiles} 次（新版独有的中断原因：{reasons}）",
+    "note.graph_breaks": "{name}：torch.compile——新版：{head} 次图中断，基线：{base} 次（新版独有的中断原因：{reasons}）",
+    "note.recompiles": "{name}：torch.compile——新版：{head} 次重新编译，基线：{base} 次",
     "note.compile_retaken": "{name}：有 {n} 个计时值因 torch.compile 在其间编译而重新测量：编译时间从不计入计时值",
     "note.not_only_code": "基线与新版之间不仅代码不同：{scopes:terms}（见差异）",
     "note.runner_slow": "本次运行的机器比平时慢 {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} 次运行的中位数为 "
