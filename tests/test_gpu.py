@@ -337,3 +337,51 @@ def test_compare_names_the_graph_breaks_head_adds(tmp_path):
         for s in e["samples"][side]:
             values = sorted(s["values_ms"])
             assert values[-1] < 20 * values[len(values) // 2], (side, s["round"], values[-3:])
+
+
+# ---------------------------------------------------------------------------------------------
+# The environment guard: a stored baseline from another GPU setting is refused, as for a CPU model
+
+def test_gpu_settings_both_recorded_are_material_and_persistence_is_not():
+    from profopt_ci.store.stored_baselines import material_differences
+
+    stored = {"gpu_name": "H100", "gpu_ecc": "on", "gpu_mig": "off", "gpu_persistence": "on", "cudnn": "9.1.0"}
+    assert material_differences(stored, {**stored, "gpu_ecc": "off"}) == [("gpu_ecc", "on", "off")]
+    assert material_differences(stored, {**stored, "gpu_mig": "on", "cudnn": "9.5.1"}) == [
+        ("cudnn", "9.1.0", "9.5.1"), ("gpu_mig", "off", "on")]
+    assert material_differences(stored, {**stored, "gpu_persistence": "off"}) == []
+    older = {k: v for k, v in stored.items() if k in ("gpu_name",)}  # from before the settings were read
+    assert material_differences(older, stored) == []
+
+
+@pytest.mark.slow
+def test_a_stored_baseline_from_another_ecc_setting_is_refused(nvml_dir, tmp_path):
+    from msgspec.structs import replace
+    from test_store import FILES, fake_doc
+
+    from profopt_ci.measure.fingerprint import collect
+    from profopt_ci.store import stores as store
+
+    root = tmp_path / "repo"
+    shas = make_repo(root, [FILES, {"README": "docs only\n"}])
+    state = tmp_path / "nvml-state"
+    state.write_text("ecc 1\npersistence 1\n")
+    seen = {"gpu_name": "Stand-in GPU", "gpu_driver": "550.54.15", "cuda_driver": "12.4", "gpu_clocks": "default",
+            "gpu_mig": "off"}
+    st = tmp_path / "store"
+    doc = fake_doc(shas[0], 0.3)
+    store.save(store.DirStore(st), replace(doc, fingerprint={**collect(), **seen, "gpu_ecc": "off",
+                                                             "gpu_persistence": "on"}))
+    env = {"LD_LIBRARY_PATH": str(nvml_dir), "FAKE_NVML_STATE": str(state)}
+    args = ["compare", "--baseline", "stored", "--store", f"dir:{st}", "--base", "HEAD~1"]
+    refused = run_cli(args, root, env=env)
+    assert refused.returncode == 2, refused.stderr
+    assert "gpu_ecc: stored 'off' vs now 'on'" in refused.stderr and "--allow-env-mismatch" in refused.stderr
+    # persistence mode alone: listed among the differences, not material, compared
+    state.write_text("ecc 0\npersistence 0\n")
+    ok = run_cli([*args, "--out", "c.json"], root, env=env)
+    assert ok.returncode in (0, 1), ok.stderr
+    c = json.loads((root / "c.json").read_text())
+    assert {d["key"]: d.get("material") for d in c["differences"] if d["key"].startswith("gpu_")} == \
+        {"gpu_persistence": False}
+    assert c["head"]["fingerprint"]["gpu_persistence"] == "off"
