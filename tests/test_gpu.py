@@ -385,3 +385,42 @@ def test_a_stored_baseline_from_another_ecc_setting_is_refused(nvml_dir, tmp_pat
     assert {d["key"]: d.get("material") for d in c["differences"] if d["key"].startswith("gpu_")} == \
         {"gpu_persistence": False}
     assert c["head"]["fingerprint"]["gpu_persistence"] == "off"
+
+
+def test_a_gpu_round_without_nvml_measures_and_says_why_once(tmp_path, monkeypatch):
+    """No driver here: the round on the stand-in device is measured as ever; its samples say why
+    there is no telemetry, and the notes say it once for every benchmark."""
+    import random
+
+    from test_ahead import ALL, _wide
+    from test_ahead import FAKE_TORCH as BARE_TORCH
+    from test_ahead import GPU_STEP as BARE_STEP
+
+    from profopt_ci.measure import lockstep
+    from profopt_ci.measure.cpus import Placement
+    from profopt_ci.measure.processes import Side, child_env
+    from profopt_ci.pipeline.entries import gpu_notes
+    from profopt_ci.specfile.load import parse_spec
+
+    if os.path.exists("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"):
+        pytest.skip("this machine has an NVIDIA driver")
+    monkeypatch.setattr(gpu, "_binding", {"state": None, "error": None})
+    monkeypatch.setattr(pynvml, "nvmlLib", None)
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(BARE_TORCH)
+    (tmp_path / "gstep.py").write_text(BARE_STEP)
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: g, callable: 'gstep:make_step', params: {gpu: true}, "
+                      "round_ms: 40}\n", "x.yml")
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    placement = Placement(pool=ALL)
+    placement.cpus = ALL[-1:]
+    with _wide():
+        out = lockstep.run_round({"base": b, "head": b}, {s.name: child_env(spec, b, s) for s in sides}, sides,
+                                 tmp_path, round_index=1, rng=random.Random(0), placement=placement)
+    for side in ("base", "head"):
+        assert out[side]["gpu"]["reads"] == 0 and out[side]["gpu"]["unavailable"].startswith("NVML did not start")
+        assert "energy_per_step_j" not in out[side] and out[side]["cuda_max_allocated_mb"] == 64.0
+    entries = [{"name": n, "samples": {"base": [out["base"]], "head": [out["head"]]}} for n in ("g", "g2")]
+    said = gpu_notes(entries)
+    assert [n["id"] for n in said] == ["note.gpu_unavailable"]
