@@ -29,7 +29,9 @@ RUN if ! command -v git >/dev/null || ! command -v valgrind >/dev/null; then \
 # fetching the backend again.
 WORKDIR /opt/profopt/src
 COPY pyproject.toml ./
-RUN python3 -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); print("\n".join(p["project"]["dependencies"] + p["build-system"]["requires"] + ["wheel"]))' > /tmp/requirements.txt \
+# The `gpu` extra too (nvidia-ml-py, pure Python): measuring runs in here, and reads a GPU's clocks,
+# power and energy through the driver's NVML that `--gpus all` mounts (measure/gpu.py).
+RUN python3 -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); print("\n".join(p["project"]["dependencies"] + p["project"]["optional-dependencies"]["gpu"] + p["build-system"]["requires"] + ["wheel"]))' > /tmp/requirements.txt \
     && pip install --no-compile -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 

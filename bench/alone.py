@@ -250,7 +250,8 @@ def solo_truth(base: Path, head: Path, processes: int = 3, block_ms: float = 20.
     return {"base_ms": b, "head_ms": h, "change_pct": 100 * (h / b - 1)}
 
 
-def compare(root: Path, src: Path, aa: bool, name: str = "", extra: dict | None = None) -> dict:
+def compare(root: Path, src: Path, aa: bool, name: str = "", extra: dict | None = None,
+            keep: Path | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROFOPT_")}
     env["PYTHONPATH"] = str(src)
     env.update(extra or {})
@@ -260,6 +261,9 @@ def compare(root: Path, src: Path, aa: bool, name: str = "", extra: dict | None 
                            "--head", "HEAD", "--out", str(out / "comparison.json"), "--report", str(out / "report.md")],
                           cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - start
+    if keep is not None and (out / "comparison.json").exists():  # --json-out: the whole comparison, kept
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / f"{root.name}-{name or src.parent.name}.json").write_bytes((out / "comparison.json").read_bytes())
     try:
         b = json.loads((out / "comparison.json").read_text())["benchmarks"][0]
     except (OSError, ValueError, IndexError) as exc:
@@ -275,6 +279,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="*", default=CPU_CASES, choices=list(CASES))
     p.add_argument("--markdown", type=Path, help="also write the per-run table here (Markdown)")
+    p.add_argument("--json-out", type=Path, help="also keep each compare's comparison.json here (CASE-REP-TREE.json)")
     p.add_argument("--tree", action="append", default=[],
                    help="NAME=PATH[,VAR=VALUE…]: a profopt checkout, and environment variables for its compare "
                         "(default: this one)")
@@ -308,7 +313,7 @@ def main() -> int:
                     # percent over minutes, so one taken alone measures the drift as much as compare
                     before = truth(root / "sides" / "base.py", root / "sides" / "head.py", env=malloc)
                     c = compare(root, Path(path).resolve() / "src", head_src is None, name,
-                                dict(a.split("=", 1) for a in assigned))
+                                dict(a.split("=", 1) for a in assigned), keep=args.json_out)
                     after = truth(root / "sides" / "base.py", root / "sides" / "head.py", head_first=True, env=malloc)
                     t = {k: (before[k] * after[k]) ** 0.5 if k.endswith("_ms") else (before[k] + after[k]) / 2
                          for k in before}

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Every GPU check of issue 27 in one call (<= 8 minutes on one GPU), run from the repository root:
-#   1. a CUDA training step, compare's step time and change against the one-process truth
-#      (bench/alone.py: cuda-train, whose base does a wasted 1536² matmul on the GPU, and its A/A);
-#   2. the container path: the runner image started with `--gpus all` sees the device.
-# The figures go to docs/gpu-check.md (linked from docs/accuracy.md) and to stdout.
-# Without a CUDA device it says so, writes nothing and exits 3.
+# Every GPU check in one call (<= 8 minutes on one GPU), run from the repository root:
+#   1. the device, its settings as the fingerprint lists them, and the NVML telemetry read back
+#      (clocks, power, temperature, throttle reasons, how often the energy counter moves);
+#   2. a CUDA training step's compare against the one-process truth and its A/A (bench/alone.py:
+#      cuda-train, whose base does a wasted 1536² matmul), with the energy per step, the telemetry
+#      and the device-memory peaks those comparisons carry;
+#   3. a torch.compile (inductor) CUDA step whose head adds a graph break: the breaks per side, and
+#      no compile inside a timed value (2 and 3: bench/gpu_check.py);
+#   4. the container path: the runner image started with `--gpus all` sees the device.
+# The figures go to docs/gpu-check.md and to stdout.
 #
-#   PYTHON=python3 bench/gpu_check.sh        # PYTHON: an interpreter whose torch has CUDA
+# Without a CUDA device it says so on stderr, writes nothing and exits 3 (profopt's exit code for
+# an infrastructure that cannot run the benchmark). Without nvidia-ml-py it still runs and says that
+# no telemetry could be read.
+#
+#   PYTHON=python3 bench/gpu_check.sh     # PYTHON: an interpreter whose torch has CUDA (+ nvidia-ml-py)
+#   PROFOPT_BASE_IMAGE=IMAGE              # the runner image for step 4 (skipped when unset or no Docker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -16,31 +25,39 @@ if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1
   echo "gpu_check: no CUDA device found ($PY: torch missing or torch.cuda.is_available() is False): nothing was checked" >&2
   exit 3
 fi
+if ! "$PY" -c 'import pynvml' 2>/dev/null; then
+  echo "gpu_check: nvidia-ml-py is not installed for $PY (pip install nvidia-ml-py): telemetry will be absent" >&2
+fi
 
 out=docs/gpu-check.md
-table=$(mktemp)
-device=$("$PY" -c 'import torch; p = torch.cuda.get_device_properties(0); print(f"{p.name}, {p.total_memory / 2**30:.0f} GiB, torch {torch.__version__}")')
-echo "gpu_check: $device"
-timeout 390 "$PY" bench/alone.py --cases cuda-train cuda-train-aa --markdown "$table"
+body=$(mktemp)
+trap 'rm -f "$body"' EXIT
+started=$(date -u +%Y-%m-%dT%H:%MZ)
+# 7 minutes for the Python checks, the rest for the container
+timeout 450 "$PY" bench/gpu_check.py --out "$body" --budget-s 420 || echo "gpu_check: bench/gpu_check.py exited $?" >&2
 
-container="not checked: no Docker engine"
+container="not checked: no Docker engine on this machine"
 if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
   base=${PROFOPT_BASE_IMAGE:-}
-  if [ -n "$base" ] && timeout 60 docker run --rm --gpus all "$base" nvidia-smi -L >/dev/null 2>&1; then
-    container="docker run --gpus all $base: $(timeout 30 docker run --rm --gpus all "$base" nvidia-smi -L | head -n1)"
+  if [ -z "$base" ]; then
+    container="not checked: PROFOPT_BASE_IMAGE is unset (the runner image to start with --gpus all)"
+  elif line=$(timeout 60 docker run --rm --gpus all "$base" nvidia-smi -L 2>&1 | head -n1) && [[ $line == GPU* ]]; then
+    container="docker run --gpus all $base sees: $line"
   else
-    container="docker run --gpus all failed or PROFOPT_BASE_IMAGE unset: the NVIDIA container toolkit is needed on the runner"
+    container="docker run --gpus all $base failed (${line:-no output}): the NVIDIA container toolkit is needed on the runner"
   fi
 fi
 
 {
   echo "# GPU check (bench/gpu_check.sh)"
   echo
-  echo "Run $(date -u +%Y-%m-%dT%H:%MZ) on $device."
+  echo "Run $started (UTC), one call of bench/gpu_check.sh."
   echo
-  cat "$table"
+  cat "$body" 2>/dev/null || echo "bench/gpu_check.py wrote nothing."
   echo
-  echo "Container: $container"
+  echo "## Container"
+  echo
+  echo "$container"
 } > "$out"
-rm -f "$table"
+echo "gpu_check: container: $container"
 echo "gpu_check: figures written to $out"

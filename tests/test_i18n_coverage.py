@@ -30,7 +30,8 @@ from profopt_ci.words import i18n
 # Besides the report's own list: words the notes and evidence keep on purpose.
 KEEP = ZH_ALLOWED | {"jemalloc", "tcmalloc", "env", "NCCL", "memcpy", "memset", "GB", "valgrind", "callgrind", "cache_sim", "est_cycles",
                      "AVX", "UTC", "FLOP", "GFLOP", "NUMA", "SMT", "numpy", "numba", "Cython", "print", "DDP",
-                     "AMX", "array", "bytes", "dtype"}
+                     "AMX", "array", "bytes", "dtype",
+                     "MHz", "nvidia", "smi", "lgc", "compile"}  # nvidia-smi -lgc, torch.compile: commands, not words
 OPS = {"aten::addmm", "aten::item", "loop.py:3(f)", "nccl:all_reduce"}
 MACHINE = {"matmul_gflops": 200.0, "copy_gbps": 20.0, "ridge_flops_per_byte": 10.0, "ram_mb": 1000.0}
 

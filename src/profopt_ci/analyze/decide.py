@@ -40,14 +40,29 @@ from profopt_ci.specfile.model import GOAL_METRICS
 from profopt_ci.words.i18n import message, put
 
 DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
+ENERGY = "energy_per_step_j"  # a GPU step's energy per step (measure/lockstep.energy_blocks), judged like step time
+
+
+def throttled(sample: dict) -> bool:
+    """A sample of a round whose GPU clocks were throttled (measure/gpu.py): left out of the verdict."""
+    block = sample.get("gpu")
+    return bool(block and block.get("throttled"))
+
+
+def throttled_rounds(base: list[dict], head: list[dict]) -> set:
+    """The round indices where either side's sample was throttled."""
+    return {s.get("round") for s in (*base, *head) if throttled(s)}
 
 
 def _pairs(base: list[dict], head: list[dict], metric: str) -> tuple[list[float], list[float], list[float] | None]:
-    """Values of rounds both sides completed, matched by round index; and for step time and
-    throughput, each round's head/base from its pairs when every round has them (`round_ratios`)."""
+    """Values of rounds both sides completed, matched by round index, throttled rounds left out; and
+    for step time and throughput, each round's head/base from its pairs when every round has them
+    (`round_ratios`)."""
     b = {s["round"]: s for s in base}
     h = {s["round"]: s for s in head}
-    rounds = sorted(r for r in b.keys() & h.keys() if _usable(b[r].get(metric)) and _usable(h[r].get(metric)))
+    skip = throttled_rounds(base, head) if any(s.get("gpu") for s in base[:1] + head[:1]) else set()
+    rounds = sorted(r for r in b.keys() & h.keys()
+                    if r not in skip and _usable(b[r].get(metric)) and _usable(h[r].get(metric)))
     ratios = None
     if metric in (SPEED, "throughput"):
         per = [round_ratio(b[r], h[r]) for r in rounds]
@@ -82,7 +97,7 @@ def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, alp
     """The metric entries of paired rounds (`compare`); unpaired ones are analyze.unpaired's."""
     s = bench.settings
     out: dict[str, dict] = {}
-    for metric, better in ((SPEED, "lower"), ("throughput", "higher")):
+    for metric, better in ((SPEED, "lower"), ("throughput", "higher"), (ENERGY, "lower")):
         b, h, ratios = _pairs(base, head, metric)
         if b:
             out[metric] = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha,
@@ -324,7 +339,7 @@ def summary(entries: list[dict], confidence: float = 0.99) -> dict:
     return message("summary.of", name=top["name"], parts=parts)
 
 
-METRIC_ORDER = (SPEED, "throughput", "peak_memory_mb")  # an entry's metrics as the report lists them
+METRIC_ORDER = (SPEED, "throughput", ENERGY, "peak_memory_mb")  # an entry's metrics as the report lists them
 
 
 def ordered_metrics(metrics: dict) -> list[str]:

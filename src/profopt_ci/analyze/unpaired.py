@@ -41,9 +41,11 @@ from profopt_ci.specfile.load import Benchmark
 from profopt_ci.words.i18n import message, put
 
 CELLS = 1 << 20  # pairwise differences held at once by one vectorized step: small arrays, little overhead
-_SHIFT = {SPEED: "lower", "throughput": "higher"}
-_ORDER = (*_SHIFT, *MEMORY_METRICS)  # the metrics' order in an entry
+_ENERGY = "energy_per_step_j"  # a GPU step's (decide.ENERGY): only its rows have it
+_SHIFT = {SPEED: "lower", "throughput": "higher", _ENERGY: "lower"}
+_ORDER = (SPEED, "throughput", *MEMORY_METRICS, _ENERGY)  # the metrics' order in an entry
 _GET = itemgetter(*_ORDER)
+_GET_TIMED = itemgetter(*_ORDER[:-1])
 _BASE, _HEAD = itemgetter(1), itemgetter(2)
 _ALPHA = level(0.99, None)  # the level of a diff: its benchmarks together (pipeline.entries.ALPHA)
 
@@ -158,6 +160,10 @@ def _picked(rows: Sequence[Mapping]) -> list[tuple]:
             pass
     try:
         return list(map(_GET, rows))
+    except (KeyError, TypeError):
+        pass
+    try:  # a CPU step's rows: no energy
+        return [(*_GET_TIMED(r), r.get(_ENERGY)) for r in rows]
     except (KeyError, TypeError):  # rows rebuilt from a stored summary hold only the metrics it has
         return [tuple(r.get(m) for m in _ORDER) for r in rows]
 

@@ -133,10 +133,46 @@ class Runner(_Closed, kw_only=True):
 
 
 # ---------------------------------------------------------------------------------------- results@1
+class GpuTelemetry(_Closed, kw_only=True):
+    """A lockstep round's NVML reads on the device the step used, for one side (measure/gpu.py):
+    read by the parent between values, never inside one. `unavailable` (and nothing else) where NVML
+    could not be read."""
+
+    reads: Tally
+    unavailable: str | UnsetType = UNSET  # why there are no reads (no nvidia-ml-py, no driver)
+    sm_mhz_min: Number | None | UnsetType = UNSET
+    sm_mhz_max: Number | None | UnsetType = UNSET
+    mem_mhz_min: Number | None | UnsetType = UNSET
+    mem_mhz_max: Number | None | UnsetType = UNSET
+    power_w: Number | None | UnsetType = UNSET  # mean of the reads
+    temperature_c: Number | None | UnsetType = UNSET  # highest read
+    throttle: list[Literal["power_cap", "hw_slowdown", "sync_boost", "sw_thermal", "hw_thermal",
+                           "power_brake"]] | UnsetType = UNSET  # reasons active in this side's reads
+    clocks_held: bool | UnsetType = UNSET  # a clocks setting (nvidia-smi -ac / -lgc) held the clocks
+    throttled: bool | UnsetType = UNSET  # the round: a reason was active in either side's reads
+    energy_mj: Count | UnsetType = UNSET  # the energy counter's delta over the side's energy block
+    energy_steps: Tally | UnsetType = UNSET  # steps in that block
+    energy_ms: Number | UnsetType = UNSET  # its wall time
+    energy_period_ms: Number | None | UnsetType = UNSET  # how often the counter moved this round
+
+
+class CompileCounts(_Closed, kw_only=True):
+    """A torch.compile step's compiles in one worker (torch._dynamo's counters; harness/timing.py
+    Compiles), none of them inside a timed value."""
+
+    frames: Tally  # frames dynamo compiled, recompiles included
+    recompiles: Tally  # frames compiled after the first call's
+    graph_breaks: Tally  # graph breaks dynamo counted while compiling (each compile of a frame with one)
+    break_reasons: list[str]  # the first line of each distinct reason, at most 5
+    graphs: Tally  # graphs captured
+    retaken: Tally  # timed values taken again because something compiled during them
+    settle_calls: Tally  # untimed calls until the compiles stopped
+
+
 class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One sample: one worker's round (measure/processes.py, measure/lockstep.py), in the order
-    measure writes the keys; the lockstep keys (pairing, pairs, first_share, forked, ahead, preload)
-    only there."""
+    measure writes the keys; the lockstep keys (pairing, pairs, first_share, forked, ahead, preload,
+    gpu, energy_per_step_j) only there."""
 
     round: Tally | UnsetType = UNSET
     order: Tally | UnsetType = UNSET
@@ -152,8 +188,11 @@ class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     faults_per_step: Number | None | UnsetType = UNSET  # minor page faults a timed step took (the allocator)
     cuda_max_allocated_mb: Number | None | UnsetType = UNSET
     cuda_max_reserved_mb: Number | None | UnsetType = UNSET
+    energy_per_step_j: Number | None | UnsetType = UNSET  # a GPU step's energy (its energy block)
     phases_ms: dict[str, Number] | UnsetType = UNSET
     quality: Free | UnsetType = UNSET
+    compile: CompileCounts | UnsetType = UNSET
+    gpu: GpuTelemetry | UnsetType = UNSET
     forked: bool | UnsetType = UNSET
     ahead: bool | UnsetType = UNSET
     preload: list[str] | UnsetType = UNSET

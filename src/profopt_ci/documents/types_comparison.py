@@ -331,6 +331,7 @@ class Entry(_Closed, kw_only=True):
     error: EntryError | None
     rounds: Tally
     outlier_rounds: Tally
+    throttled_rounds: Tally | UnsetType = UNSET  # a GPU step's rounds whose clocks were throttled: not judged
     metrics: dict[str, Metric]
     constraints: list[Constraint]
     bottleneck: Free | None

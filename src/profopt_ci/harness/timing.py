@@ -136,6 +136,18 @@ class CudaDevice:
             "cuda_max_reserved_mb": self._torch.cuda.max_memory_reserved() / mib,
         }
 
+    def identity(self) -> dict:
+        """Which device the step uses, for the parent's NVML handle (measure/gpu.py): the index CUDA
+        gives it (after CUDA_VISIBLE_DEVICES) and its UUID, which NVML finds whatever the numbering."""
+        try:
+            cuda = self._torch.cuda
+            index = int(cuda.current_device())
+            props = cuda.get_device_properties(index)
+            uuid = str(getattr(props, "uuid", "") or "") or None
+            return {"index": index, "uuid": uuid, "name": str(getattr(props, "name", "") or "") or None}
+        except Exception:  # an identity is a help to the parent, never a failure of the step
+            return {}
+
 
 def detect_device() -> CudaDevice | None:
     """The CUDA device when the factory loaded torch and initialized CUDA; None for host-only steps."""
@@ -150,14 +162,98 @@ def detect_device() -> CudaDevice | None:
     return None
 
 
+SETTLED_CALLS = 3  # calls in a row that compiled nothing: a torch.compile step's recompiles have stopped
+SETTLE_MAX_CALLS = 500  # a step that recompiles on every call is measured anyway (its compiles are counted)
+RETAKES = 5  # times a value during which something compiled is taken again
+
+
+def _dynamo_counters():
+    """torch._dynamo's counters when the step loaded dynamo (torch.compile, or an optimizer that
+    imported it), else None: never imported here."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return getattr(utils, "counters", None) if utils is not None else None
+
+
+def compiled_frames() -> int:
+    """Frames dynamo has compiled in this process so far, recompiles included (0 without dynamo)."""
+    counters = _dynamo_counters()
+    if counters is None:
+        return 0
+    try:
+        return int((counters.get("frames") or {}).get("total", 0))
+    except (TypeError, ValueError, AttributeError):
+        return 0
+
+
+class Compiles:
+    """A torch.compile step's compiles in this worker: the first call's, those after it
+    (recompiles, until they stop: `settle`), and the timed values taken again because something
+    compiled during them (`retaken`)."""
+
+    __slots__ = ("first", "settle_calls", "retaken", "seen")
+
+    def __init__(self) -> None:
+        self.first = self.settle_calls = self.retaken = 0
+        self.seen = False  # the first call has been made
+
+    def settle(self, step: Callable[[], object], sync: Callable[[], None] | None) -> None:
+        """Untimed calls until SETTLED_CALLS in a row compile nothing (at most SETTLE_MAX_CALLS). The
+        first call sets what the step compiles as it is first called (with whatever calls came
+        before it here: the first round's thread probe); a step nothing compiled by then is left
+        alone."""
+        if _dynamo_counters() is None:  # nothing can compile: no call spent
+            return
+        if not self.seen:
+            _lead_in(step, 1, sync)
+            self.settle_calls += 1
+            self.seen, self.first = True, compiled_frames()
+        if not self.first and not compiled_frames():
+            return
+        calm = 0
+        while calm < SETTLED_CALLS and self.settle_calls < SETTLE_MAX_CALLS:
+            before = compiled_frames()
+            _lead_in(step, 1, sync)
+            self.settle_calls += 1
+            calm = 0 if compiled_frames() != before else calm + 1
+
+    def counts(self) -> dict | None:
+        """What the parent reports (measure.lockstep), or None for a step dynamo never compiled."""
+        counters = _dynamo_counters()
+        frames = compiled_frames()
+        if counters is None or not frames:
+            return None
+        breaks = counters.get("graph_break") or {}
+        reasons = sorted({str(r).strip().splitlines()[0][:160] for r in breaks if str(r).strip()})
+        stats = counters.get("stats") or {}
+        # recompiles: every frame compiled after the first call's (in the settling calls, the warm-up
+        # or a value taken again)
+        return {"frames": frames, "recompiles": max(0, frames - self.first),
+                "graph_breaks": int(sum(breaks.values())), "break_reasons": reasons[:5],
+                "graphs": int(stats.get("unique_graphs", 0)), "retaken": self.retaken,
+                "settle_calls": self.settle_calls}
+
+
+def timed_clean(take: Callable[[], tuple[int, int]], compiles: Compiles) -> tuple[int, int]:
+    """`take()`, taken again (up to RETAKES times) while something compiled during it: compile time
+    is never inside a timed value."""
+    for _ in range(RETAKES):
+        before = compiled_frames()
+        got = take()
+        if compiled_frames() == before:
+            return got
+        compiles.retaken += 1
+    return take()
+
+
 class Measurement:
-    __slots__ = ("values_ms", "loops", "phases_ms", "quality", "device_peaks", "page_faults")
+    __slots__ = ("values_ms", "loops", "phases_ms", "quality", "device_peaks", "page_faults", "compile")
 
     def __init__(self, values_ms: list[float], loops: int, phases_ms: dict[str, float], quality: dict[str, object],
-                 device_peaks: dict[str, float], page_faults: int | None = None) -> None:
+                 device_peaks: dict[str, float], page_faults: int | None = None, compile: dict | None = None) -> None:
         self.values_ms, self.loops, self.phases_ms = values_ms, loops, phases_ms
         self.quality, self.device_peaks = quality, device_peaks
         self.page_faults = page_faults  # minor page faults of this process over the timed steps
+        self.compile = compile  # a torch.compile step's compile counts (Compiles.counts)
 
 
 def minor_faults() -> int:
@@ -247,23 +343,26 @@ def measure(
     _state.sync = sync
     _state.phases_ns = {}
     _state.recording = False
+    compiles = Compiles()
     try:
+        compiles.settle(step, sync)  # a torch.compile step: its compiles before anything is timed
         n = loops if loops is not None else calibrate(step, min_time_ms, sync)
         for _ in range(warmup):
             _time_loops(step, n, sync)
+        compiles.settle(step, sync)
         if device is not None:
             device.reset_peaks()
         _state.recording = True
         out, faults = [], 0
         for _ in range(values):
-            ns, taken = _time_counted(step, n, sync)
+            ns, taken = timed_clean(lambda: _time_counted(step, n, sync), compiles)
             out.append(ns / n / 1e6)
             faults += taken
         _state.recording = False
         steps = n * values
         phases = {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()}
         peaks = device.peaks_mb() if device is not None else {}
-        return Measurement(out, n, phases, dict(_state.quality), peaks, faults)
+        return Measurement(out, n, phases, dict(_state.quality), peaks, faults, compiles.counts())
     finally:
         _state.recording = False
         _state.sync = None
@@ -305,10 +404,13 @@ class Stepper:
         self.loops = 1
         self.values = 0
         self.faults = 0  # minor page faults over the timed steps (not the lead steps)
+        self.compiles = Compiles()
 
     def calibrate(self) -> int:
-        """The loop count of a ~value_ms value on this side (the parent picks one for both)."""
+        """The loop count of a ~value_ms value on this side (the parent picks one for both); a
+        torch.compile step first compiles until its recompiles stop (`Compiles.settle`)."""
         _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
+        self.compiles.settle(self.step, self.sync)
         self.loops = calibrate(self.step, self.value_ms, self.sync)
         return self.loops
 
@@ -318,6 +420,7 @@ class Stepper:
         `calibrate` first (a later round takes the first round's loop count) its warm-up values also
         take the step's first, slow calls."""
         _state.sync, _state.phases_ns, _state.recording = self.sync, {}, False
+        self.compiles.settle(self.step, self.sync)  # compile time is never a warm-up value either
         self.loops = max(1, int(loops))
         spent, taken = 0, []
         while len(taken) < self.warmup or spent < self._warm_ns(taken):
@@ -325,6 +428,7 @@ class Stepper:
             ns = _time_loops(self.step, self.loops, self.sync)
             spent += max(ns, time.perf_counter_ns() - start)  # a prepared step's setup takes time too
             taken.append(ns)
+        self.compiles.settle(self.step, self.sync)  # a recompile the warm-up's calls caused
         if self.device is not None:
             self.device.reset_peaks()
         _state.recording = True
@@ -344,17 +448,19 @@ class Stepper:
                 _lead_in(self.step, self.lead, self.sync)
             finally:
                 _state.recording = recording
-        ns, taken = _time_counted(self.step, self.loops, self.sync)
+        ns, taken = timed_clean(lambda: _time_counted(self.step, self.loops, self.sync), self.compiles)
         self.faults += taken
         return ns
 
     def finish(self) -> dict:
         _state.recording, _state.sync = False, None
         steps = max(self.loops * self.values, 1)
+        compiled = self.compiles.counts()
         return {
             "loops": self.loops,
             "phases_ms": {name: ns / steps / 1e6 for name, ns in _state.phases_ns.items()},
             "quality": dict(_state.quality),
             "page_faults": self.faults,
             **(self.device.peaks_mb() if self.device is not None else {}),
+            **({"compile": compiled} if compiled is not None else {}),
         }

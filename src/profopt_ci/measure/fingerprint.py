@@ -19,6 +19,18 @@ from pathlib import Path
 
 # Fields whose difference makes two results incomparable (store refuses, compare warns).
 MATERIAL = ("cpu_model", "cpu_count", "gpu_name", "gpu_driver", "torch", "cuda")
+# The GPU's settings and libraries (measure/gpu.environment, `cudnn` here): as material, but only
+# where both results recorded them (a result from before they were read, or a CPU-only one, lacks
+# them; its gpu_name already tells a GPU from none). Persistence mode is listed and compared, not
+# material: it changes a process's start and the idle clocks, not a warmed step.
+MATERIAL_IF_KNOWN = ("cudnn", "cuda_driver", "gpu_ecc", "gpu_mig", "gpu_clocks")
+
+
+def material_keys(a: dict, b: dict) -> list[str]:
+    """The keys whose difference between two fingerprints makes their results incomparable."""
+    keys = [k for k in MATERIAL if a.get(k) != b.get(k)]
+    return keys + [k for k in MATERIAL_IF_KNOWN
+                   if a.get(k) is not None and b.get(k) is not None and a.get(k) != b.get(k)]
 
 
 def _cpu_model() -> str:
@@ -44,6 +56,16 @@ def _version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
+
+
+def _cudnn() -> str | None:
+    """cuDNN's version as the side's pip wheels have it (torch's CUDA builds depend on one), without
+    importing torch; None where none is installed that way."""
+    for dist in ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11"):
+        found = _version(dist)
+        if found:
+            return found
+    return None
 
 
 def _gpu() -> tuple[str | None, str | None]:
@@ -103,6 +125,7 @@ def collect() -> dict:
         "numpy": _version("numpy"),
         "torch": _version("torch"),
         "cuda": _cuda_version(),
+        "cudnn": _cudnn(),
         "gpu_name": gpu_name,
         "gpu_driver": gpu_driver,
     }

@@ -21,13 +21,14 @@ from __future__ import annotations
 import contextlib
 import json
 import statistics
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from random import Random
 from typing import Protocol
 
 from profopt_ci.figures import per_step, sig
-from profopt_ci.measure import other_load
+from profopt_ci.measure import gpu, other_load
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, kill_workers, lead_steps
 from profopt_ci.measure.processes import (
@@ -101,9 +102,11 @@ def pair_count(round_ms: float, value_ns: Mapping[str, int]) -> int:
 
 
 def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
-          turns: Turns | None = None) -> tuple[dict[str, list[int]], list[str]]:
+          turns: Turns | None = None,
+          after: Callable[[str], None] | None = None) -> tuple[dict[str, list[int]], list[str]]:
     """`pairs` pairs of values (ns), the order drawn afresh for each pair; also who went first each
-    time. Each value is taken while the other side is held (`Turns`)."""
+    time. Each value is taken while the other side is held (`Turns`). `after(side)` is called
+    between values, once the value of `side` has been answered (the GPU telemetry: gpu.RoundReads)."""
     names = sorted(channels)
     turns = turns or Turns(channels)
     values: dict[str, list[int]] = {n: [] for n in names}
@@ -115,7 +118,53 @@ def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
         for n in order:
             turns.to(n)
             values[n].append(channels[n].value_ns())
+            if after is not None:
+                after(n)
     return values, first
+
+
+def energy_blocks(channels: Mapping[str, Channel], turns: Turns, reads: gpu.RoundReads, rng: Random,
+                  steps_per_value: int) -> dict[str, dict]:
+    """Each side alone for one block of values, in a drawn order, the energy counter read just before
+    and just after it: {side: {energy_mj, energy_steps, energy_ms, energy_period_ms, energy_values}}.
+
+    Why blocks and not the paired values: NVML's counter moves in steps of its own period (tens of
+    ms on many boards), far longer than a ~2 ms value, so a delta read around one value credits a
+    side with whatever update fell inside it — on average its share of the round's time at the
+    round's mean power, whichever side drew the power. A block that spans several of the counter's
+    own updates (gpu.ENERGY_PERIODS, read every gpu.ENERGY_READ_NS between its values; within
+    gpu.ENERGY_BLOCK_MS) is the side's own energy, off by about one period's worth at each end."""
+    low, high = (ms * 1e6 for ms in gpu.ENERGY_BLOCK_MS)
+    order = sorted(channels)
+    rng.shuffle(order)
+    out = {}
+    for name in order:
+        turns.to(name)
+        reads.take(name)
+        start = reads.reads[name][-1]
+        if start["energy_mj"] is None:
+            continue
+        values, moved, last_mj, last_ns = 0, 0, start["energy_mj"], start["t_ns"]
+        while True:
+            channels[name].value_ns()
+            values += 1
+            now = time.perf_counter_ns()
+            if now - start["t_ns"] >= high:
+                break
+            if now - last_ns >= gpu.ENERGY_READ_NS:
+                mj, last_ns = reads.device.energy_mj(), now
+                moved, last_mj = moved + (mj != last_mj), mj
+            if values >= 3 and moved > gpu.ENERGY_PERIODS and now - start["t_ns"] >= low:
+                break
+        reads.take(name)
+        end = reads.reads[name][-1]
+        if end["energy_mj"] is None:
+            continue
+        span_ms = (end["t_ns"] - start["t_ns"]) / 1e6
+        out[name] = {"energy_mj": end["energy_mj"] - start["energy_mj"], "energy_steps": values * steps_per_value,
+                     "energy_ms": sig(span_ms, 6),
+                     "energy_period_ms": sig(span_ms / moved, 4) if moved else None, "energy_values": values}
+    return out
 
 
 def start_workers(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
@@ -189,10 +238,14 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
                     for name in workers}
             lead = lead_steps()  # the untimed steps before each value take round time too
-            pairs = pair_count(round_length(benches[sides[0].name].settings, warm, loops),
-                               {n: ns * (loops + lead) // loops for n, ns in warm.items()})
+            per_value = {n: ns * (loops + lead) // loops for n, ns in warm.items()}
+            pairs = pair_count(round_length(benches[sides[0].name].settings, warm, loops), per_value)
+            reads = _gpu_reads(built, envs, list(workers))
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
-                values, first = drive(workers, pairs, rng, turns)
+                values, first = drive(workers, pairs, rng, turns,
+                                      after=reads.after_value if isinstance(reads, gpu.RoundReads) else None)
+                energy = energy_blocks(workers, turns, reads, rng, loops + lead) \
+                    if isinstance(reads, gpu.RoundReads) else {}
             placement.loaded(window)
         turns.all()
         for w in workers.values():  # asked at once: the first round's answers list packages (~0.1 s each)
@@ -206,9 +259,19 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
     finally:
         close_workers(workers.values())
     out = {}
+    throttled = isinstance(reads, gpu.RoundReads) and reads.throttled()
     for side in sides:
+        block = energy.get(side.name, {})
         sample = _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
-                         finals[side.name])
+                         finals[side.name], block.get("energy_values", 0))
+        if isinstance(reads, gpu.RoundReads):
+            sample["gpu"] = reads.block(side.name, {k: v for k, v in block.items() if k != "energy_values"},
+                                        throttled)
+            steps = block.get("energy_steps")
+            sample["energy_per_step_j"] = sig(block["energy_mj"] / 1000.0 / steps, 6) \
+                if steps and block.get("energy_mj") is not None and block["energy_mj"] > 0 else None
+        elif isinstance(reads, str):
+            sample["gpu"] = {"reads": 0, "unavailable": reads}
         sample["forked"] = workers[side.name].forked
         sample["ahead"] = bool(ready)
         preload = built[side.name].get("preload")
@@ -218,6 +281,19 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
             sample["packages"] = finals[side.name]["packages"]
         out[side.name] = sample
     return out
+
+
+def _gpu_reads(built: Mapping[str, dict], envs: Mapping[str, dict[str, str]],
+               names: list[str]) -> gpu.RoundReads | str | None:
+    """The round's GPU telemetry where its step initialized CUDA: reads on the device the step uses,
+    or why NVML cannot be read (a string); None for a step that did not use a GPU."""
+    used = [n for n in names if built[n].get("cuda")]
+    if not used:
+        return None
+    device = gpu.open_device(built[used[0]].get("gpu"), envs[used[0]])
+    if device is None:
+        return gpu.unavailable() or "NVML has no handle for the device the step used"
+    return gpu.RoundReads(device, names)
 
 
 def _alone(turns: Turns, name: str, ask):
@@ -234,20 +310,25 @@ def _int(w: WorkerProcess, text: str) -> int:
 
 
 def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, values_ns: list[int], loops: int,
-            final: dict) -> dict:
+            final: dict, more_values: int = 0) -> dict:
+    """A side's sample of the round; `more_values`: values its worker timed besides the paired ones
+    (its energy block), whose steps count in its page faults too."""
     ms = [sig(ns / loops / 1e6, 6) for ns in values_ns]
     step = statistics.median(ms)
     hwm = final.get("vm_hwm_kb")
-    return {
+    sample = {
         "round": round_index, "order": 0 if first and first[0] == side else 1, "pairing": "lockstep",
         "pairs": len(ms), "first_share": sig(first.count(side) / len(first), 6) if first else None,
         "step_time_ms": step, "values_ms": ms, "loops": loops, "throughput": _throughput(bench, step),
         "peak_memory_mb": hwm / 1024.0 if hwm else None, "cpu_time_ms": None,
-        "faults_per_step": per_step(final.get("page_faults"), loops * len(ms)),
+        "faults_per_step": per_step(final.get("page_faults"), loops * (len(ms) + more_values)),
         "cuda_max_allocated_mb": final.get("cuda_max_allocated_mb"),
         "cuda_max_reserved_mb": final.get("cuda_max_reserved_mb"),
         "phases_ms": final.get("phases_ms") or {}, "quality": final.get("quality") or {},
     }
+    if isinstance(final.get("compile"), dict):
+        sample["compile"] = final["compile"]
+    return sample
 
 
 def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],

@@ -21,6 +21,7 @@ from typing import Any
 from profopt_ci.errors import InfraError
 from profopt_ci.figures import per_step
 from profopt_ci.filenames import file_part
+from profopt_ci.measure import gpu
 from profopt_ci.measure.children import (  # noqa: F401 — the child basics, where the stages look for them
     BenchmarkFailed,
     ChildResult,
@@ -199,6 +200,8 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},
             "forked": zygote is not None,
         }
+        if isinstance(data.get("compile"), dict):  # a torch.compile step's counts (harness.timing.Compiles)
+            sample["compile"] = data["compile"]
         if isinstance(data.get("preload"), list):
             sample["preload"] = [str(p) for p in data["preload"]][:20000]
         if isinstance(data.get("packages"), dict):
@@ -285,7 +288,8 @@ def warm_command(spec: Spec, bench: Benchmark, side: Side) -> dict | None:
     return best
 
 
-METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
+METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb",
+           "energy_per_step_j")
 
 
 def summarize(samples: list[dict]) -> dict[str, float]:
@@ -303,7 +307,11 @@ def fingerprint(side: Side, spec: Spec) -> dict:
     res = run_child([side.python, "-m", "profopt_ci.measure.fingerprint"], cwd=side.root, env=env, timeout_s=120)
     if res.returncode != 0:
         raise InfraError(f"cannot fingerprint the {side.name} environment ({side.python}):\n{tail(res.stderr)}")
-    return json.loads(res.stdout)
+    fp = json.loads(res.stdout)
+    # the GPU's settings, read through NVML in profopt's own process (the side's venv need not
+    # have nvidia-ml-py); nothing where there is no GPU or no NVML
+    fp.update({k: v for k, v in gpu.environment(env).items() if v is not None})
+    return fp
 
 
 def progress_line(name: str, side: str | None, round_index: int, rounds: int, sample: dict | None, error: str | None = None) -> str:

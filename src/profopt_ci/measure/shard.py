@@ -20,7 +20,7 @@ from pathlib import Path
 from profopt_ci.documents.names import RESULTS_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.errors import UsageError
-from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.fingerprint import material_keys
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -102,7 +102,7 @@ def merge(paths: list[str | Path]) -> tuple[dict, list[str]]:
     by_file = {p: d for p, d in docs}
     merged["benchmarks"] = {name: by_file[seen[name]]["benchmarks"][name] for name in order}
     for p, d in docs[1:]:
-        diffs = [k for k in MATERIAL if (d.get("fingerprint") or {}).get(k) != (first.get("fingerprint") or {}).get(k)]
+        diffs = material_keys(d.get("fingerprint") or {}, first.get("fingerprint") or {})
         if diffs:
             warnings.append(f"{p} was measured in another environment than {names[0]} ({', '.join(diffs)}): "
                             "its benchmarks are not comparable with the others")

@@ -8,7 +8,8 @@ checkout first on sys.path. `python -m profopt_ci.measure.worker --serve JOB.jso
 (lockstep.py): it builds the step, then answers the parent over a private pipe (the fds named in the
 job, never stdout, which the user's step may print to) one value at a time:
 
-    worker: `built {"preload": […], "cuda": false}` (cuda: the build initialized a GPU)
+    worker: `built {"preload": […], "cuda": false}` (cuda: the build initialized a GPU; then also
+                                         "gpu": its index and UUID, CudaDevice.identity)
     parent: `p` → worker: `threads {json}` (harness/threads.py: the step's parallelism, probed
                                          while the worker is not pinned yet; first round only)
     parent: `a 0,1` → worker: `pinned N` (every thread of the worker moved onto those CPUs)
@@ -16,7 +17,8 @@ job, never stdout, which the user's step may print to) one value at a time:
     parent: `w N` → worker: `ready NS` (warmed up at N loops per value, the same N on both sides;
                                        NS its shortest warm-up value)
     parent: `v` → worker: `NS` (one value of LOOPS steps, in ns) … as often as the parent asks
-    parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks}` and exit 0
+    parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks, compile}` and exit 0
+                                         (compile: a torch.compile step's counts, timing.Compiles)
  Standard library only (plus whatever the factory imports), so the
 worker measures the user's code, not ours. A failure is a traceback on stderr and a non-zero exit;
 the runner keeps the tail.
@@ -166,6 +168,7 @@ def measure_job(job: dict) -> dict:
         "page_faults": m.page_faults,
         "preload": preloadable(),
         **({"packages": imported_packages(job.get("packages_cache"))} if job.get("packages") else {}),
+        **({"compile": m.compile} if m.compile else {}),
         **m.device_peaks,
     }
 
@@ -230,8 +233,12 @@ def _serve(job: dict, step, rd, wr) -> int:
     from profopt_ci.harness import timing as harness
 
     # cuda: the build initialized a GPU, so this round times the device (no other round's workers
-    # may build beside it: lockstep.callable_round)
-    wr.write("built " + json.dumps({"preload": preloadable(), "cuda": harness.detect_device() is not None}) + "\n")
+    # may build beside it: lockstep.callable_round); gpu: which one, for the parent's telemetry
+    device = harness.detect_device()
+    built = {"preload": preloadable(), "cuda": device is not None}
+    if device is not None:
+        built["gpu"] = device.identity()
+    wr.write("built " + json.dumps(built) + "\n")
     # warm for a tenth of the round, up to 100 ms: a short test round should not be mostly warm-up
     warm_ms = min(100.0, float(job.get("round_ms", 400.0)) / 10)
     short_ms = (float(job["short_step_ms"]), float(job["short_round_ms"])) \
@@ -244,7 +251,7 @@ def _serve(job: dict, step, rd, wr) -> int:
     short_probe = (short_ms[0], max(50.0, min(probe_ms, short_ms[1] / 2))) if short_ms else None
     stepper = harness.Stepper(step, value_ms=float(job.get("value_ms", 2.0)), warmup=int(job.get("warmup", 3)),
                               lead=int(job.get("lead", 0)),
-                              warmup_ms=warm_ms, short=short_warm, device=harness.detect_device())
+                              warmup_ms=warm_ms, short=short_warm, device=device)
     warmed = False
     for line in rd:
         op, _, arg = line.strip().partition(" ")

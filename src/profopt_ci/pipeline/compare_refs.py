@@ -41,9 +41,11 @@ from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, p
 from profopt_ci.pipeline.entries import (
     ALPHA,
     build_entry,
+    compile_notes,
     differences,
     fault_notes,
     finish,
+    gpu_notes,
     outlier_notes,
     policy,
     track_dict,
@@ -183,7 +185,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False, sto
         mode="paired", hardware_label=plan.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=[*differences(pairs, base_meta, head_meta), *plan.differences],
         seed=run.seed, notes=[*plan.notes, *notes, *placement_notes(run.benches, run.state.placements), *outlier_notes(entries),
-                              *fault_notes(entries),
+                              *fault_notes(entries), *gpu_notes(entries), *compile_notes(entries),
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
         threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
         pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state, run.plan.new_causes),
@@ -205,6 +207,10 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
                                        alone=run.alone)
         for line in other_load_notes(run.benches, run.state.placements):
+            log(f"profopt: warning: {text_of(line)}")
+        measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
+                    for b in timed]
+        for line in [*gpu_notes(measured), *compile_notes(measured)]:  # said now, and in the report
             log(f"profopt: warning: {text_of(line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)

@@ -22,7 +22,8 @@ from profopt_ci.specfile.load import Benchmark
 from profopt_ci.words.i18n import message
 
 CHANGED = ("regressed", "improved")
-TIMED = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")
+TIMED = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb",
+         "energy_per_step_j")
 # the seed of the confirmation run: a different one, and told apart from the first in the JSON
 Remeasure = Callable[[list[Benchmark], int], list[dict]]
 

@@ -14,8 +14,10 @@ from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.pipeline.entries import (
     ALPHA,
     build_entry,
+    compile_notes,
     differences,
     finish,
+    gpu_notes,
     outlier_notes,
     policy,
     verdict,
@@ -44,7 +46,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
         notes.append(message("note.labels_differ", base=str(base.get("hardware_label")), head=str(head.get("hardware_label"))))
     if base.get("spec_hash") != head.get("spec_hash"):
         notes.append(message("note.specs_differ"))
-    notes += outlier_notes(entries)
+    notes += outlier_notes(entries) + gpu_notes(entries) + compile_notes(entries)
     metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
               "env": r.get("env") or {}} for r in (base, head)]
     threshold = pairs[0][1].settings.threshold_pct if pairs else None

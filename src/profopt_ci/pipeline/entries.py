@@ -27,16 +27,20 @@ from profopt_ci.analyze.decide import (
     overall,
     policy_failures,
     summary,
+    throttled,
+    throttled_rounds,
 )
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import Entry
-from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.fingerprint import material_keys
+from profopt_ci.measure.gpu import CLOCKS_MOVED_MHZ
 from profopt_ci.measure.rounds import RoundState
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.words.i18n import message
 
 ALPHA = 0.01  # the family-wise level of a compare: its looks together, its benchmarks together
 _PENDING = "_pending_metrics"  # an unpaired entry's Benchmark until `resolve`; never serialized
+_JUDGED = "_judged_samples"  # an unpaired GPU entry's samples less the throttled ones, until `resolve`
 
 
 def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha: float | None = None) -> dict:
@@ -73,10 +77,20 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
     if bench.constraints or traces != (None, None):
         entry["quality"] = {"base": traces[0], "head": traces[1]}
     entry["constraints"] = [check_constraint(c, rows_b, rows_h, traces) for c in bench.constraints]
+    if _has_gpu(rows_b, rows_h):  # a GPU step's throttled rounds: counted, and left out of the verdict
+        skip = throttled_rounds(rows_b, rows_h)
+        entry["throttled_rounds"] = len(skip) if paired else sum(map(throttled, (*rows_b, *rows_h)))
+        if not paired and entry["throttled_rounds"]:
+            entry[_JUDGED] = ([r for r in rows_b if not throttled(r)], [r for r in rows_h if not throttled(r)])
     if paired:
         return _filled(entry, bench, compare_metrics(bench, rows_b, rows_h, alpha=alpha))
     entry[_PENDING] = bench  # the metrics of all unpaired entries are computed together in `resolve`
     return entry
+
+
+def _has_gpu(rows_b: list, rows_h: list) -> bool:
+    """Whether a side's first sample carries GPU telemetry (a step's samples all do, or none)."""
+    return any(bool(rows[0].get("gpu")) for rows in (rows_b, rows_h) if rows)
 
 
 def _filled(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> dict:
@@ -89,6 +103,7 @@ def _filled(entry: dict, bench: Benchmark, metrics: dict[str, dict]) -> dict:
     out = {**entry, "metrics": {**metrics, **entry["metrics"]} if entry["metrics"] else metrics,
            "outlier_rounds": metrics.get(SPEED, {}).get("outliers", 0), "goal": goal_status(bench, metrics)}
     out.pop(_PENDING, None)  # resolved
+    out.pop(_JUDGED, None)
     return out
 
 
@@ -113,7 +128,8 @@ def resolve(entries: list[dict]) -> list[dict]:
     out = list(entries)
     for k in range(0, len(pending), RESOLVE_SLICE):
         part = pending[k:k + RESOLVE_SLICE]
-        items = [(entries[i][_PENDING], entries[i]["samples"]["base"], entries[i]["samples"]["head"]) for i in part]
+        items = [(entries[i][_PENDING], *(entries[i].get(_JUDGED) or (entries[i]["samples"]["base"],
+                                                                    entries[i]["samples"]["head"]))) for i in part]
         for i, metrics in zip(part, unpaired.compare_unpaired(items), strict=True):
             out[i] = _filled(entries[i], entries[i][_PENDING], metrics)
     return out
@@ -149,10 +165,11 @@ def differences(spec_pairs: list[tuple[Benchmark, Benchmark]], base: dict, head:
         if bv != hv:
             out.append({"scope": "env", "benchmark": None, "key": key, "base": bv, "head": hv})
     bf, hf = base.get("fingerprint") or {}, head.get("fingerprint") or {}
+    material = set(material_keys(bf, hf))
     for key in sorted(set(bf) | set(hf)):
         if bf.get(key) != hf.get(key):
             out.append({"scope": "fingerprint", "benchmark": None, "key": key, "base": bf.get(key),
-                        "head": hf.get(key), "material": key in MATERIAL})
+                        "head": hf.get(key), "material": key in material})
     return out
 
 
@@ -258,3 +275,65 @@ def verdict(entries: list[dict]) -> dict:
     if skipped:
         tally["not_measured"] = skipped
     return {"decision": overall(entries), "summary": said["text"], "summary_msg": said, "counts": tally}
+
+
+THROTTLE_WORDS = {"power_cap": "power cap", "hw_slowdown": "hardware slowdown", "sync_boost": "sync boost",
+                  "sw_thermal": "thermal (software)", "hw_thermal": "thermal (hardware)",
+                  "power_brake": "power brake"}
+
+
+def gpu_notes(entries: list[dict]) -> list[dict]:
+    """What a GPU step's telemetry says, with the remedy: clocks that moved during the rounds, rounds
+    that were throttled (left out of the verdict), or once, telemetry that could not be read."""
+    out, missing = [], None
+    for e in entries:
+        samples = e.get("samples") or {}
+        rows_b, rows_h = samples.get("base") or [], samples.get("head") or []
+        if not _has_gpu(rows_b, rows_h):  # one look per side: a diff holds 10⁵ entries
+            continue
+        blocks = [s["gpu"] for s in (*rows_b, *rows_h) if s.get("gpu")]
+        if not blocks:
+            continue
+        if all(b.get("unavailable") for b in blocks):
+            missing = missing or blocks[0]["unavailable"]
+            continue
+        low = [b["sm_mhz_min"] for b in blocks if b.get("sm_mhz_min") is not None]
+        high = [b["sm_mhz_max"] for b in blocks if b.get("sm_mhz_max") is not None]
+        if low and high and max(high) - min(low) > CLOCKS_MOVED_MHZ:
+            out.append(message("note.gpu_clocks", name=e["name"], low=min(low), high=max(high)))
+        n = len(throttled_rounds(rows_b, rows_h))
+        if n:
+            reasons = sorted({r for b in blocks for r in b.get("throttle") or []})
+            out.append(message("note.gpu_throttled", name=e["name"], n=n, rounds=max(len(rows_b), len(rows_h)),
+                               reasons=[THROTTLE_WORDS.get(r, r) for r in reasons]))
+    if missing:
+        out.append(message("note.gpu_unavailable", why=missing))
+    return out
+
+
+def compile_notes(entries: list[dict]) -> list[dict]:
+    """A torch.compile step's graph breaks and recompiles where the sides differ ("head: 3 graph
+    breaks, base: 0"), and values taken again because something compiled inside them."""
+    out = []
+    for e in entries:
+        samples = e.get("samples") or {}
+        if not any(rows and rows[0].get("compile") for rows in (samples.get("base"), samples.get("head"))):
+            continue  # one look per side: a step's samples all have compile counts, or none
+        per = {side: [s["compile"] for s in samples.get(side) or [] if s.get("compile")]
+               for side in ("base", "head")}
+        if not per["base"] and not per["head"]:
+            continue
+        said = {side: {k: max((c.get(k) or 0 for c in rows), default=0)
+                       for k in ("graph_breaks", "recompiles", "retaken")} for side, rows in per.items()}
+        b, h = said["base"], said["head"]
+        if b["graph_breaks"] != h["graph_breaks"]:
+            reasons = sorted({r for c in per["head"] for r in c.get("break_reasons") or []}
+                             - {r for c in per["base"] for r in c.get("break_reasons") or []})
+            out.append(message("note.graph_breaks", name=e["name"], head=h["graph_breaks"], base=b["graph_breaks"],
+                               reasons="; ".join(reasons[:3]) or "—"))
+        if b["recompiles"] != h["recompiles"]:
+            out.append(message("note.recompiles", name=e["name"], head=h["recompiles"], base=b["recompiles"]))
+        retaken = sum(c.get("retaken") or 0 for rows in per.values() for c in rows)
+        if retaken:
+            out.append(message("note.compile_retaken", name=e["name"], n=retaken))
+    return out

@@ -21,7 +21,8 @@ from profopt_ci.words.i18n import t
 _PHASES = attrgetter("phases_ms")
 
 FINGERPRINT_ORDER = ("cpu_model", "cpu_count", "memory_gb", "os", "python", "numpy", "torch", "cuda",
-                     "gpu_name", "gpu_driver")
+                     "cudnn", "gpu_name", "gpu_driver", "cuda_driver", "gpu_persistence", "gpu_clocks", "gpu_ecc",
+                     "gpu_mig")
 CHART_MAX = 20
 HOT_OPS_MAX = 10
 

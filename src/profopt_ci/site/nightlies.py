@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.fingerprint import MATERIAL, MATERIAL_IF_KNOWN
 from profopt_ci.store.layout import Entry, Store, Warn, label_dir, stderr_warn
 from profopt_ci.store.stores import check_doc, entries
 
@@ -107,7 +107,7 @@ def row_of(entry: Entry, doc: dict) -> Nightly:
     return Nightly(
         path=entry.path, ts=entry.ts, label=str(doc["hardware_label"]), commit=str(doc["commit"]),
         created=str(doc.get("created") or ""),
-        env={k: str(fp[k]) for k in MATERIAL if fp.get(k) is not None},
+        env={k: str(fp[k]) for k in MATERIAL + MATERIAL_IF_KNOWN if fp.get(k) is not None},
         runner_ms=_fig(runner.get("ms")),
         runner_key=f"{runner.get('probe')}/{runner.get('python')}",
         failed={str(k): str(v) for k, v in failed.items()},

@@ -21,7 +21,7 @@ from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.figures import sig
 from profopt_ci.gitutil import commit_info, git, toplevel
-from profopt_ci.measure.fingerprint import MATERIAL
+from profopt_ci.measure.fingerprint import MATERIAL, MATERIAL_IF_KNOWN, material_keys
 from profopt_ci.measure.processes import METRICS
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.specfile.load import Spec
@@ -211,7 +211,8 @@ def show_lines(store: Store, entry_path: str, doc: dict) -> list[str]:
         + f" · measured {str(doc.get('created'))[:16].replace('T', ' ')} UTC"
         + f" ({_age_text(doc)})"
         + f" · spec {str(doc.get('spec_hash') or '-')[:8]} · profopt {doc.get('tool_version', '?')}",
-        "environment: " + " · ".join(f"{k} {fp.get(k)}" for k in MATERIAL + ("python", "os") if fp.get(k) is not None),
+        "environment: " + " · ".join(f"{k} {fp.get(k)}" for k in MATERIAL + MATERIAL_IF_KNOWN + ("python", "os")
+                                   if fp.get(k) is not None),
         "",
         f"{'benchmark':<28} {'rounds':>6} {'step time ms (95% CI)':>30} {'throughput':>12} {'peak MB':>9}",
     ]
@@ -253,7 +254,7 @@ def pick(store: Store, repo: Path | None, *, ident: str | None, label: str | Non
 
 
 def material_differences(stored: dict, current: dict) -> list[tuple[str, Any, Any]]:
-    return [(k, stored.get(k), current.get(k)) for k in MATERIAL if stored.get(k) != current.get(k)]
+    return [(k, stored.get(k), current.get(k)) for k in material_keys(stored, current)]
 
 
 def _mismatch_text(diffs: list[tuple[str, Any, Any]]) -> str:

@@ -18,6 +18,7 @@ EN: dict[str, str] = {
     "mname.peak_memory_mb": "peak memory",
     "mname.cuda_max_allocated_mb": "CUDA memory allocated",
     "mname.cuda_max_reserved_mb": "CUDA memory reserved",
+    "mname.energy_per_step_j": "energy per step",
     "mname.instructions": "instructions",
     "mname.est_cycles": "estimated cycles",
     # a benchmark's decision (analyze/decide.decide_benchmark, pipeline/entries)
@@ -116,6 +117,7 @@ ZH: dict[str, str] = {
     "mname.peak_memory_mb": "峰值内存",
     "mname.cuda_max_allocated_mb": "CUDA 峰值分配",
     "mname.cuda_max_reserved_mb": "CUDA 峰值预留",
+    "mname.energy_per_step_j": "每步能耗",
     "mname.instructions": "每步指令数",
     "mname.est_cycles": "每步估计周期数",
     "reason.keep": "{improved:metrics}改善；没有退化；约束均满足",

@@ -45,6 +45,7 @@ EN: dict[str, str] = {
     "metric.cpu_time_ms": "CPU time (ms)",
     "metric.cuda_max_allocated_mb": "CUDA max allocated (MB)",
     "metric.cuda_max_reserved_mb": "CUDA max reserved (MB)",
+    "metric.energy_per_step_j": "energy per step (J)",
     "metric.instructions": "instructions per step (Ir)",
     "metric.est_cycles": "est. cycles per step",
     # instrument: instructions (report/instruction_words.py); instr.what and instr.functions are also the
@@ -343,6 +344,17 @@ EN: dict[str, str] = {
     "note.not_confirmed": "{name}: not confirmed — first run {first:term}{first_figures}, second run "
                           "{second:term}{second_figures}: inconclusive",
     "note.outliers": "{name}: {note:msg}",
+    "note.gpu_clocks": "{name}: GPU clocks were not locked: SM {low:,.0f}–{high:,.0f} MHz during the rounds; lock them "
+                       "with nvidia-smi -lgc",
+    "note.gpu_throttled": "{name}: {n} of {rounds} rounds were throttled ({reasons:terms}) and were left out of the "
+                          "verdict; lock the clocks at a rate the board's power and cooling sustain (nvidia-smi -lgc) "
+                          "or raise its power limit (nvidia-smi -pl)",
+    "note.gpu_unavailable": "GPU telemetry was not read ({why}): clocks, throttling and energy per step are unknown",
+    "note.graph_breaks": "{name}: torch.compile — head: {head} graph breaks, base: {base} (head's own break reasons: "
+                         "{reasons})",
+    "note.recompiles": "{name}: torch.compile — head: {head} recompiles, base: {base}",
+    "note.compile_retaken": "{name}: {n} timed value(s) were taken again because torch.compile compiled during "
+                            "them: compile time is never inside a timed value",
     "note.not_only_code": "not only the code differs between base and head: {scopes:names} (see differences)",
     "note.runner_slow": "this runner ran {off_pct:.0f}% slower than its usual (probe {ms:.3g} ms vs a median of "
                         "{median_ms:.3g} ms over the last {runs} runs of label {label}): absolute times are off, ratios "

@@ -44,6 +44,7 @@ ZH: dict[str, str] = {
     "metric.cpu_time_ms": "CPU 时间 (ms)",
     "metric.cuda_max_allocated_mb": "CUDA 峰值分配 (MB)",
     "metric.cuda_max_reserved_mb": "CUDA 峰值预留 (MB)",
+    "metric.energy_per_step_j": "每步能耗 (J)",
     "metric.instructions": "每步指令数 (Ir)",
     "metric.est_cycles": "每步估计周期数",
     "instr.what": "指令数：valgrind 的 callgrind 统计的已执行指令数（Ir）——是指令数，不是时间；只有开启 cache_sim "
@@ -321,6 +322,13 @@ ZH: dict[str, str] = {
     "note.not_confirmed": "{name}：未得到确认——第一次运行{first:term}{first_figures}，第二次独立运行"
                           "{second:term}{second_figures}：无定论",
     "note.outliers": "{name}：{note:msg}",
+    "note.gpu_clocks": "{name}：GPU 时钟未锁定：各轮期间 SM 为 {low:,.0f}–{high:,.0f} MHz；请用 nvidia-smi -lgc 锁定",
+    "note.gpu_throttled": "{name}：{rounds} 轮中有 {n} 轮被降频（{reasons:terms}），已排除在判定之外；请把时钟锁定在电源与散热"
+                          "能持续维持的频率（nvidia-smi -lgc），或提高功耗上限（nvidia-smi -pl）",
+    "note.gpu_unavailable": "未读取 GPU 遥测（{why}）：时钟、降频与每步能耗未知",
+    "note.graph_breaks": "{name}：torch.compile——新版：{head} 次图中断，基线：{base} 次（新版独有的中断原因：{reasons}）",
+    "note.recompiles": "{name}：torch.compile——新版：{head} 次重新编译，基线：{base} 次",
+    "note.compile_retaken": "{name}：有 {n} 个计时值因 torch.compile 在其间编译而重新测量：编译时间从不计入计时值",
     "note.not_only_code": "基线与新版之间不仅代码不同：{scopes:terms}（见差异）",
     "note.runner_slow": "本次运行的机器比平时慢 {off_pct:.0f}%（探测 {ms:.3g} ms，而标签 {label} 最近 {runs} 次运行的中位数为 "
                         "{median_ms:.3g} ms）：绝对时间不准，比值也可能偏移几个百分点",
@@ -378,6 +386,8 @@ TERMS_ZH: dict[str, str] = {
     "peak_memory": "峰值内存", "cuda_max_allocated": "CUDA 峰值分配", "cuda_max_reserved": "CUDA 峰值预留",
     "peak memory": "峰值内存", "CUDA max allocated": "CUDA 峰值分配", "CUDA max reserved": "CUDA 峰值预留",
     "device peak allocated": "设备峰值分配", "host peak allocated": "主机峰值分配",
+    "power cap": "功耗上限", "hardware slowdown": "硬件降速", "sync boost": "同步加速", "thermal (software)": "过热（软件）",
+    "thermal (hardware)": "过热（硬件）", "power brake": "功耗制动",
     "device_peak_allocated_mb": "设备峰值分配", "host_peak_allocated_mb": "主机峰值分配",
     "slower": "变慢", "faster": "变快",
     "regressed": "变差", "improved": "改善", "unchanged": "无变化", "inconclusive": "无定论", "unstable": "不稳定",
