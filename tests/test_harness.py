@@ -1,6 +1,7 @@
 """The in-process harness and the tutorial template, with real steps."""
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -64,7 +65,9 @@ class CountingDevice(harness.CudaDevice):
         return {"cuda_max_allocated_mb": 10.0, "cuda_max_reserved_mb": 12.0}
 
 
-def test_device_path_synchronizes_before_every_clock_read():
+def test_device_path_synchronizes_before_every_clock_read(monkeypatch):
+    # a step without torch.compile: dynamo, loaded by another test in this process, is not the step's
+    monkeypatch.delitem(sys.modules, "torch._dynamo.utils", raising=False)
     dev = CountingDevice()
     calls = []
 
