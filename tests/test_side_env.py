@@ -48,8 +48,10 @@ def pytest_unconfigure(config):
               "sees_profopt_packages": [m for m in ("yaml", "msgspec", "pytest_timeout")
                                         if importlib.util.find_spec(m) is not None],
               "python": sys.executable}
-    with open(os.environ["SESSION_LOG"], "a") as fh:
-        fh.write(json.dumps(record) + "\\n")
+    # one write of the whole line: two sessions of a round append at once (a buffered file may split it)
+    fd = os.open(os.environ["SESSION_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, (json.dumps(record) + "\\n").encode())
+    os.close(fd)
 """
 
 SUITE = """\
