@@ -128,6 +128,10 @@ def _decide(
         return metric(put(res, "reason", need(units)))
     delta, lo, hi = res["delta_pct"], res["ci_low_pct"], res["ci_high_pct"]
     ci = _conf_label(alpha if nominal is None else nominal)
+    if lo is not None and hi is not None:
+        # a change of this size, with the same noise, would have a CI as wide around it that excludes
+        # 0, and an estimate at least τ: what these rounds could have flagged
+        res["mde"] = max(tau, (hi - lo) / 2)
     if lo is None or hi is None:
         res["verdict"] = "inconclusive"
         return metric(put(res, "reason", message("why.no_bound", units=units, unit=unit_word, level=ci)))
@@ -287,6 +291,7 @@ def judge_memory(res: dict, outliers: int, *, tolerance_pct: float, abs_toleranc
     res["delta_mb"], res["tolerance_mb"] = float(diff), float(tol)
     if bm > 0:
         res["delta_pct"] = float((hm / bm - 1.0) * 100.0)
+        res["mde"] = float(tol / bm * 100.0)  # judged against its tolerance: the least it flags
     elif hm == 0:
         res["delta_pct"] = 0.0
     res["outliers"] = outliers

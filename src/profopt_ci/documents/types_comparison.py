@@ -61,6 +61,9 @@ class Metric(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     noise_floor_by_side: dict[str, Number | None] | UnsetType = UNSET
     runs: dict[str, list[Number]] | UnsetType = UNSET
     spread_pct: dict[str, Number | None] | UnsetType = UNSET
+    # the smallest change in % its rounds could have flagged, at their noise and α: max(τ, the CI's
+    # half-width) for a paired or unpaired time; the tolerance for memory; max(τ, the noise floor) for counts
+    mde: Number | None | UnsetType = UNSET
     reason_msg: Message | UnsetType = UNSET  # `reason` as a message (the report says it in its language)
     outlier_note_msg: Message | UnsetType = UNSET
 

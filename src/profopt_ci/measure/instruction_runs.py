@@ -122,7 +122,7 @@ def instruction_change(base: list[float], head: list[float], *, threshold_pct: f
     lo = (min(head) / max(base) - 1.0) * 100.0 - floor_pct
     hi = (max(head) / min(base) - 1.0) * 100.0 + floor_pct
     res.update(base=b, head=h, delta_pct=delta, ci_low_pct=lo, ci_high_pct=hi, spread_pct=spreads,
-               noise_floor_pct=floor_pct, noise_floor_by_side=by_side)
+               noise_floor_pct=floor_pct, noise_floor_by_side=by_side, mde=max(threshold_pct, floor_pct))
     change = {"unit": unit, "base": b, "head": h, "delta": delta}
     noisy = [side for side, s in spreads.items() if s > min_floor_pct]
     # A floor raised by a disagreeing side to τ or more cannot tell a τ-sized change from jitter.

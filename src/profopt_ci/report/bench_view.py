@@ -34,6 +34,7 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "word": word(lang, "decision", decision),
         "reason": clip(said(lang, b.get("reason"), b.get("reason_msg")), 400),
         "reach": _reach(b, lang),
+        "sensitivity": _sensitivity(b, lang, decision),
         "goal": _goal(b, lang, conf),
         "rows": rows,
         "ci_header": column_header(lang, conf, rows),
@@ -42,6 +43,19 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "differences": diffs,
         "error": _error(b, lang, error_cap),
     }
+
+
+def _sensitivity(b: dict, lang: str, decision: str) -> str | None:
+    """What a benchmark that reads no-change or inconclusive could have seen: the smallest change of
+    its main timed metric its rounds could have flagged (`mde`)."""
+    if decision not in ("no-change", "inconclusive"):
+        return None
+    for key in ("step_time_ms", "instructions"):
+        m = (b.get("metrics") or {}).get(key) or {}
+        mde = m.get("mde")
+        if isinstance(mde, (int, float)) and not isinstance(mde, bool):
+            return t(lang, "mde.line", mde=f"{mde:.1f}", metric=metric_word(lang, key), n=m.get("n") or 0)
+    return None
 
 
 def _reach(b: dict, lang: str) -> str | None:

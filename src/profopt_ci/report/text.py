@@ -165,6 +165,8 @@ def _bench(b: dict, lang: str, cols: int) -> list[str]:
     out = [f"{b['emoji']} {_clean(b['name'])} — {b['word']}"]
     if b["reason"]:
         out.append(f"  {_clean(b['reason'])}")
+    if b.get("sensitivity"):
+        out.append(f"  {_clean(b['sensitivity'])}")
     if b.get("reach"):
         out.append(f"  {t(lang, 'reach.label')}{colon} {_clean(b['reach'])}")
     if b["error"]:
