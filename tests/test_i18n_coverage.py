@@ -132,7 +132,8 @@ def _notes() -> list[dict]:
                      counters={"python_share": 0.2}, ops=[{"name": "aten::addmm", "self_ms": 3.0}])
     notes += [analyze.bottleneck(fallback), analyze.bottleneck(torch(category_shares={"gemm": 0.45, "elementwise": 0.3, "framework": 0.25})),
               analyze.bottleneck(None), analyze.bottleneck({"kind": "none", "reason": "profile: none in the spec"}),
-              analyze.bottleneck(side_pass.SKIPPED)]  # compare took no profile: its figures held
+              analyze.bottleneck(side_pass.SKIPPED),  # compare took no profile: its figures held
+              analyze.bottleneck(side_pass.NO_TIME)]  # … or the time budget was spent
     notes += [analyze.bottleneck(f.profile, f.metrics, f.base_profile) for f in COST]
     notes += [analyze.bottleneck(*args) for args in REMOVED]
     return notes

@@ -158,3 +158,57 @@ def test_a_bisection_probe_measures_nothing_alone(tmp_path):
         t.status, t.error = "failed", "setup failed"
     _, state, calls, _ = _run(tmp_path, state=state, alone=False)
     assert calls == [] and all(_rounds(state, n) == (0, 0) for n in FIGURES)  # alone=True: head's 6 each
+
+
+# ---- a time budget --------------------------------------------------------------------------------
+
+def _timed(first_s: float, later_s: float | None = None):
+    """The literal `measure`, a first round taking `first_s` of wall time, a later one `later_s`."""
+    import time
+
+    inner, calls = _literal()
+
+    def measure(*args, **kwargs):
+        time.sleep(first_s if kwargs["start"] == 0 or later_s is None else later_s)
+        inner(*args, **kwargs)
+    return measure, calls
+
+
+def test_a_budget_stops_the_rounds_in_time_and_looks_once_more_at_what_each_has(tmp_path):
+    from profopt_ci.pipeline.budget import OUTPUTS_S, Budget
+
+    plan = _plan(tmp_path)
+    benches = list(plan.spec.benchmarks)
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    state, lines = RoundState(), []
+    # later rounds take three times the first (a slower machine): the looks planned from the first
+    # round do not fit, and the budget stops the rounds
+    measure, calls = _timed(0.03, 0.09)
+    budget = Budget(seconds=OUTPUTS_S + 1.4)
+    alphas = sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+                               measure=measure, budget=budget, first=frozenset({"noisy"}))
+    assert budget.left() > 0  # the rounds stopped before the budget did
+    assert calls[0][0] == "noisy"  # what the change reaches goes first
+    assert set(state.cut) == {"slower", "noisy", "same"}  # none had reached a look that decides
+    assert state.cut["noisy"] >= max(state.cut.values())  # it went first in every round
+    for name, rounds in state.cut.items():
+        assert 0 < rounds < 18 and _rounds(state, name)[0] >= rounds
+        assert alphas[name] < ALPHA  # one more look, at a look's share of α
+    assert any(line.startswith("profopt: time budget spent: rounds stopped") for line in lines)
+
+
+def test_a_budget_plans_the_looks_to_fit_what_it_affords(tmp_path):
+    from profopt_ci.pipeline.budget import OUTPUTS_S, Budget
+
+    plan = _plan(tmp_path)
+    benches = [b for b in plan.spec.benchmarks if b.name == "noisy"]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    state, lines = RoundState(), []
+    measure, calls = _timed(0.05)
+    budget = Budget(seconds=OUTPUTS_S + 0.06 * 1.2 + 0.6)  # about 11 rounds after the first
+    sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+                      measure=measure, budget=budget)
+    planned = next(line for line in lines if line.startswith("profopt: time budget:"))
+    assert "looks planned to fit" in planned
+    looks = [c[4] for c in calls]  # each round's `total`: the look it is heading for
+    assert max(looks) < 18  # the 18-round plan was cut down to what fits

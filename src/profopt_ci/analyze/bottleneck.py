@@ -48,6 +48,8 @@ def bottleneck(profile: dict | None, metrics: dict | None = None, base_profile: 
         return note(rule.cls, evidence, rule.action_for(facts), rule.name, cost=cost)
     if facts.kind == "none" and facts.profile.get("skipped") == "unchanged":  # compare took no profile: no need
         return note(None, [message("bottleneck.skipped")], "next_action.skipped", "skipped", cost=cost)
+    if facts.kind == "none" and facts.profile.get("skipped") == "budget":  # no time was left for one
+        return note(None, [message("bottleneck.budget")], "next_action.budget", "skipped", cost=cost)
     if facts.kind == "none":
         reason = facts.profile.get("reason")  # the profiler's own words, passed on
         said = message("bottleneck.no_profile", reason=str(reason)) if reason else message("bottleneck.not_profiled")

@@ -44,6 +44,10 @@ def register(sub) -> None:
                    help="changed (default): measure only the benchmarks whose code the change reaches (each recorded "
                         "once on the base: the code it runs, the files it reads); all: every benchmark (the spec's "
                         "`defaults: {measure: …}`)")
+    c.add_argument("--time-budget", metavar="DURATION", type=_duration,
+                   help="the wall time the compare may take, e.g. 25s, 10m, 1h: rounds ordered and sized to fit, "
+                        "what is still undecided then is inconclusive, the outputs written in time (the spec's "
+                        "`defaults: {time_budget: …}`)")
     instrument_flag(c)
     output_flags(c, "comparison.json")
     _baseline_flags(c)
@@ -77,11 +81,20 @@ def command(args: argparse.Namespace) -> int:
                if args.baseline == "both" else None)
     comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
                              on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
-                             nightly=nightly, measure=args.measure)
+                             nightly=nightly, measure=args.measure, time_budget=args.time_budget)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
     return finish(comparison, args)
+
+
+def _duration(text: str) -> float:
+    from profopt_ci.specfile.model import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _trace_dir(args: argparse.Namespace) -> Path:

@@ -112,11 +112,12 @@ def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]
 
 
 SKIPPED = {"kind": "none", "skipped": "unchanged", "reason": "not profiled: its step time and memory did not change"}
+NO_TIME = {"kind": "none", "skipped": "budget", "reason": "not profiled: the time budget was spent"}
 
 
 def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
                 workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None,
-                placements: dict[str, Placement] | None = None, profiled: Callable[[str], bool] = lambda _: True,
+                placements: dict[str, Placement] | None = None, skip: Callable[[str], dict | None] = lambda _: None,
                 ) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, dict]]]:
     """({benchmark: {side: profile}}, {benchmark: {side: quality trace}}) for every benchmark and side
     that finished its rounds.
@@ -128,19 +129,26 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
     shares and bottleneck class described the fight, not the step. The machine's balance is
     measured by the first profiled pass on a set of each size, alone, and reused by the rest.
 
-    `profiled(name)`: whether a benchmark's profile is worth its pass (compare: where its step time
-    or memory changed or stayed undecided); one that is not gets `SKIPPED` and only its quality pass."""
-    def profiling(b: Benchmark) -> bool:
-        return b.settings.profile != "off" and b.settings.timed and profiled(b.name)
+    `skip(name)`, asked at the benchmark's turn: None where its profile is worth its pass, else the
+    summary it gets instead (compare: `SKIPPED` where its step time and memory held, `NO_TIME` where
+    the time budget has no room left); its quality pass runs all the same."""
+    said: dict[str, dict | None] = {}
 
-    wanted = [b for b in benches if profiling(b) or quality.wanted(b)]
-    skipped = {b.name: {side.name: dict(SKIPPED) for side in sides if ok(b.name, side.name)}
-               for b in benches if b.settings.profile != "off" and b.settings.timed and not profiled(b.name)}
+    def profiling(b: Benchmark) -> bool:
+        if b.settings.profile == "off" or not b.settings.timed:
+            return False
+        if b.name not in said:
+            said[b.name] = skip(b.name)
+        return said[b.name] is None
+
+    wanted = [b for b in benches if (b.settings.profile != "off" and b.settings.timed) or quality.wanted(b)]
     profiles: dict[str, dict[str, dict]] = {}
     traces: dict[str, dict[str, dict]] = {}
     machines: dict[int, dict] = {}  # CPU-set size → {backend: balance}
     for bench in wanted:
         todo = [side for side in sides if ok(bench.name, side.name)]
+        if not profiling(bench) and not quality.wanted(bench):
+            continue
         for side in todo:
             own = plan.bench(side.name, bench.name)
             steps = quality.wanted(own)
@@ -179,4 +187,6 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
                 profiles.setdefault(bench.name, {})[side_name] = summary
             if trace is not None:
                 traces.setdefault(bench.name, {})[side_name] = trace
+    skipped = {b.name: {side.name: dict(said[b.name]) for side in sides if ok(b.name, side.name)}
+               for b in benches if said.get(b.name) is not None}
     return {**skipped, **profiles}, traces

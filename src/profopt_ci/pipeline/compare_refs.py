@@ -20,6 +20,7 @@ from pathlib import Path
 
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
+from profopt_ci.analyze.decide import decided
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
@@ -35,8 +36,9 @@ from profopt_ci.measure.cpus import format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, own_environment, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
-from profopt_ci.measure.side_pass import profile_all
+from profopt_ci.measure.side_pass import NO_TIME, SKIPPED, profile_all
 from profopt_ci.pipeline import confirm
+from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, placement_notes
 from profopt_ci.pipeline.entries import (
     ALPHA,
@@ -88,6 +90,7 @@ class CompareRun:
     alone: bool = True  # a side that failed first: the other still measured alone, its results kept
     gate: Gate = field(default_factory=Gate)  # measure: changed — what the change reaches
     skipped: list[Benchmark] = field(default_factory=list)  # compared, but the change reaches none of their code
+    budget: Budget = field(default_factory=Budget)  # time_budget: the wall time the compare may take
 
     @property
     def same_commit(self) -> bool:
@@ -142,8 +145,19 @@ def _entries(run: CompareRun) -> list[dict]:
     entries = instruction_entries.mark_failures(finish(entries, {b.name: run.plan.judged(b.name) for b in run.benches}))
     entries = [annotate(e, run.profiles[e["name"]]) if e["name"] in run.profiles and e["decision"] != "failed" else e
                for e in entries]
+    entries = [_cut_short(e, run.state.cut[e["name"]]) if e["name"] in run.state.cut else e for e in entries]
     return [comparison_doc.revised(e, reach=run.gate.reach[e["name"]]) if e["name"] in run.gate.reach else e
             for e in entries]
+
+
+def _cut_short(entry, rounds: int):
+    """A benchmark the time budget stopped: undecided, it is inconclusive and says so; one that got no
+    round at all is inconclusive too, not failed."""
+    if rounds == 0:
+        return decided(entry, "inconclusive", message("reason.budget_none"), error=None)
+    if entry["decision"] == "inconclusive":
+        return decided(entry, "inconclusive", message("reason.budget", rounds=rounds))
+    return entry
 
 
 def _with_skipped(run: CompareRun, entries: list, store: str | None = None) -> list:
@@ -204,8 +218,9 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         return state.measured(bench, side) if finished[bench].settings.timed else state.track(bench, side).status == "ok"
 
     try:
+        reached = frozenset(n for n, r in run.gate.reach.items() if r["changed"])
         run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
-                                       alone=run.alone)
+                                       alone=run.alone, budget=run.budget, first=reached)
         for line in other_load_notes(run.benches, run.state.placements):
             log(f"profopt: warning: {text_of(line)}")
         measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
@@ -217,7 +232,7 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
         state.zygotes.drop_next()  # and nothing imports there
         run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
-                                           state.placements, profiled=_changed(run))
+                                           state.placements, skip=_skip_profile(run))
     finally:
         state.close()
     for name, per_side in traces.items():
@@ -231,10 +246,16 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
 PROFILED = ("regressed", "improved", "inconclusive", "unstable")
 
 
-def _changed(run: CompareRun) -> Callable[[str], bool]:
+def _skip_profile(run: CompareRun) -> Callable[[str], dict | None]:
     """Whose profile is worth its pass: a benchmark whose step time or a memory peak changed, or
-    whose step time the rounds left undecided. One whose figures held has nothing for a bottleneck
-    note to explain (a profile of each side cost ~12% of a suite compare: docs/accuracy.md)."""
+    whose step time the rounds left undecided (one whose figures held has nothing for a bottleneck
+    note to explain: a profile of each side was ~12% of a suite compare, docs/reach.md), while the
+    time budget leaves room for it."""
+    def skip(name: str) -> dict | None:
+        if not worth(name):
+            return SKIPPED
+        return None if run.budget.pass_fits(name) else NO_TIME
+
     def worth(name: str) -> bool:
         bench = run.plan.judged(name)
         entry = build_entry(bench, track_dict(run.state, bench, "base"), track_dict(run.state, bench, "head"),
@@ -242,13 +263,16 @@ def _changed(run: CompareRun) -> Callable[[str], bool]:
         metrics = entry.get("metrics") or {}
         return any((metrics.get(key) or {}).get("verdict") in PROFILED for key in
                    ("step_time_ms", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"))
-    return worth
+    return skip
 
 
 def _confirm(run: CompareRun, work: Path, log) -> None:
     """`confirm`: the flagged benchmarks measured again — new processes, the reverse order, a new seed."""
     names = confirm.flagged(_entries(run), {b.name: run.plan.judged(b.name) for b in run.benches})
     if not names:
+        return
+    if run.budget.rounds_left([]) < sum(run.budget.first_round_s.get(n, 0.0) for n in names) * 4:
+        log(f"profopt: confirm: not run — the time budget leaves {max(0.0, run.budget.left()):.0f} s")
         return
     benches = [b for b in reversed(run.benches) if b.name in names]
     second = CompareRun(plan=run.plan, sides=run.sides, benches=benches, new=[], seed=confirm.second_seed(run.seed),
@@ -314,13 +338,15 @@ def run_compare(
     nightly: Nightly | None = None,
     alone: bool = True,
     measure: str | None = None,
+    time_budget: float | None = None,
 ) -> Comparison | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
     the label's nightly runs are, for the runner probe's history (default git:profopt-data);
     `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
     False: a benchmark one side cannot run is not measured on the other alone (a bisection's
     probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
-    all; None: the spec's `measure`."""
+    all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's)."""
+    budget = Budget(seconds=time_budget or plan.spec.time_budget_s)
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
@@ -345,7 +371,7 @@ def run_compare(
         plan = _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
                          notes=new_note(new, plan.new_causes) + pairing_notes(plan, benches, log),
-                         fail_on=fail_on, nightly=nightly, alone=alone)
+                         fail_on=fail_on, nightly=nightly, alone=alone, budget=budget)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
         with parent_home(), tempfile.TemporaryDirectory(prefix="profopt-work-") as work:

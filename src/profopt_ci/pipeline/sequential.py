@@ -10,6 +10,7 @@ the looks (`analyze.look_schedule.spent_alpha`) so that looking again cannot man
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from profopt_ci.analyze.decide import SPEED
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
@@ -37,8 +39,9 @@ def _measure_alone(plan: Plan, benches: list[Benchmark], live: list[Side], state
                     total=b.settings.rounds, rng=rng, log=log)
 
 
-def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[int], rounds: int, log) -> tuple[float, bool]:
-    """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on)."""
+def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[int], rounds: int,
+          log) -> tuple[float, bool, dict]:
+    """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on, its step time)."""
     alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
     entry = build_entry(plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
                         paired=True, alpha=alpha)
@@ -55,7 +58,7 @@ def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[i
     log(f"profopt: {bench.name}: look {k + 1}/{len(looks)} after {rounds} rounds: {verdict}{figures}{then}")
     if not more:
         progress_of(log).done(bench.name)
-    return alpha, more
+    return alpha, more, m
 
 
 def _then(active: list[Benchmark], i: int, r: int, plans: dict[str, list[int]],
@@ -70,12 +73,20 @@ def _then(active: list[Benchmark], i: int, r: int, plans: dict[str, list[int]],
 
 def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
                       rng: random.Random, log, *, measure: MeasureRounds = run_rounds,
-                      alone: bool = True) -> dict[str, float]:
+                      alone: bool = True, budget: Budget | None = None,
+                      first: frozenset[str] = frozenset()) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look. `alone`: a
-    benchmark one side failed is measured on the other side alone, so its results are kept."""
+    benchmark one side failed is measured on the other side alone, so its results are kept.
+
+    `budget` (time_budget): each round, the benchmarks the change reaches (`first`) go first, then
+    the cheaper rounds and those nearer a decision; after the first round the looks are planned
+    anew to fit what the rounds left afford; a round that would not fit stops the rounds, and each
+    benchmark still undecided gets one more look at the rounds it has (`state.cut`: its rounds)."""
+    budget = budget or Budget()
     plans = {b.name: look_schedule.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
     final_alpha = {b.name: ALPHA for b in benches}
+    distance: dict[str, float] = {}  # how far from a decision at the last look (its mde over τ)
     live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
     done: set[str] = set()
     r = 0
@@ -85,18 +96,63 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
             if alone:
                 _measure_alone(plan, benches, live, state, work, rng, log, measure)
             return final_alpha
-        for i, b in enumerate(active):
+        order = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name),
+                                              distance.get(b.name, 0.0))) if budget.on else active
+        names = [b.name for b in active]
+        for i, b in enumerate(order):
+            if budget.on and r > 0 and budget.rounds_left(names) < budget.next_round_s(b.name):
+                _cut(plan, order, state, live, plans, look, final_alpha, log)
+                return final_alpha
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
+            started = time.monotonic()
             measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng,
-                    log=log, then=_then(active, i, r, plans, look))
+                    log=log, then=_then(order, i, r, plans, look))
+            budget.spent(b.name, time.monotonic() - started)
         r += 1
+        if r == 1 and budget.on:
+            _fit(plans, active, budget, log)
         for b in active:
             looks, k = plans[b.name], look[b.name]
             if r < looks[k] or not state.ok(b.name, live):
                 continue
-            final_alpha[b.name], more = _look(plan, b, state, k, looks, r, log)
+            final_alpha[b.name], more, m = _look(plan, b, state, k, looks, r, log)
+            tau = b.settings.threshold_pct or 1.0
+            distance[b.name] = (m.get("mde") or tau) / tau if isinstance(m.get("mde"), (int, float)) else 1.0
             if more:
                 look[b.name] = k + 1
             else:
                 done.add(b.name)
 
+
+LEAST_LOOK = 8  # rounds a first look needs to decide at a look's share of α = 0.01 (signed ranks)
+
+
+def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, log) -> None:
+    """After the first round: looks planned anew where the rounds the budget leaves cannot reach the
+    planned ones — the first at what it affords (at least LEAST_LOOK), the last at most there."""
+    more = budget.affordable([b.name for b in active])
+    if more is None:
+        return
+    total = 1 + more
+    fitted = []
+    for b in active:
+        first, last = plans[b.name][0], plans[b.name][-1]
+        if total >= last:
+            continue
+        rounds = max(LEAST_LOOK, min(first, total))
+        plans[b.name] = look_schedule.plan_looks(rounds, max(rounds, min(last, total)))
+        fitted.append(b.name)
+    log(f"profopt: time budget: {budget.left():.0f} s left after the first rounds; about {total} rounds each fit"
+        + (f" — looks planned to fit ({', '.join(fitted)})" if fitted else ""))
+
+
+def _cut(plan: Plan, order: list[Benchmark], state: RoundState, live: list[Side], plans: dict[str, list[int]],
+         look: dict[str, int], final_alpha: dict[str, float], log) -> None:
+    """The budget is spent: each benchmark still undecided gets one more look, at the rounds it has."""
+    for b in order:
+        rounds = min(len(state.track(b.name, s.name).samples) for s in live)
+        state.cut[b.name] = rounds
+        if rounds:
+            k = min(look[b.name], len(plans[b.name]) - 1)
+            final_alpha[b.name], _, _ = _look(plan, b, state, k, plans[b.name], rounds, log)
+    log(f"profopt: time budget spent: rounds stopped ({', '.join(f'{n} after {r}' for n, r in state.cut.items())})")

@@ -26,7 +26,7 @@ from msgspec import Struct, UnsetType
 from profopt_ci.errors import SpecError
 from profopt_ci.specfile.guard import label, number_text, value_problems
 from profopt_ci.specfile.keys import PERCENT_KEYS, SETTING_KEYS, SUITE_KINDS, SpecKeys, metas
-from profopt_ci.specfile.model import parse_percent
+from profopt_ci.specfile.model import parse_duration, parse_percent
 from profopt_ci.specfile.yamlnodes import node_at, where
 
 Found = Iterator[tuple[list[Any], str]]
@@ -196,6 +196,11 @@ def _rules(data: dict[str, Any]) -> Found:
     yield from value_problems(data)
     d = data.get("defaults") or {}
     yield from _percent_problems(d, ["defaults"])
+    if "time_budget" in d:
+        try:
+            parse_duration(d["time_budget"])
+        except ValueError as exc:
+            yield ["defaults", "time_budget"], f"`defaults.time_budget`: {exc}"
     if isinstance(data.get("cpuset"), str):
         from profopt_ci.cpulists import parse_cpuset
 

@@ -110,6 +110,11 @@ class Defaults(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defau
 
     seed: Annotated[int, Meta(ge=-(2**63), le=2**63 - 1,
                               description="seed of the round order (random when absent)")] | UnsetType = UNSET
+    time_budget: Annotated[str | float, Meta(description=(
+        "compare: the wall time the whole compare may take, e.g. 25s, 10m or 1h (a bare number is seconds); "
+        "the rounds are ordered and sized to fit, a benchmark still undecided when it is spent is inconclusive "
+        "('time budget spent after N rounds'), and the comparison and report are written before it ends"),
+        extra={"expected": "a duration such as 90s, 10m or 1h"})] | UnsetType = UNSET
     measure: Annotated[Literal["changed", "all"], Meta(description=(
         "compare: changed (default) measures only the benchmarks whose code the change reaches — each "
         "benchmark's process is recorded once on the base (the code units it runs, the files it reads) and a "

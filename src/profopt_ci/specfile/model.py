@@ -122,6 +122,7 @@ class Spec:
     suites: list[Suite] = field(default_factory=list)
     benchmarks_from: str | None = None  # head | each; None: suites head, callables each
     measure: str = "changed"  # compare: changed (what the change reaches) | all
+    time_budget_s: float | None = None  # compare: the wall time it may take (defaults.time_budget)
 
     @property
     def hash(self) -> str:
@@ -157,6 +158,26 @@ def parse_percent(value: Any) -> float:
         if m:
             return float(m.group(1))
     raise ValueError(f"{value!r} is not a percentage — expected a value such as 3%")
+
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|sec|m|min|h)?\s*$")
+_UNIT_S = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: Any) -> float:
+    """'25s' → 25.0, '10m' → 600.0, '1h' → 3600.0, 90 → 90.0 (seconds); else ValueError."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 90s, 10m or 1h")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            raise ValueError(f"{value!r} is not a duration — expected one such as 90s, 10m or 1h")
+        seconds = float(m.group(1)) * _UNIT_S[m.group(2)]
+    if not 0 < seconds <= 30 * 86400:
+        raise ValueError(f"{value!r} — expected a duration above 0 and at most 30 days")
+    return seconds
 
 
 def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
@@ -227,7 +248,9 @@ def resolve(keys: SpecKeys, data: dict[str, Any], path: Path) -> Spec:
         seed=_given(keys.defaults.seed) if keys.defaults else None, benchmarks=benchmarks, raw=data,
         cpuset=_given(keys.cpuset), suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],
         benchmarks_from=_given(keys.benchmarks_from),
-        measure=_given(keys.defaults.measure, "changed") if keys.defaults else "changed")
+        measure=_given(keys.defaults.measure, "changed") if keys.defaults else "changed",
+        time_budget_s=parse_duration(keys.defaults.time_budget) if keys.defaults and keys.defaults.time_budget
+        is not UNSET else None)
 
 
 def _given(value: Any, absent: Any = None) -> Any:

@@ -1,0 +1,65 @@
+"""A compare's time budget: the wall time it may take, spent in order — the rounds, the passes after
+them, the outputs.
+
+In: the budget in seconds (`time_budget`, `--time-budget`) and the moment the compare started; as
+the rounds go, each benchmark's first-round wall (what its passes will take: a process per side,
+built, stepped) and the wall of its later rounds. Out: how long the rounds may still run
+(`rounds_left`), what a benchmark's next round costs, how many rounds the rest affords
+(`affordable`), whether a pass still fits (`pass_fits`). No budget: all infinite.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+OUTPUTS_S = 2.0  # writing the comparison, the report and the HTML, with room to spare
+PASS_SHARE = 1.2  # a benchmark's passes (quality, profile: a process per side) against its first round
+
+
+@dataclass
+class Budget:
+    seconds: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    first_round_s: dict[str, float] = field(default_factory=dict)  # each benchmark's first round: its passes' cost
+    round_s: dict[str, float] = field(default_factory=dict)  # its latest later round
+
+    @property
+    def on(self) -> bool:
+        return self.seconds is not None
+
+    def left(self) -> float:
+        """Seconds left of the whole budget."""
+        if self.seconds is None:
+            return math.inf
+        return self.seconds - (time.monotonic() - self.started)
+
+    def passes_s(self, names: list[str]) -> float:
+        """What the passes of these benchmarks will take, as their first rounds say."""
+        return sum(self.first_round_s.get(n, 0.0) for n in names) * PASS_SHARE
+
+    def rounds_left(self, names: list[str]) -> float:
+        """Seconds the rounds may still run: the budget less the benchmarks' passes and the outputs."""
+        return self.left() - self.passes_s(names) - OUTPUTS_S
+
+    def spent(self, name: str, seconds: float) -> None:
+        """A round of `name` took `seconds`."""
+        if name in self.first_round_s:
+            self.round_s[name] = seconds
+        else:
+            self.first_round_s[name] = seconds
+
+    def next_round_s(self, name: str) -> float:
+        """What the next round of `name` will take: its latest later round, else its first."""
+        return self.round_s.get(name, self.first_round_s.get(name, 0.0))
+
+    def affordable(self, names: list[str]) -> int | None:
+        """How many more rounds of every one of `names` the rounds left buy (None: no budget)."""
+        if self.seconds is None:
+            return None
+        per = sum(self.next_round_s(n) for n in names)
+        return max(0, int(self.rounds_left(names) // per)) if per > 0 else None
+
+    def pass_fits(self, name: str) -> bool:
+        """Whether a benchmark's profile still fits before the outputs are due."""
+        return self.left() - OUTPUTS_S >= self.first_round_s.get(name, 0.0) * PASS_SHARE
