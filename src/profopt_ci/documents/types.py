@@ -178,6 +178,7 @@ class Sample(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=Fals
     order: Tally | UnsetType = UNSET
     pairing: Literal["lockstep"] | UnsetType = UNSET
     pairs: Tally | UnsetType = UNSET
+    process_pairs: Tally | UnsetType = UNSET  # lockstep: pairs of worker processes the round's values came from (1: absent)
     first_share: Number | None | UnsetType = UNSET
     step_time_ms: Positive
     values_ms: Annotated[list[Number], Meta(min_length=1)] | UnsetType = UNSET

@@ -235,12 +235,17 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
         zygotes = got.zygotes if got is not None else state.zygotes.for_round(
             bench.name, sides, envs, state.preload.get(bench.name), workdir, log, spare=placement.spare(),
             rounds_left=bench.settings.max_rounds - r)
-        samples = lockstep.run_round(own, envs, sides, workdir, round_index=r, rng=rng, placement=placement,
-                                     zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus),
-                                     ready=got.workers if got is not None else None,
-                                     ahead=lambda: start_ahead(plan, bench, sides, state, workdir, rng, log,
-                                                               placement, following()),
-                                     loops=state.loops(bench.name, sides))
+        pairs = process_pairs(bench, zygotes, state)
+        parts = []
+        for k in range(pairs):  # more than one pair of processes: each round sees as many process states
+            parts.append(lockstep.run_round(
+                _shorter(own, pairs), envs, sides, workdir, round_index=r, rng=rng, placement=placement,
+                zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus),
+                ready=got.workers if got is not None and k == 0 else None,
+                ahead=(lambda: start_ahead(plan, bench, sides, state, workdir, rng, log, placement, following()))
+                if k == pairs - 1 else None,
+                loops=state.loops(bench.name, sides)))
+        samples = {side.name: _pooled([p[side.name] for p in parts]) for side in sides}
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
             (s.name for s in sides if not state.track(bench.name, s.name).warmed), sides[-1].name)
@@ -260,6 +265,64 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
             f"profopt: {bench.name}: CPU set {format_cpuset(placement.cpus)} — the step needs {placement.need} "
             f"({'; '.join(f'{k}: {describe(v)}' for k, v in sorted(placement.probes.items()))})")
     progress_of(log).round(bench.name, ratios(state, bench.name, sides), r, total)
+
+
+FAULTING = 20.0  # page faults a step (a side's median over its rounds so far) of a step whose process state matters
+FAULTING_PAIRS = 2
+NUMERIC = frozenset({"torch", "numpy", "scipy", "jax", "tensorflow", "sklearn"})
+
+
+def process_pairs(bench: Benchmark, zygotes, state: RoundState) -> int:
+    """Pairs of worker processes a lockstep round of a callable forked from its zygotes takes its
+    values from, each for its share of the round. A step that hands memory back to the kernel and
+    faults it in again (≥ FAULTING a step) runs at a speed its process's allocator history sets, and
+    a process's state lasts: with one pair a round, a 2-thread torch A/A's rounds followed their
+    processes' faults and took 20–48 rounds to decide; two pairs a round put two draws of each side's
+    state in every round (docs/accuracy.md). PROFOPT_ROUND_PAIRS=N sets N for every forked round."""
+    if not zygotes or bench.command is not None:
+        return 1
+    text = os.environ.get("PROFOPT_ROUND_PAIRS", "").strip()
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    if any(p.partition(".")[0] in NUMERIC for p in state.preload.get(bench.name) or ()):
+        return FAULTING_PAIRS  # a tensor library's allocator and thread pools: a process state of their own
+    for (name, _), track in state.tracks.items():
+        faults = sorted(s["faults_per_step"] for s in track.samples if name == bench.name
+                        and s.get("faults_per_step") is not None)
+        if faults and faults[len(faults) // 2] >= FAULTING:
+            return FAULTING_PAIRS
+    return 1
+
+
+def _shorter(own: dict[str, Benchmark], pairs: int) -> dict[str, Benchmark]:
+    """Each side's benchmark with its round split between `pairs` pairs of processes."""
+    if pairs == 1:
+        return own
+    from dataclasses import replace
+
+    return {name: replace(b, settings=replace(b.settings, round_ms=b.settings.round_ms / pairs,
+                                              short_round_ms=b.settings.short_round_ms / pairs))
+            for name, b in own.items()}
+
+
+def _pooled(parts: list[dict]) -> dict:
+    """One round's sample of a side from its pairs of processes: their values pooled (pair by pair,
+    so the round's ratio stays the median of its pairs' ratios), the step time their median."""
+    if len(parts) == 1:
+        return parts[0]
+    import statistics
+
+    first = dict(parts[0])
+    values = [v for p in parts for v in p["values_ms"]]
+    step = statistics.median(values)
+    faults = [p["faults_per_step"] for p in parts if p.get("faults_per_step") is not None]
+    peaks = {k: max((p[k] for p in parts if p.get(k) is not None), default=None)
+             for k in ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")}
+    first.update(values_ms=values, pairs=sum(p["pairs"] for p in parts), step_time_ms=step,
+                 throughput=first["throughput"] and first["throughput"] * first["step_time_ms"] / step,
+                 faults_per_step=sum(faults) / len(faults) if faults else None, **peaks,
+                 process_pairs=len(parts))
+    return first
 
 
 def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundState, workdir: Path,
