@@ -3,12 +3,15 @@ baseline), judged, reported.
 
 In: the spec and refs (`--base --head`), measurement overrides (`--rounds --max-rounds --threshold
 --pairing --cpuset --instrument`), `--workdir --phase` (setup and measure as two steps),
+`--accept-label` (read against the event GITHUB_EVENT_PATH names; a label event reuses the kept
+comparison: pipeline/reuse.py),
 `--baseline rerun|stored|both` with its store flags, and the output flags. Out: comparison.json,
 report.md and report.html (cli/output_files.py; partial ones while it runs) and the verdict's exit code.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +51,11 @@ def register(sub) -> None:
                    help="the wall time the compare may take, e.g. 25s, 10m, 1h: rounds ordered and sized to fit, "
                         "what is still undecided then is inconclusive, the outputs written in time (the spec's "
                         "`defaults: {time_budget: …}`)")
+    c.add_argument("--accept-label", metavar="NAME", default="profopt-accept",
+                   help="a pull request carrying this label passes a failing policy (--fail-on), said in the "
+                        "headline; read from the event GITHUB_EVENT_PATH names. A labeled or unlabeled event "
+                        "reuses the kept comparison of the same commits instead of measuring again "
+                        "(default: profopt-accept)")
     instrument_flag(c)
     output_flags(c, "comparison.json")
     _baseline_flags(c)
@@ -66,13 +74,24 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from profopt_ci.measure.rounds import stderr_log
     from profopt_ci.pipeline.compare_refs import run_compare
+    from profopt_ci.pipeline.reuse import labels_of, measured_of, reused
     from profopt_ci.pipeline.stored import Nightly
 
     the_plan = plan(load(args.spec, args.suite), args)
     workdir = Path(args.workdir) if args.workdir else None
+    labels = labels_of(os.environ, _label(args.accept_label))
     if args.baseline == "stored":
-        return _compare_stored(the_plan, args, workdir)
+        return _compare_stored(the_plan, args, workdir, labels.accept)
+    kept = reused(the_plan, refs=(args.base, args.head), labels=labels, fail_on=args.fail_on,
+                  measured=measured_of(the_plan, args.measure, args.time_budget, args.baseline == "both"),
+                  log=stderr_log)
+    if kept is not None:
+        if args.phase == "setup":
+            print("profopt: nothing to set up: --phase measure reuses the kept comparison", file=sys.stderr)
+            return EXIT_OK
+        return finish(kept, args)
 
     def partial(doc) -> None:
         write_outputs(doc, args, final=False)
@@ -81,11 +100,19 @@ def command(args: argparse.Namespace) -> int:
                if args.baseline == "both" else None)
     comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
                              on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
-                             nightly=nightly, measure=args.measure, time_budget=args.time_budget)
+                             nightly=nightly, measure=args.measure, time_budget=args.time_budget, labels=labels)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
     return finish(comparison, args)
+
+
+def _label(name: str) -> str:
+    """--accept-label, checked: a GitHub label's name (1 to 50 characters, not blank)."""
+    name = name.strip()
+    if not 0 < len(name) <= 50:
+        raise UsageError(f"--accept-label: expected a label name of 1 to 50 characters, got {name!r}")
+    return name
 
 
 def _duration(text: str) -> float:
@@ -106,7 +133,7 @@ def _trace_dir(args: argparse.Namespace) -> Path:
     return output_dir().resolve() / "profiles"
 
 
-def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None) -> int:
+def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None, accept: str | None) -> int:
     """`--baseline stored`: head measured now against the newest stored baseline at or before the base."""
     from profopt_ci.pipeline.stored import compare_stored
 
@@ -114,5 +141,5 @@ def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | No
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
     comparison = compare_stored(the_plan, store=args.store, base_ref=args.base, head_ref=args.head,
                                 allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir,
-                                fail_on=args.fail_on)
+                                fail_on=args.fail_on, accept=accept)
     return finish(comparison, args)

@@ -119,10 +119,13 @@ def print_failures(comparison: dict, lines: int = 8) -> None:
 
 
 def verdict_exit(doc: Comparison) -> int:
-    """3 when a benchmark failed, 1 when its `policy` names a benchmark that broke it, else 0."""
+    """3 when a benchmark failed, 1 when its `policy` names a benchmark that broke it and the pull
+    request does not carry the accept label, else 0."""
     if doc.counts.failed:  # type: ignore[union-attr]
         return EXIT_INFRA
-    return EXIT_POLICY if doc.policy and doc.policy.failing else EXIT_OK
+    if doc.policy and doc.policy.failing and doc.policy.accepted is not True:
+        return EXIT_POLICY
+    return EXIT_OK
 
 
 RETAINED: list[object] | None = None  # a list once cli.command_line.program runs profopt as a program

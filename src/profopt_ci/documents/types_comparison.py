@@ -144,10 +144,22 @@ class NewBenchmark(_Closed, kw_only=True):
 
 
 class Policy(_Closed, kw_only=True):
-    """The `--fail-on` rule and the benchmarks that broke it: exit 1 when `failing` is not empty."""
+    """The `--fail-on` rule and the benchmarks that broke it: exit 1 when `failing` is not empty,
+    unless the pull request carries the accept label (`label`, then `accepted` says whether it turned
+    a failing policy into a pass)."""
 
     fail_on: Literal["regression", "constraint", "none"]
     failing: list[str]
+    accepted: bool | UnsetType = UNSET
+    label: str | UnsetType = UNSET
+
+
+class Reused(_Closed, kw_only=True):
+    """compare: a label event's comparison, taken from the cache without new rounds: when the rounds
+    were measured (their comparison's `created`) and the event's action."""
+
+    measured: str
+    action: str | None
 
 
 class Pairing(_Closed, kw_only=True):
@@ -390,6 +402,7 @@ class Comparison(_Closed, kw_only=True):
     new_in_pr: list[NewBenchmark] | UnsetType = UNSET
     runner: Runner | None | UnsetType = UNSET
     policy: Policy | UnsetType = UNSET
+    reused: Reused | UnsetType = UNSET
     baseline: StoredBaseline | UnsetType = UNSET
     history: dict[str, History] | UnsetType = UNSET
     drift: dict[str, Drift] | UnsetType = UNSET

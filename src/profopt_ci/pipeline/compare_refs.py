@@ -42,6 +42,7 @@ from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, placement_notes
 from profopt_ci.pipeline.entries import (
     ALPHA,
+    accepted_note,
     build_entry,
     compile_notes,
     differences,
@@ -56,6 +57,7 @@ from profopt_ci.pipeline.entries import (
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.reach_gate import Gate, everything, gate, unmeasured_entry
 from profopt_ci.pipeline.reach_kept import kept_decision
+from profopt_ci.pipeline.reuse import Labels, keep, measured_of
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.specfile.load import Benchmark
@@ -91,6 +93,7 @@ class CompareRun:
     gate: Gate = field(default_factory=Gate)  # measure: changed — what the change reaches
     skipped: list[Benchmark] = field(default_factory=list)  # compared, but the change reaches none of their code
     budget: Budget = field(default_factory=Budget)  # time_budget: the wall time the compare may take
+    accept: str | None = None  # the accept label the pull request carries: a failing policy passes
 
     @property
     def same_commit(self) -> bool:
@@ -193,6 +196,8 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False, sto
     base_meta, head_meta = (_side_meta(s, run.fps.get(s.name), plan, run.state) for s in run.sides)
     pairs = [(plan.bench("base", b.name), plan.bench("head", b.name)) for b in run.benches]
     threshold = plan.spec.benchmarks[0].settings.threshold_pct
+    judged = policy(entries, run.fail_on, run.accept)
+    notes = [*accepted_note(judged), *notes]
     nightly, nightly_notes = ({}, []) if run.nightly is None or partial else base_nightly(
         run.nightly, plan.spec, entries, base_meta, head_meta["commit"], threshold)
     return comparison_doc.build(
@@ -201,7 +206,7 @@ def comparison(run: CompareRun, notes: list[Note], *, partial: bool = False, sto
         seed=run.seed, notes=[*plan.notes, *notes, *placement_notes(run.benches, run.state.placements), *outlier_notes(entries),
                               *fault_notes(entries), *gpu_notes(entries), *compile_notes(entries),
                               *([run.runner_note] if run.runner_note else []), *nightly_notes],
-        threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, run.fail_on), **nightly,
+        threshold_pct=threshold, confidence=1 - ALPHA, policy=judged, **nightly,
         pairing=_overall_pairing(entries), dirty=run.dirty, new_in_pr=new_entries(run.new, run.state, run.plan.new_causes),
         runner=run.runner, reach=run.gate.summary)
 
@@ -339,20 +344,25 @@ def run_compare(
     alone: bool = True,
     measure: str | None = None,
     time_budget: float | None = None,
+    labels: Labels | None = None,
 ) -> Comparison | None:
     """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
     the label's nightly runs are, for the runner probe's history (default git:profopt-data);
     `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
     False: a benchmark one side cannot run is not measured on the other alone (a bisection's
     probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
-    all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's)."""
+    all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's).
+    `labels`: the accept label as the event has it (a failing policy passes where the pull request
+    carries it). A finished comparison is kept in the cache for a later label event
+    (pipeline/reuse.py)."""
+    given, labels = plan, labels or Labels()
     budget = Budget(seconds=time_budget or plan.spec.time_budget_s)
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
     mode = measure or plan.spec.measure
     if phase == "all" and mode == "changed":
-        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log, store)
+        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log, store, labels.accept, fail_on)
         if kept is not None:
             return kept
     with open_workspace(repo, workdir) as ws:
@@ -371,7 +381,7 @@ def run_compare(
         plan = _base_without_spec(plan, sides[0])
         run = CompareRun(plan=plan, sides=sides, benches=benches, new=new, seed=seed, dirty=dirty,
                          notes=new_note(new, plan.new_causes) + pairing_notes(plan, benches, log),
-                         fail_on=fail_on, nightly=nightly, alone=alone, budget=budget)
+                         fail_on=fail_on, nightly=nightly, alone=alone, budget=budget, accept=labels.accept)
         _mark_failed(run.state, plan.spec.benchmarks, ws.setup_failures)
         mark_failures(run.state, plan.failures)
         with parent_home(), tempfile.TemporaryDirectory(prefix="profopt-work-") as work:
@@ -386,11 +396,13 @@ def run_compare(
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
                         on_partial(comparison(run, [message("note.partial"), *run.notes], partial=True))  # says so first
                 raise
-        return comparison(run, run.notes, store=store)
+        doc = comparison(run, run.notes, store=store)
+        keep(doc, given, measured_of(given, measure, time_budget, nightly is not None))
+        return doc
 
 
 def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | None], dirty: bool,
-          log, store: str | None) -> Comparison | None:
+          log, store: str | None, accept: str | None, fail_on: str | None) -> Comparison | None:
     """The comparison of a PR that reaches no benchmark, decided from kept reach records before
     anything is checked out (pipeline/reach_kept.py); None: the whole compare decides."""
     resolved = resolve_refs(repo, *refs)
@@ -406,7 +418,7 @@ def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | 
              for name, ref, commit in (("base", base_label, base), ("head", head_label, head))]
     seed = kept_plan.spec.seed if kept_plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
     run = CompareRun(plan=kept_plan, sides=sides, benches=[], new=[], seed=seed, dirty=dirty, notes=[],
-                     gate=found_gate, skipped=list(kept_plan.spec.benchmarks))
+                     gate=found_gate, skipped=list(kept_plan.spec.benchmarks), fail_on=fail_on, accept=accept)
     return comparison(run, [], store=store)
 
 

@@ -259,9 +259,20 @@ def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
     return {"status": t.status, "error": t.error, "samples": t.samples, "quality": t.quality}
 
 
-def policy(entries: list[dict], fail_on: str | None) -> dict | None:
-    """The `policy` section under `--fail-on` (None: none, as the demo's): the rule and who broke it."""
-    return None if fail_on is None else comparison_doc.policy(fail_on, policy_failures(entries, fail_on))
+def policy(entries: list[dict], fail_on: str | None, accept: str | None = None) -> dict | None:
+    """The `policy` section under `--fail-on` (None: none, as the demo's): the rule and who broke it;
+    `accept`: the accept label the pull request carries (a failing policy passes)."""
+    if fail_on is None:
+        return None
+    return comparison_doc.policy(fail_on, policy_failures(entries, fail_on), accept)
+
+
+def accepted_note(judged: dict | None) -> list[dict]:
+    """What a policy the accept label turned into a pass says, as the comparison's first note (nothing
+    otherwise)."""
+    if not judged or not judged.get("accepted"):
+        return []
+    return [message("note.accepted", label=judged["label"], names=judged["failing"], fail_on=judged["fail_on"])]
 
 
 def verdict(entries: list[dict]) -> dict:

@@ -41,7 +41,15 @@ from profopt_ci.measure.checkouts import (
 from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff_results import _bench_from_results
-from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, policy, verdict
+from profopt_ci.pipeline.entries import (
+    ALPHA,
+    accepted_note,
+    build_entry,
+    differences,
+    finish,
+    policy,
+    verdict,
+)
 from profopt_ci.pipeline.reach_gate import keep_tree_records
 from profopt_ci.pipeline.run_tree import run_tree
 from profopt_ci.specfile.load import Spec
@@ -197,9 +205,10 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
 def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
                    allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log,
-                   fail_on: str | None = None) -> Comparison:
+                   fail_on: str | None = None, accept: str | None = None) -> Comparison:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired);
-    `fail_on`: the policy (None: no policy section)."""
+    `fail_on`: the policy (None: no policy section); `accept`: the accept label the pull request
+    carries (a failing policy passes)."""
     spec = plan.spec
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
@@ -218,11 +227,12 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
                  "commit": results.get("commit"), "fingerprint": results.get("fingerprint") or {},
                  "env": results.get("env") or {}}
     threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    judged = policy(entries, fail_on, accept)
     return comparison_doc.build(
         mode="unpaired", hardware_label=spec.hardware_label, entries=entries, verdict=verdict(entries),
         base=base_meta, head=head_meta, diffs=differences(pairs, base_meta, head_meta), seed=results.get("seed"),
-        notes=_stored_notes(plan, doc, dist, base_commit, entries, missing, head_notes),
-        threshold_pct=threshold, confidence=1 - ALPHA, policy=policy(entries, fail_on),
+        notes=[*accepted_note(judged), *_stored_notes(plan, doc, dist, base_commit, entries, missing, head_notes)],
+        threshold_pct=threshold, confidence=1 - ALPHA, policy=judged,
         baseline=_baseline_meta("stored", target, entry.path, doc, dist, base_commit),
         history=history.build(runs, entries, head_commit=head_meta["commit"], min_pct=threshold) if history_n else None)
 

@@ -2,7 +2,8 @@
 
 In: the environment (its `GITHUB_EVENT_PATH`). Out: the event as a dict, `{}` when there is none,
 and what profopt takes from it: the pull request (its number, head commit, base branch and base
-commit) or, for a `workflow_run` job, the run's head commit and PR.
+commit, its labels), the event's action (`labeled`, `synchronize`…) or, for a `workflow_run` job,
+the run's head commit and PR.
 
 The caller says what an unreadable file means (`strict`): `profopt publish` takes the PR number from
 the event, so a file it cannot read is a usage error; the action only uses the event to pick the
@@ -55,6 +56,21 @@ def pull_request_base(event: Mapping[str, Any]) -> tuple[str | None, str | None]
         return None, None
     ref, sha = base.get("ref"), base.get("sha")
     return (ref if isinstance(ref, str) and ref else None), (sha if isinstance(sha, str) and sha else None)
+
+
+def pull_request_labels(event: Mapping[str, Any]) -> list[str]:
+    """The names of the pull request's labels. For a `labeled` / `unlabeled` event the payload's list
+    is already the one after the event, so it is read the same way for every action."""
+    labels = pull_request(event).get("labels")
+    if not isinstance(labels, list):
+        return []
+    return [x["name"] for x in labels if isinstance(x, dict) and isinstance(x.get("name"), str)]
+
+
+def event_action(event: Mapping[str, Any]) -> str | None:
+    """What happened to the pull request (`opened`, `synchronize`, `labeled`…), else None."""
+    action = event.get("action")
+    return action if isinstance(action, str) and action else None
 
 
 def pr_and_head(event: Mapping[str, Any]) -> tuple[int | None, str | None]:

@@ -41,8 +41,20 @@ def headline(comparison: dict, lang: str = "en") -> str:
     new = _new(comparison, lang)
     if new and not comparison.get("benchmarks"):  # nothing compared: the PR's first benchmarks are the news
         return f"{emoji} {word(lang, 'decision', decision)} — {new}"
-    return f"{emoji} {word(lang, 'decision', decision)} — {_sentence(comparison, decision, lang)}" + (
-        t(lang, "sep2") + new if new else "")
+    return f"{emoji} {word(lang, 'decision', decision)} — {_accepted(comparison, lang)}" \
+           f"{_sentence(comparison, decision, lang)}" + (t(lang, "sep2") + new if new else "")
+
+
+def _accepted(c: dict, lang: str) -> str:
+    """"regression accepted (label profopt-accept); " where the accept label turned a failing policy
+    into a pass, first: the figures after it are as measured."""
+    policy = c.get("policy") or {}
+    if policy.get("accepted") is not True:
+        return ""
+    failing = set(policy.get("failing") or [])
+    broken = any(not con.get("ok") for b in c.get("benchmarks") or [] if b.get("name") in failing
+                 for con in b.get("constraints") or [])
+    return t(lang, "hl.accepted_constraint" if broken else "hl.accepted", label=policy.get("label")) + t(lang, "sep2")
 
 
 def _new(c: dict, lang: str) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from profopt_ci.words import i18n_action, i18n_bisect, i18n_reach, i18n_site, i18n_statements
+from profopt_ci.words import i18n_action, i18n_bisect, i18n_policy, i18n_reach, i18n_site, i18n_statements
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
@@ -35,6 +35,8 @@ EN.update(i18n_site.EN)  # the site's pages (profopt site, words/i18n_site.py)
 ZH.update(i18n_site.ZH)
 EN.update(i18n_reach.EN)  # what a comparison says of its reach (words/i18n_reach.py)
 ZH.update(i18n_reach.ZH)
+EN.update(i18n_policy.EN)  # the accept label, a label event's comparison reused (words/i18n_policy.py)
+ZH.update(i18n_policy.ZH)
 EN.update(i18n_statements.EN)  # what a comparison states: reasons, details, the summary (words/i18n_statements.py)
 ZH.update(i18n_statements.ZH)
 
