@@ -200,6 +200,7 @@ ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "actio
 # Every module that writes a comparison note (a suite collector's own words ride inside note.suite_said).
 PRODUCERS = ("pipeline.compare_refs", "pipeline.compare_notes", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
              "pipeline.confirm", "pipeline.run_tree", "pipeline.bisect_refs", "pipeline.nightly", "pipeline.reach_gate",
+             "pipeline.reuse",
              "documents.comparison", "specfile.plan",
              "store.stored_baselines", "store.stores", "analyze.changepoints", "analyze.instruction_entries",
              "measure.instruction_runs", "measure.runner", "suites.callables", "suites.collect", "suites.expand",

@@ -144,5 +144,8 @@ def finish(doc: Comparison, args: argparse.Namespace) -> int:
     code = verdict_exit(doc)
     comparison = write_outputs(doc, args)
     print(f"profopt: {doc.decision} — {doc.summary}", file=sys.stderr)
+    if doc.policy and doc.policy.accepted is True:
+        print(f"profopt: the policy (--fail-on {doc.policy.fail_on}) fails on {', '.join(doc.policy.failing)}, "
+              f"accepted: the pull request carries the label {doc.policy.label}", file=sys.stderr)
     retain((doc, comparison))
     return code
