@@ -15,6 +15,7 @@ from pathlib import Path
 from profopt_ci.cli.options import SPEC_HELP, Parser, instrument_flag, load, plan, positive
 from profopt_ci.documents.types import json_default
 from profopt_ci.errors import EXIT_OK, UsageError
+from profopt_ci.machine_label import resolve as resolve_label
 
 STORE_HELP = "dir:PATH or git:BRANCH (default: git:profopt-data on origin)"
 
@@ -50,14 +51,14 @@ def register(sub) -> None:
 
     ls = bsub.add_parser("list", help="stored runs, newest first per label")
     ls.add_argument("--store", help=STORE_HELP)
-    ls.add_argument("--label", help="only this hardware label")
+    ls.add_argument("--label", type=resolve_label, help="only this hardware label (auto: this machine's)")
     ls.add_argument("--limit", type=int, default=20, help="runs per label (default 20; 0: all)")
     ls.set_defaults(func=_list)
 
     sh = bsub.add_parser("show", help="one stored run: by id, or the newest for a label at or before a commit")
     sh.add_argument("id", nargs="?", help="a run id from `baseline list`")
     sh.add_argument("--store", help=STORE_HELP)
-    sh.add_argument("--label", help="hardware label (default: the spec's)")
+    sh.add_argument("--label", type=resolve_label, help="hardware label (default: the spec's; auto: this machine's)")
     sh.add_argument("--spec", help="spec whose hardware_label to use (default: ./profopt.yml)")
     sh.add_argument("--at", metavar="REF", help="newest at or before this commit (default: HEAD)")
     sh.add_argument("--json", action="store_true", help="print the stored document")

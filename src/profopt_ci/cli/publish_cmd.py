@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from profopt_ci.machine_label import resolve as resolve_label
+
 
 def register(sub) -> None:
     pub = sub.add_parser("publish", help="sticky PR comment, job summary, step outputs")
@@ -16,7 +18,8 @@ def register(sub) -> None:
     pub.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
     pub.add_argument("--pr", help="pull request number (default: from GITHUB_EVENT_PATH)")
     pub.add_argument("--api-url", help="REST API root (default: GITHUB_API_URL or https://api.github.com)")
-    pub.add_argument("--label", help="keeps one comment per label, e.g. a hardware label")
+    pub.add_argument("--label", type=resolve_label,
+                     help="keeps one comment per label, e.g. a hardware label (auto: this machine's)")
     pub.add_argument("--from-artifact", metavar="DIR",
                      help="post a report left by a fork PR's run (workflow_run); DIR is untrusted")
     pub.set_defaults(func=command)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from profopt_ci.cli.options import LANGS
 from profopt_ci.errors import EXIT_OK, UsageError
+from profopt_ci.machine_label import resolve as resolve_label
 
 STORE_HELP = "dir:PATH or git:BRANCH (default: git:profopt-data on origin)"
 _REMOTE = re.compile(r"^(?:https://|git@)(?P<host>github\.com)[/:](?P<path>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
@@ -25,7 +26,8 @@ _URL = re.compile(r"^https?://[^\s\"'<>]+$")
 def register(sub) -> None:
     p = sub.add_parser("site", help="a static site of the stored nightly baselines (index, a page per benchmark)")
     p.add_argument("--store", help=STORE_HELP)
-    p.add_argument("--label", action="append", metavar="L", help="only this hardware label (repeatable; default: all)")
+    p.add_argument("--label", action="append", metavar="L", type=resolve_label,
+                   help="only this hardware label (repeatable; default: all; auto: this machine's)")
     p.add_argument("--out", default=".profopt/site", help="the site's folder (default: .profopt/site)")
     p.add_argument("--base-url", metavar="URL", help="where the site is served, e.g. https://octo.github.io/bench/")
     p.add_argument("--repo-url", metavar="URL",

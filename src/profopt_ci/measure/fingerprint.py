@@ -17,6 +17,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from profopt_ci.machine_label import cpu_model
+
 # Fields whose difference makes two results incomparable (store refuses, compare warns).
 MATERIAL = ("cpu_model", "cpu_count", "gpu_name", "gpu_driver", "torch", "cuda")
 # The GPU's settings and libraries (measure/gpu.environment, `cudnn` here): as material, but only
@@ -31,17 +33,6 @@ def material_keys(a: dict, b: dict) -> list[str]:
     keys = [k for k in MATERIAL if a.get(k) != b.get(k)]
     return keys + [k for k in MATERIAL_IF_KNOWN
                    if a.get(k) is not None and b.get(k) is not None and a.get(k) != b.get(k)]
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _memory_gb() -> float | None:
@@ -116,7 +107,7 @@ def cuda_from_version_file(text: str) -> str | None:
 def collect() -> dict:
     gpu_name, gpu_driver = _gpu()
     return {
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "memory_gb": _memory_gb(),

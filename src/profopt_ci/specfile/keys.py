@@ -197,7 +197,9 @@ class SpecKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=T
                                              "against")] | UnsetType = msgspec.field(default=UNSET, name="$schema")
     version: Annotated[Literal[1], Meta(description="spec format version; only 1 exists",
                                         extra={"expected": "1 (the only spec version)"})]
-    hardware_label: Annotated[Text, Meta(description="results are compared only within one label")] = "default"
+    hardware_label: Annotated[Text, Meta(description="results are compared only within one label; `auto`: derived "
+                                                     "from the CPU model, its logical CPU count and the GPUs, e.g. "
+                                                     "cpu-amd-epyc-7763-4c")] = "default"
     setup: Annotated[str | list[str], Meta(
         description="shell command(s) run once per checkout before measuring",
         extra={"expected": "a shell command or a list of them"})] | UnsetType = UNSET

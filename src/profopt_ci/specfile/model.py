@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from profopt_ci.errors import UsageError
+from profopt_ci.machine_label import resolve as resolve_label
 from profopt_ci.specfile.keys import (
     DEFAULTS,
     GOAL_METRICS,
@@ -243,7 +244,7 @@ def resolve(keys: SpecKeys, data: dict[str, Any], path: Path) -> Spec:
             settings=resolve_settings(defaults, raw)))
     setup = _given(keys.setup, [])
     return Spec(
-        path=path, version=keys.version, hardware_label=keys.hardware_label,
+        path=path, version=keys.version, hardware_label=resolve_label(keys.hardware_label) or keys.hardware_label,
         setup=[setup] if isinstance(setup, str) else list(setup), env=env_of(data.get("env")),
         seed=_given(keys.defaults.seed) if keys.defaults else None, benchmarks=benchmarks, raw=data,
         cpuset=_given(keys.cpuset), suites=[_suite(i, item) for i, item in enumerate(data.get("suites") or [])],

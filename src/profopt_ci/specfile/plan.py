@@ -24,6 +24,7 @@ from typing import Any
 
 from profopt_ci.cpulists import parse_cpuset
 from profopt_ci.errors import UsageError
+from profopt_ci.machine_label import resolve as resolve_label
 from profopt_ci.specfile.model import Benchmark, Spec, parse_percent, resolve_settings
 from profopt_ci.words.i18n import message
 
@@ -67,7 +68,8 @@ def overrides(*, threshold: str | None = None, rounds: int | None = None, max_ro
               pairing: str | None = None, cpus: str | None = None, hardware_label: str | None = None,
               instrument: tuple[str, ...] | None = None, environ: dict[str, str] | None = None,
               confirm: bool | None = None) -> Overrides:
-    """Checked overrides; the hardware label falls back to PROFOPT_HARDWARE_LABEL (the action's input)."""
+    """Checked overrides; the hardware label falls back to PROFOPT_HARDWARE_LABEL (the action's input),
+    `auto` derived from the machine (machine_label.py)."""
     env = os.environ if environ is None else environ
     if threshold is not None:
         try:
@@ -79,7 +81,7 @@ def overrides(*, threshold: str | None = None, rounds: int | None = None, max_ro
             parse_cpuset(cpus)
         except ValueError as exc:
             raise UsageError(f"--cpuset: {exc}") from None
-    label = hardware_label or env.get("PROFOPT_HARDWARE_LABEL") or None
+    label = resolve_label(hardware_label or env.get("PROFOPT_HARDWARE_LABEL") or None)  # `auto`: this machine's
     return Overrides(threshold=threshold, rounds=rounds, max_rounds=max_rounds, pairing=pairing, cpuset=cpus,
                      hardware_label=label, instrument=instrument, confirm=confirm)
 
