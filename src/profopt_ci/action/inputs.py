@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from profopt_ci.errors import UsageError
+from profopt_ci.machine_label import resolve as resolve_label
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 DEFAULT_IMAGE_REPO = "profopt-runner"
@@ -24,6 +25,8 @@ WORKDIR_NAME = ".profopt"
 MODES = ("pr", "baseline", "compare", "site")
 RUNNERS = ("docker", "local")
 FAIL_ON = ("regression", "constraint", "none")
+MEASURE = ("changed", "all")
+DEFAULT_ACCEPT_LABEL = "profopt-accept"
 LANGS = ("en", "zh")
 _CPUSET = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*")
 _GPU_IDS = re.compile(r"[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*")
@@ -45,13 +48,16 @@ class ActionSettings:
     spec: str = "profopt.yml"
     base: str | None = None
     head: str | None = None
-    hardware_label: str | None = None
+    hardware_label: str | None = None  # `auto` resolved here, on the runner (machine_label.py)
     gpus: str = "none"
     cpuset: str | None = None
     threshold: str | None = None
     max_rounds: int | None = None
     instrument: str | None = None  # walltime | instructions | walltime,instructions
     fail_on: str = "regression"
+    accept_label: str = DEFAULT_ACCEPT_LABEL  # a PR carrying it passes a failing policy
+    measure: str | None = None  # changed | all; None: the spec's
+    time_budget: str | None = None  # e.g. 10m; None: the spec's
     lang: str = "en"
     comment: bool = True
     confirm: bool = False  # compare --confirm: flagged benchmarks measured again, independently
@@ -120,6 +126,9 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--max-rounds", default=d("MAX_ROUNDS"))
     p.add_argument("--instrument", default=d("INSTRUMENT"))
     p.add_argument("--fail-on", default=d("FAIL_ON", "regression"))
+    p.add_argument("--accept-label", default=d("ACCEPT_LABEL", DEFAULT_ACCEPT_LABEL))
+    p.add_argument("--measure", default=d("MEASURE"))
+    p.add_argument("--time-budget", default=d("TIME_BUDGET"))
     p.add_argument("--lang", default=d("LANG", "en"))
     p.add_argument("--comment", default=d("COMMENT", "true"))
     p.add_argument("--confirm", default=d("CONFIRM", "false"))
@@ -177,6 +186,34 @@ def check_instrument(value: str | None) -> str | None:
         raise UsageError(f"instrument: {exc}") from None
 
 
+def check_hardware_label(value: str | None) -> str | None:
+    """The `hardware-label` input: empty → the spec's; `auto` → this runner's machine (resolved on
+    the runner, where the GPUs are seen whatever the container is given)."""
+    if not value or not value.strip():
+        return None
+    return resolve_label(value.strip())
+
+
+def check_accept_label(value: str | None) -> str:
+    value = (value or "").strip() or DEFAULT_ACCEPT_LABEL
+    if len(value) > 50:
+        raise UsageError(f"accept-label: a label name has at most 50 characters, got {value!r}")
+    return value
+
+
+def check_time_budget(value: str | None) -> str | None:
+    """The `time-budget` input: empty → the spec's; else a duration like 10m, passed on as it is."""
+    if not value or not value.strip():
+        return None
+    from profopt_ci.specfile.model import parse_duration
+
+    try:
+        parse_duration(value.strip())
+    except ValueError as exc:
+        raise UsageError(f"time-budget: {exc}") from None
+    return value.strip()
+
+
 def check_site_url(value: str | None) -> str | None:
     if not value or not value.strip():
         return None
@@ -220,13 +257,16 @@ def settings_from_args(argv: list[str] | None, environ: Mapping[str, str]) -> Ac
         spec=a.spec,
         base=a.base or None,
         head=a.head or None,
-        hardware_label=a.hardware_label or None,
+        hardware_label=check_hardware_label(a.hardware_label),
         gpus=check_gpus(a.gpus),
         cpuset=check_cpuset(a.cpuset),
         threshold=a.threshold or None,
         max_rounds=max_rounds,
         instrument=check_instrument(a.instrument),
         fail_on=_choice("fail-on", a.fail_on, FAIL_ON),
+        accept_label=check_accept_label(a.accept_label),
+        measure=_choice("measure", a.measure, MEASURE) if a.measure else None,
+        time_budget=check_time_budget(a.time_budget),
         lang=_choice("lang", a.lang, LANGS),
         comment=_bool(a.comment),
         confirm=_named_bool("confirm", a.confirm),

@@ -2,7 +2,8 @@
 
 In: the settings and the job's environment. Out: an `Outcome`: compare's (or baseline refresh's)
 own exit code, or 3 and a `Cause` (out of time, killed or crashed). The subprocess gets the job's
-environment less every credential, the cpuset as its CPU affinity, and no workflow commands: the
+environment less every credential (the event included: compare reads the accept label from it; the
+cache dir the workspace's .profopt/cache unless the job sets PROFOPT_CACHE_DIR), the cpuset as its CPU affinity, and no workflow commands: the
 runner reads none from the log while it runs.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from profopt_ci.action.inputs import ActionSettings
 from profopt_ci.action.outcome import Cause, Outcome, say
 from profopt_ci.action.runs import STOP_GRACE_S
-from profopt_ci.action.workspace import baseline_argv, compare_argv
+from profopt_ci.action.workspace import baseline_argv, cache_dir, compare_argv
 from profopt_ci.errors import EXIT_INFRA
 
 # Variables the local runner strips from the benchmark's environment (it otherwise inherits the job's).
@@ -38,6 +39,8 @@ def local_env(environ: Mapping[str, str], s: ActionSettings) -> dict[str, str]:
         env["CUDA_VISIBLE_DEVICES"] = s.gpus
     if s.hardware_label:
         env["PROFOPT_HARDWARE_LABEL"] = s.hardware_label
+    # the cache action.yml's actions/cache keeps between jobs, unless the job names its own
+    env.setdefault("PROFOPT_CACHE_DIR", str(cache_dir(s)))
     return env
 
 

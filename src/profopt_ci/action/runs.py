@@ -6,7 +6,7 @@ out of time, a crash, a container that could not start); each container's output
 behind a `  [phase] ` prefix and in `.profopt/logs/container-PHASE.log`.
 
 Each container gets the workspace mounted at /work, an environment built from an allowlist (never
-the token), no capabilities, no new privileges, and the optional cpuset, memory limit and GPUs.
+the token; profopt's cache dir in the workspace, the event's action and labels alone), no capabilities, no new privileges, and the optional cpuset, memory limit and GPUs.
 """
 from __future__ import annotations
 
@@ -19,7 +19,14 @@ from typing import Any
 from profopt_ci.action.image import connect, ensure_image, short
 from profopt_ci.action.inputs import ActionSettings
 from profopt_ci.action.outcome import Cause, CauseError, Outcome, PhaseResult, say
-from profopt_ci.action.workspace import baseline_argv, benchmark_user, compare_argv, restore_ownership
+from profopt_ci.action.workspace import (
+    baseline_argv,
+    benchmark_user,
+    cache_dir,
+    compare_argv,
+    event_for_compare,
+    restore_ownership,
+)
 from profopt_ci.errors import EXIT_INFRA
 from profopt_ci.measure.processes import SECRET_NAME
 
@@ -38,15 +45,25 @@ ENV_ALLOWLIST = (
 )
 
 
-def container_env(environ: Mapping[str, str], s: ActionSettings) -> dict[str, str]:
-    """Built from an allowlist, never from the host environment wholesale: no token gets in."""
+def container_env(environ: Mapping[str, str], s: ActionSettings, event: Path | None = None) -> dict[str, str]:
+    """Built from an allowlist, never from the host environment wholesale: no token gets in. The
+    cache dir is the workspace's .profopt/cache (what actions/cache keeps between jobs); `event`, the
+    event's action and labels alone (workspace.event_for_compare), as GITHUB_EVENT_PATH."""
     env = {k: environ[k] for k in ENV_ALLOWLIST if k in environ and not SECRET_NAME.search(k)}
     secrets = {environ[k] for k in environ if SECRET_NAME.search(k) and environ[k]}
     env = {k: v for k, v in env.items() if v not in secrets}
-    env.update({"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PROFOPT_IN_CONTAINER": "1"})
+    env.update({"HOME": "/tmp", "PYTHONUNBUFFERED": "1", "PROFOPT_IN_CONTAINER": "1",
+                "PROFOPT_CACHE_DIR": _inside(cache_dir(s), s)})
+    if event is not None:
+        env["GITHUB_EVENT_PATH"] = _inside(event, s)
     if s.hardware_label:
         env["PROFOPT_HARDWARE_LABEL"] = s.hardware_label
     return env
+
+
+def _inside(path: Path, s: ActionSettings) -> str:
+    """A path in the workspace as the container sees it."""
+    return f"{CONTAINER_WORKSPACE}/{path.relative_to(s.workspace).as_posix()}"
 
 
 def device_requests(gpus: str) -> list:
@@ -201,7 +218,7 @@ def run_docker(s: ActionSettings, environ: Mapping[str, str], log: Callable[[str
     client = connect(environ)
     image_id, built = ensure_image(client, s, log)
     out = Outcome(exit_code=EXIT_INFRA, image_id=image_id, image_built=built)
-    env = container_env(environ, s)
+    env = container_env(environ, s, event_for_compare(s, environ) if s.mode != "baseline" else None)
     own = benchmark_user(s)
     try:
         for phase, argv, network, extra in _steps(s):

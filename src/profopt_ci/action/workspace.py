@@ -3,11 +3,13 @@
 In: the action's settings (`ActionSettings`: the workspace, the refs, the mode) and the job's
 environment (the PR event, for the base branch). Out: the settings with `base`/`head` fixed to
 commits; a fresh `.profopt` work directory; the user the benchmark runs as (`Ownership`, undone by
-`restore_ownership`); and the `profopt` command lines the runs execute (`compare_argv`,
-`baseline_argv`). A workspace whose git config holds a token is refused (it would be mounted).
+`restore_ownership`); profopt's cache dir in the job (`.profopt/cache`, kept between jobs by
+action.yml's actions/cache steps) and what compare reads of the event (`event_for_compare`); and the
+`profopt` command lines the runs execute (`compare_argv`, `baseline_argv`). A workspace whose git config holds a token is refused (it would be mounted).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -18,7 +20,13 @@ from profopt_ci.action.inputs import WORKDIR_NAME, ActionSettings
 from profopt_ci.action.outcome import CauseError
 from profopt_ci.errors import UsageError
 from profopt_ci.measure.checkouts import resolve_commit, resolve_refs
-from profopt_ci.publish.event import pull_request_base, read_event
+from profopt_ci.publish.event import (
+    event_action,
+    pull_request_base,
+    pull_request_labels,
+    pull_request_number,
+    read_event,
+)
 
 IMAGE_UID = 10001  # the image's `profopt` user (Dockerfile)
 
@@ -44,9 +52,10 @@ def compare_argv(s: ActionSettings, phase: str, root: str) -> list[str]:
     work = f"{root}/{WORKDIR_NAME}"
     argv = ["compare", "--spec", s.spec, "--workdir", work, "--phase", phase,
             "--out", f"{work}/comparison.json", "--report", f"{work}/report.md", "--html", f"{work}/report.html",
-            "--lang", s.lang, "--fail-on", s.fail_on]
+            "--lang", s.lang, "--fail-on", s.fail_on, "--accept-label", s.accept_label]
     for flag, value in (("--base", s.base), ("--head", s.head), ("--threshold", s.threshold),
-                        ("--max-rounds", s.max_rounds), ("--instrument", s.instrument)):
+                        ("--max-rounds", s.max_rounds), ("--instrument", s.instrument), ("--measure", s.measure),
+                        ("--time-budget", s.time_budget)):
         if value is not None:
             argv += [flag, str(value)]
     if s.confirm:
@@ -88,10 +97,32 @@ def fix_refs(s: ActionSettings, environ: Mapping[str, str]) -> None:
     s.base, s.head = refs["base"][1], refs["head"][1]
 
 
+CACHE_NAME = "cache"  # .profopt/cache: profopt's cache dir in the job (action.yml's actions/cache keeps it)
+EVENT_NAME = "event.json"
+
+
+def cache_dir(s: ActionSettings) -> Path:
+    return s.workdir / CACHE_NAME
+
+
+def event_for_compare(s: ActionSettings, environ: Mapping[str, str]) -> Path | None:
+    """What compare reads of the job's event, alone, in .profopt/event.json: the event's action and
+    the pull request's number and labels (the accept label; a label event reuses the kept
+    comparison). A container sees no more of the payload than that. None outside a pull request."""
+    event = read_event(environ, strict=False)
+    number = pull_request_number(event)
+    if number is None:
+        return None
+    path = s.workdir / EVENT_NAME
+    path.write_text(json.dumps({"action": event_action(event), "pull_request": {
+        "number": number, "labels": [{"name": name} for name in pull_request_labels(event)]}}), encoding="utf-8")
+    return path
+
+
 def prepare_workdir(s: ActionSettings) -> None:
     """A fresh .profopt: outputs of an earlier run must never be published as this run's."""
     s.workdir.mkdir(exist_ok=True)
-    for name in ("comparison.json", "report.md", "report.html"):
+    for name in ("comparison.json", "report.md", "report.html", EVENT_NAME):
         (s.workdir / name).unlink(missing_ok=True)
     for old in (s.workdir / "bisect").glob("*.*"):  # a change point of an earlier night is not tonight's
         old.unlink(missing_ok=True)
