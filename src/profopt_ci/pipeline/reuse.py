@@ -155,7 +155,7 @@ def reused(plan: Plan, *, refs: tuple[str | None, str | None], labels: Labels, f
 def rejudge(doc: Comparison, labels: Labels, fail_on: str | None) -> Comparison:
     """`doc`'s figures under this run's policy and labels, said in its notes."""
     judged = policy(list(doc.benchmarks), fail_on, labels.accept)
-    said = [message("note.reused", measured=doc.created, action=labels.action), *accepted_note(judged)]
+    said = [*accepted_note(judged), message("note.reused", measured=doc.created, action=labels.action)]
     return comparison_doc.rejudged(doc, policy=judged, reused={"measured": doc.created, "action": labels.action},
                                    notes=said, drop=POLICY_NOTES)
 
