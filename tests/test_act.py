@@ -7,6 +7,9 @@ which cannot be fetched here) and copies this working tree's action beside it (`
 ./.profopt-action`). The job's own GITHUB_API_URL points at the loopback server; the token is
 act's `GITHUB_TOKEN` secret, so the action reads it as `github.token`, as on GitHub.
 
+action.yml's actions/cache steps run a stand-in (tests/act_cache, through act's
+`--local-repository`): GitHub's cache service cannot be reached here, so the caches are folders.
+
 `runner: local` always; `runner: docker` with an engine and PROFOPT_TEST_BASE_IMAGE (as
 tests/test_container_e2e.py: .ci/run sets it from ../shared/tools/docker-up).
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from actionkit import PR, REPO, bench_files, make_pr_repo, pr_event
-from conftest import ROOT
+from conftest import ROOT, git
 
 pytestmark = pytest.mark.slow
 
@@ -88,28 +92,43 @@ def _workflow(runner: str, times: int, extra: str = "") -> str:
     return WORKFLOW.format(checkout=_checkout(), uses=uses.rstrip("\n"))
 
 
-def _act(tmp_path: Path, gh, token: str, workflow: str, act_home: Path, *,
-         fork: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
-    """One `act pull_request` run of `workflow` on a fresh PR repository; (the run, its kept files).
-    `act_home`: the runner's own folder (workspaces, and the tool cache a self-hosted runner keeps
-    from job to job: act_home/tool_cache)."""
+# action.yml's actions/cache steps, pinned as action.yml pins them; under act a folder stands in for
+# GitHub's cache service (tests/act_cache: the caches are folders of TEST_CACHE_STORE)
+CACHE_ACTION = re.search(r"uses: (actions/cache)/restore@([0-9a-f]{40})", (ROOT / "action.yml").read_text())
+CACHE_STAND_IN = Path(__file__).resolve().parent / "act_cache"
+
+
+def _act(tmp_path: Path, gh, token: str, workflow: str, act_home: Path, *, fork: bool = False,
+         files: tuple[dict, dict] | None = None, event_change: dict | None = None,
+         run: str = "") -> tuple[subprocess.CompletedProcess, Path]:
+    """One `act pull_request` run of `workflow` on a PR repository (made on the first run in
+    `tmp_path`); (the run, its kept files). `act_home`: the runner's own folder (workspaces, and the
+    tool cache a self-hosted runner keeps from job to job: act_home/tool_cache). `files`: the base's
+    and the head's; `event_change`: keys of the event's top level and of its pull_request replaced;
+    `run`: names this run's folders, for a second run on the same repository."""
     repo = tmp_path / "pr-repo"
-    base, head = make_pr_repo(repo, bench_files(2), bench_files(1))
-    event = pr_event(tmp_path / "event.json", base, head)
+    if repo.exists():
+        base, head = git(repo, "rev-parse", "main"), git(repo, "rev-parse", "HEAD")
+    else:
+        base, head = make_pr_repo(repo, *(files or (bench_files(2), bench_files(1))))
+    event = pr_event(tmp_path / f"event{run}.json", base, head)
+    data = json.loads(event.read_text())
     if fork:  # a fork's PR: its head lives in another repository, its token is read-only
-        data = json.loads(event.read_text())
         data["pull_request"]["head"]["repo"] = {"full_name": "fork-owner/bench", "fork": True}
-        event.write_text(json.dumps(data))
-    project = tmp_path / "project"
+    for key, value in (event_change or {}).items():
+        (data["pull_request"] if key == "labels" else data)[key] = value
+    event.write_text(json.dumps(data))
+    project = tmp_path / f"project{run}"
     (project / ".github" / "workflows").mkdir(parents=True)
     (project / ".github" / "workflows" / "bench.yml").write_text(workflow)
-    kept = tmp_path / "kept"
+    kept = tmp_path / f"kept{run}"
     kept.mkdir()
     cmd = [ACT, "pull_request", "-P", "self-hosted=-self-hosted", "-e", str(event), "-W", ".github/workflows",
            "-s", f"GITHUB_TOKEN={token}", "--env", f"GITHUB_API_URL={gh.url}", "--env", f"GITHUB_REPOSITORY={REPO}",
            "--env", f"TEST_REPO={repo}", "--env", f"TEST_HEAD={head}", "--env", f"ACTION_SRC={ROOT}",
-           "--env", f"TEST_OUT={kept}", "--action-cache-path", str(act_home),
-           "--action-offline-mode"]
+           "--env", f"TEST_OUT={kept}", "--env", f"TEST_CACHE_STORE={tmp_path / 'actions-cache'}",
+           "--local-repository", f"{CACHE_ACTION[1]}@{CACHE_ACTION[2]}={CACHE_STAND_IN}",
+           "--action-cache-path", str(act_home), "--action-offline-mode"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
     proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
     return proc, kept
@@ -186,6 +205,52 @@ def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_
     proc, kept = _act(tmp_path, gh, token, _workflow("docker", 2, extra), act_home)
     _check_posted_once_then_updated(gh, token, proc, kept)
     assert "[measure]" in proc.stdout + proc.stderr  # the container's lines, prefixed
+
+
+ACCEPT_WORKFLOW = """\
+on: pull_request
+permissions:
+  contents: read
+  pull-requests: write
+jobs:
+  bench:
+    runs-on: self-hosted
+    steps:
+{checkout}
+      - uses: ./.profopt-action
+        with:
+          runner: local
+          hardware-label: cpu-e2e
+          fail-on: regression
+          timeout-minutes: "10"
+"""
+
+
+def test_the_accept_label_under_act_reuses_what_the_push_measured(act_bin, gh, tmp_path, act_home):
+    """A real regression: the push's job measures it and fails; the `labeled` event's job restores
+    .profopt/cache through action.yml's cache steps (a folder standing in for GitHub's cache
+    service), reuses the comparison without a round and passes, and the comment says it."""
+    token = "ghs_" + secrets.token_hex(18)
+    gh.add_token(token)
+    workflow = ACCEPT_WORKFLOW.format(checkout=_checkout())
+    files = (bench_files(1, rounds=10), bench_files(3, rounds=10))  # head does three times the work
+    proc, _ = _act(tmp_path, gh, token, workflow, act_home, files=files)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Job failed" in log, log[-6000:]  # the policy failed the step
+    assert "saved profopt-" in log and "is reused" not in log
+    [first] = _ours(gh)
+    assert first["body"].split("\n")[1].startswith("❌ reject — sum")
+
+    label = {"name": "profopt-accept"}
+    proc, _ = _act(tmp_path, gh, token, workflow, act_home, run="2",
+                   event_change={"action": "labeled", "label": label, "labels": [label]})
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Job succeeded" in log, log[-6000:]
+    assert "restored profopt-" in log and "is reused" in log
+    [comment] = _ours(gh)  # the same sticky comment, updated
+    assert comment["id"] == first["id"]
+    assert comment["body"].split("\n")[1].startswith("❌ reject — regression accepted (label profopt-accept); sum")
+    assert token not in log
 
 
 PAGES_WORKFLOW = """\
