@@ -189,6 +189,39 @@ def test_pr_run_builds_then_reuses_the_image_measures_inside_and_comments_once(e
         (ws / ".profopt" / "comparison.json").read_text())["decision"]
 
 
+def test_the_accept_label_reuses_the_comparison_the_containers_kept(engine, run_ids, tmp_path):
+    """A real regression measured in the containers fails the policy; the `labeled` event's run finds
+    the comparison in .profopt/cache (the container's PROFOPT_CACHE_DIR), sets nothing up, measures
+    nothing, and passes; the container saw the event's action and labels alone."""
+    ws = tmp_path / "ws"
+    base, head = make_pr_repo(ws, bench_files(1), bench_files(3))  # head does three times the work
+    event = pr_event(tmp_path / "event.json", base, head)
+    inputs = {"hardware-label": "cpu-e2e", "timeout-minutes": "10", "comment": "false"}
+    first = run_entrypoint(docker_env(tmp_path, ws, run_ids, event=event, inputs=inputs), timeout=400)
+    assert first.returncode == 1, (first.stdout + first.stderr)[-4000:]
+    measured = json.loads((ws / ".profopt" / "comparison.json").read_text())
+    assert list((ws / ".profopt" / "cache" / "compare").glob("*.json"))
+
+    data = json.loads(event.read_text())
+    data.update(action="labeled", label={"name": "profopt-accept"}, sender={"login": "octo"})
+    data["pull_request"]["labels"] = [{"name": "profopt-accept"}]
+    event.write_text(json.dumps(data))
+    env = docker_env(tmp_path, ws, run_ids, event=event, inputs=inputs)
+    second = run_entrypoint(env, timeout=400)
+    log = second.stdout + second.stderr
+    assert second.returncode == 0, log[-4000:]
+    assert "nothing to set up" in log and "is reused" in log
+    doc = json.loads((ws / ".profopt" / "comparison.json").read_text())
+    assert doc["reused"]["action"] == "labeled" and doc["policy"]["accepted"] is True
+    assert doc["benchmarks"][0]["samples"] == measured["benchmarks"][0]["samples"]
+    assert "regression accepted (label profopt-accept)" in (ws / ".profopt" / "report.md").read_text()
+    env_list = containers(engine, env)["measure"].attrs["Config"]["Env"]
+    assert "GITHUB_EVENT_PATH=/work/.profopt/event.json" in env_list
+    assert "PROFOPT_CACHE_DIR=/work/.profopt/cache" in env_list
+    assert json.loads((ws / ".profopt" / "event.json").read_text()) == {
+        "action": "labeled", "pull_request": {"number": PR, "labels": [{"name": "profopt-accept"}]}}
+
+
 def test_a_failed_build_is_exit_3_naming_the_build(engine, run_ids, tmp_path):
     ctx = tmp_path / "action"
     ctx.mkdir()
