@@ -205,7 +205,9 @@ def test_compare_on_a_standin_gpu_marks_throttled_rounds_and_judges_energy_and_d
     make_repo(repo, [{"torch/__init__.py": FAKE_TORCH, "gstep.py": GPU_STEP.format(energy=2, mb=64),
                       "profopt.yml": spec},
                      {"gstep.py": GPU_STEP.format(energy=3, mb=96)}])
-    env = {"LD_LIBRARY_PATH": str(nvml_dir), "FAKE_NVML_STATE": str(state)}
+    # one pair of workers a round: the stand-in counts builds to know its round (a step that imports
+    # torch gets two pairs a round otherwise)
+    env = {"LD_LIBRARY_PATH": str(nvml_dir), "FAKE_NVML_STATE": str(state), "PROFOPT_ROUND_PAIRS": "1"}
     # --measure all: no record run of the step beforehand, whose calls would take one of the stand-in
     # device's scripted rounds
     res = run_cli(["compare", "--base", "HEAD~1", "--head", "HEAD", "--out", "c.json", "--report", "r.md",

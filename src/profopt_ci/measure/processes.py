@@ -115,6 +115,11 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
     # bytecode it compiles: each forked pytest session recompiled the test file and every plugin's
     # rewritten asserts, ~20 ms of a ~0.3 s round (docs/experiments.md).
     env.pop("PROFOPT_GITHUB_TOKEN", None)
+    if bench is not None and bench.constraints and bench.settings.quality_steps:
+        # The quality pass needs one hash seed on both sides; the rounds' processes get it too, so
+        # the pass forks from the side's zygote rather than import the step's packages again
+        # (measure/side_pass.py). The spec's own PYTHONHASHSEED wins.
+        env.setdefault("PYTHONHASHSEED", "0")
     return env
 
 

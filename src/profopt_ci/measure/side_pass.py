@@ -35,12 +35,14 @@ def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_di
     never raises for anything the benchmark did. `profile=False`: the quality pass alone (`profopt
     run`). `machines`: the balance already measured on a set of this size, per backend (the
     profiled worker measures it otherwise, on its own CPUs with the step's threads). A profile
-    without a quality pass forks from the side's `zygote` when its rounds left one (the quality pass
-    needs a fresh interpreter: PYTHONHASHSEED=0 on both sides)."""
+    forks from the side's `zygote` when its rounds left one, and so does a quality pass where the
+    zygote hashes as the pass must (`forkable`): a torch step's two fresh interpreters took 5–7 s
+    of a ~25 s compare importing torch again."""
     steps = quality.wanted(bench)
+    profiled = profile and bench.settings.profile != "off" and bench.settings.timed
     try:
-        if zygote is not None and not steps and bench.callable and profile and bench.settings.profile != "off":
-            return _forked_profile(spec, bench, side, workdir, trace_dir, machines, zygote, cpus), None
+        if zygote is not None and bench.callable and (profiled or steps) and forkable(spec, bench, side, zygote, steps):
+            return _forked_pass(spec, bench, side, workdir, trace_dir, machines, zygote, cpus, steps, profiled)
         return _after_side(spec, bench, side, workdir, trace_dir, machines, steps, profile, cpus)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
         why = f"{type(exc).__name__}: {str(exc)[:500]}"
@@ -83,19 +85,33 @@ def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_d
     return summary, trace
 
 
-def _forked_profile(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                    machines: dict | None, zygote: Zygote, cpus: list[int] | None) -> dict:
-    env = child_env(spec, bench, side)
-    job = _job(bench, side, trace_dir, machines, bench.settings.profile)
+def forkable(spec: Spec, bench: Benchmark, side: Side, zygote: Zygote, steps: int) -> bool:
+    """Whether the pass may fork from `zygote`: always for a profile alone; for a quality pass only
+    where the zygote started with the hash seed the pass runs with (set and dict order are work and
+    values), which child_env gives every process of a benchmark with constraints."""
+    return not steps or zygote.hashseed == quality.quality_env(child_env(spec, bench, side))["PYTHONHASHSEED"]
+
+
+def _forked_pass(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
+                 machines: dict | None, zygote: Zygote, cpus: list[int] | None, steps: int,
+                 profiled: bool) -> tuple[dict, dict | None]:
+    env = quality.quality_env(child_env(spec, bench, side)) if steps else child_env(spec, bench, side)
+    job = {**_job(bench, side, trace_dir, machines, bench.settings.profile if profiled else "off"),
+           "quality_steps": steps, "seed": quality.SEED}
     try:
         res, data = forked_worker(zygote, job, side, env, workdir, f"profile-{bench.name}-{side.name}",
                                   bench.settings.timeout_s, cpus=cpus)
     except ZygoteFailed as exc:
-        return {"kind": "none", "reason": f"profiled run failed: {exc}"}
+        return ({"kind": "none", "reason": f"profiled run failed: {exc}"},
+                quality.failed("failed", str(exc)) if steps else None)
     if data is None:
         failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
-        return {"kind": "none", "reason": failure.message[:2000]}
-    return data
+        return ({"kind": "none", "reason": failure.message[:2000]},
+                quality.failed(failure.status, failure.message) if steps else None)
+    trace = data.pop("quality_trace", None)
+    if steps and not isinstance(trace, dict):
+        trace = quality.failed("failed", "the quality pass answered without a trace")
+    return data, trace
 
 
 def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]:

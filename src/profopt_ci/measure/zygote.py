@@ -66,6 +66,7 @@ class Zygote:
         from profopt_ci.measure.proctree import tag_env
 
         self.name = name
+        self.hashseed = env.get("PYTHONHASHSEED")  # fixed at its start: what every fork of it hashes with
         self.cpus = cpus  # where it imports; None: every CPU profopt may use
         self._lock = threading.Lock()  # one request and its answer at a time (the profiled runs share it)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
