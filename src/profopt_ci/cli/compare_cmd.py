@@ -76,7 +76,7 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.measure.rounds import stderr_log
     from profopt_ci.pipeline.compare_refs import run_compare
-    from profopt_ci.pipeline.reuse import labels_of, measured_of, reused
+    from profopt_ci.pipeline.reuse import keep, labels_of, measured_of, reused
     from profopt_ci.pipeline.stored import Nightly
 
     the_plan = plan(load(args.spec, args.suite), args)
@@ -84,8 +84,8 @@ def command(args: argparse.Namespace) -> int:
     labels = labels_of(os.environ, _label(args.accept_label))
     if args.baseline == "stored":
         return _compare_stored(the_plan, args, workdir, labels.accept)
-    kept = reused(the_plan, refs=(args.base, args.head), labels=labels, fail_on=args.fail_on,
-                  measured=measured_of(the_plan, args.measure, args.time_budget, args.baseline == "both"),
+    measured = measured_of(the_plan, args.measure, args.time_budget, args.baseline == "both")
+    kept = reused(the_plan, refs=(args.base, args.head), labels=labels, fail_on=args.fail_on, measured=measured,
                   log=stderr_log)
     if kept is not None:
         if args.phase == "setup":
@@ -104,7 +104,9 @@ def command(args: argparse.Namespace) -> int:
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
-    return finish(comparison, args)
+    code = finish(comparison, args)
+    keep(comparison, the_plan, measured)  # after the outputs: for a later label event (pipeline/reuse.py)
+    return code
 
 
 def _label(name: str) -> str:

@@ -57,7 +57,7 @@ from profopt_ci.pipeline.entries import (
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.reach_gate import Gate, everything, gate, unmeasured_entry
 from profopt_ci.pipeline.reach_kept import kept_decision
-from profopt_ci.pipeline.reuse import Labels, keep, measured_of
+from profopt_ci.pipeline.reuse import Labels
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.pipeline.stored import Nightly, base_nightly
 from profopt_ci.specfile.load import Benchmark
@@ -353,9 +353,8 @@ def run_compare(
     probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
     all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's).
     `labels`: the accept label as the event has it (a failing policy passes where the pull request
-    carries it). A finished comparison is kept in the cache for a later label event
-    (pipeline/reuse.py)."""
-    given, labels = plan, labels or Labels()
+    carries it)."""
+    labels = labels or Labels()
     budget = Budget(seconds=time_budget or plan.spec.time_budget_s)
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
@@ -396,9 +395,7 @@ def run_compare(
                     with interrupt_safe():  # a second Ctrl-C must not cut the partial file short
                         on_partial(comparison(run, [message("note.partial"), *run.notes], partial=True))  # says so first
                 raise
-        doc = comparison(run, run.notes, store=store)
-        keep(doc, given, measured_of(given, measure, time_budget, nightly is not None))
-        return doc
+        return comparison(run, run.notes, store=store)
 
 
 def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | None], dirty: bool,

@@ -6,7 +6,8 @@ In: the event that `GITHUB_EVENT_PATH` names (the pull request's labels and the 
 the accept label's name (`--accept-label`, the action input `accept-label`), the plan, the refs and
 what else decides what a compare measures (`--measure`, the time budget, `--baseline both`). Out:
 `Labels` (whether the pull request carries the accept label, whether the event is a label event);
-`keep`, the finished comparison stored under its key in `$PROFOPT_CACHE_DIR/compare/`; `reused`,
+`keep`, the finished comparison stored under its key in `$PROFOPT_CACHE_DIR/compare/` (by
+`profopt compare`, once its outputs are written); `reused`,
 for a label event whose key is stored, that comparison with its policy judged anew under this run's
 `--fail-on` and labels (`documents.comparison.rejudged`: no round, no checkout, no setup).
 
@@ -42,6 +43,7 @@ from profopt_ci.words.i18n import message
 DEFAULT_LABEL = "profopt-accept"
 LABEL_EVENTS = ("labeled", "unlabeled")
 KEEP = 64  # comparisons kept: a few open PRs' latest heads on each of a few machines
+KEEP_MAX_BENCHMARKS = 5000  # a comparison of more is a scale test's, not a PR's: not written twice
 POLICY_NOTES = ("note.accepted", "note.reused")  # said anew each time the policy is judged
 
 
@@ -106,7 +108,7 @@ def where(root: Path) -> Path:
 def keep(doc: Comparison, plan: Plan, measured: Measured) -> None:
     """Store a finished comparison under its key (atomically; beyond KEEP the oldest go). One a
     benchmark failed in is not kept: a label event measures again rather than repeat a failure."""
-    if doc.counts.failed or doc.mode != "paired":
+    if doc.counts.failed or doc.mode != "paired" or len(doc.benchmarks) > KEEP_MAX_BENCHMARKS:
         return
     folder = where(cache_root())
     path = folder / f"{key(plan, doc.base.commit, doc.head.commit, measured)}.json"
