@@ -360,3 +360,21 @@ def test_the_action_lists_the_new_inputs_and_keeps_the_cache():
     assert job["runs-on"] == "ubuntu-latest"
     assert next(s for s in job["steps"] if s.get("id") == "profopt")["with"]["hardware-label"] == "auto"
 
+
+
+# ---- the headline --------------------------------------------------------------------------------
+
+
+def test_the_headline_says_what_the_label_accepted_first_and_keeps_the_figures():
+    import comparison_fixtures as fx
+
+    from profopt_ci.report.headline import headline
+
+    c = fx.reject_constraint()  # train-step broke its loss constraint
+    plain = headline(c, "en")
+    c["policy"] = {"fail_on": "regression", "failing": ["train-step"], "accepted": True, "label": LABEL}
+    said = headline(c, "en")
+    assert said == plain.replace("reject — ", f"reject — broken constraint accepted (label {LABEL}); ", 1)
+    assert f"已接受被破坏的约束（标签 {LABEL}）" in headline(c, "zh")
+    c["policy"]["accepted"] = False  # the label on a PR that fails nothing: nothing to say
+    assert headline(c, "en") == plain
