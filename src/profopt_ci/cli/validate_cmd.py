@@ -111,20 +111,21 @@ def _suites(spec, side=None, *, probe: bool = True) -> None:
     for note in col.notes:
         print(text_of(note))
     problems = [f"{e.get('file') or e['suite']}:{e.get('line') or 1}: {e['suite']}: {e['error']}" for e in col.errors]
-    if probe and col.benchmarks:
-        problems += _probed(spec, col, side)
+    broken = {e["suite"] for e in col.errors}  # a suite that did not collect cleanly is its error, not each benchmark's
+    if probe and any(e["suite"] not in broken for e in col.entries):
+        problems += _probed(spec, col, side, broken)
     if problems:
         raise SpecError(problems)
 
 
-def _probed(spec, col, side) -> list[str]:
+def _probed(spec, col, side, broken: set[str]) -> list[str]:
     """Each collected benchmark run once in the environment compare runs it in: a problem, at its
     file:line, for each that cannot run (an import only its test body makes, a failing assertion)."""
     from profopt_ci.errors import cause_lines
     from profopt_ci.suites.collect import probe
 
-    cant = probe(spec, col.benchmarks, side)
     where = {e["name"]: e for e in col.entries}
+    cant = probe(spec, [b for b in col.benchmarks if where.get(b.name, {}).get("suite") not in broken], side)
     out = []
     for name, why in cant.items():
         e = where.get(name, {})

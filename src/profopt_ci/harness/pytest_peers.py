@@ -125,6 +125,8 @@ def internal_error(output: str, root: str) -> dict | None:
     plugin = re.search(r"from '([^']+[.]py)'", cause)  # pluggy names the plugin module it refused
     if plugin and not where:
         where = {"file": os.path.relpath(plugin[1], root), "line": None}
+    for prefix in {os.path.realpath(root), root}:
+        cause = cause.replace(prefix + os.sep, "")
     hint = ""
     if "unknown hook" in cause:
         hint = "\n(a hook of a plugin pytest does not load here: profopt blocks the peers' plugins and knows " \
