@@ -92,7 +92,8 @@ def collection(spec: Spec, suites: list[Suite], answers: dict[str, dict], overri
         files = data.get("files") or {}
         if files.get("added"):
             out.notes.append(message("note.suite_files_added", suite=label(suite), files=list(files["added"]),
-                                     patterns=" ".join(files.get("python_files") or [])))
+                                     patterns=" ".join(files.get("python_files") or []), option="python_files",
+                                     fixture="benchmark"))
         kept = [e for e in data.get("benchmarks") or [] if _params_match(e.get("params") or {}, suite.item.get("params"))]
         for entry in kept:
             bench = to_benchmark(suite, entry, taken, defaults, overrides or {})

@@ -331,7 +331,7 @@ EN: dict[str, str] = {
     "runner.added": "the suite's runner: {name} {version}, added to the setup environment by profopt (the setup did not install it)",
     "runner.added_with": "the suite's runner: {name} {version}, added to the setup environment by profopt (the setup did not install it), with {also:names}",
     "runner.setup": "the suite's runner: {name} {version}, installed by the setup",
-    "note.suite_files_added": "{suite}: collected {files:names}, which the project's python_files ({patterns}) skip: in the suite's folder, using the benchmark fixture",
+    "note.suite_files_added": "{suite}: collected {files:names}, which the project's {option} ({patterns}) skip: in the suite's folder, using the {fixture} fixture",
     "note.suites_from_head": "suites: {suites:names} — {n} benchmark(s) collected; the head's suite ran against each side's code (benchmarks_from: head)",
     "note.suites_each": "suites: {suites:names} — {n} benchmark(s) collected; each side ran its own suite (benchmarks_from: each)",
     "note.own_spec_unused": "{side}: its own spec was not used ({why}); {side} runs the benchmarks as defined in "

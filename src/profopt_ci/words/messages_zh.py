@@ -314,7 +314,7 @@ ZH: dict[str, str] = {
     "runner.added": "套件的运行器：{name} {version}，由 profopt 添加到 setup 环境（setup 未安装它）",
     "runner.added_with": "套件的运行器：{name} {version}，由 profopt 添加到 setup 环境（setup 未安装它），一并添加 {also:names}",
     "runner.setup": "套件的运行器：{name} {version}，由 setup 安装",
-    "note.suite_files_added": "{suite}：已收集 {files:names}；项目的 python_files（{patterns}）不匹配它们，但它们位于套件目录中并使用 benchmark 夹具",
+    "note.suite_files_added": "{suite}：已收集 {files:names}；项目的 {option}（{patterns}）不匹配它们，但它们位于套件目录中并使用 {fixture} 夹具",
     "note.suites_from_head": "套件：{suites:names} — 收集到 {n} 个基准；新版的套件分别在两侧的代码上运行（benchmarks_from:head）",
     "note.suites_each": "套件：{suites:names} — 收集到 {n} 个基准；两侧各自运行自己的套件（benchmarks_from:each）",
     "note.own_spec_unused": "{side:term}：未使用它自己的规格（{why}）；{side:term}按传给 profopt 的 {spec} 中的定义运行基准",
