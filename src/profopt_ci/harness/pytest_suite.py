@@ -40,7 +40,8 @@ def import_pytest():
         shadow = [f"{m} ({getattr(sys.modules.get(m), '__file__', '?')})" for m in _SHADOWED
                   if str(getattr(sys.modules.get(m), "__file__", "") or "").startswith(here)]
         why = (f"the checkout's own {', '.join(shadow)} shadows what pytest imports" if shadow
-               else "it is not installed in this side's environment (add it to `setup`)")
+               else f"it is not installed in the environment this side runs in ({sys.prefix}): profopt adds it to "
+                    "a side's `setup` venv, and without `setup` a side runs in profopt's own environment")
         raise ImportError(f"pytest cannot be imported here: {exc} — {why}. A library pytest itself imports "
                           "cannot be benchmarked under a running pytest from its checkout; install it in the "
                           "side's `setup` venv instead of importing it from the tree") from None
