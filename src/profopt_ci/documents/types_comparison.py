@@ -100,14 +100,25 @@ def share_messages(metrics: dict[str, Metric], seen: dict[tuple[str, str], Messa
             _SET_REASON(m, msg.text)
 
 
+class SuiteRunner(_Closed, kw_only=True):
+    """A suite's runner in a side's setup venv (pytest, asv_runner, pyperf): its version, and
+    whether profopt added it because the setup did not install it."""
+
+    version: str
+    added: bool
+
+
 class SideEnvironment(_Closed, kw_only=True):
     """Where a side's workers ran: the interpreter, whether in a venv of the side's own (its `setup`
-    installed it: nothing of profopt's but its worker) or in profopt's environment, and the
-    versions of the installed packages its steps imported (each benchmark's first round)."""
+    installed it: nothing of profopt's but its worker) or in profopt's environment, the
+    versions of the installed packages its steps imported (each benchmark's first round), its
+    suites' runners, and what profopt installed there besides the setup (a runner and what it requires)."""
 
     python: str
     own: bool
     packages: dict[str, str] | UnsetType = UNSET
+    runners: dict[str, SuiteRunner] | UnsetType = UNSET
+    added: dict[str, str] | UnsetType = UNSET
 
 
 class SideInfo(_Closed, kw_only=True):

@@ -11,7 +11,8 @@ parametrization); its body before the call is untimed setup; at the call, `use` 
 it with the call's target as the step (the lockstep protocol, a profile…), then the test goes on
 and pytest tears its fixtures down. pytest-benchmark's and pytest-codspeed's own plugins are blocked
 (`-p no:benchmark -p no:codspeed`): this module provides the fixture, so whether they are installed
-does not change what is measured.
+does not change what is measured; their hook specs are registered (harness/pytest_peers.py), so a
+conftest implementing their hooks loads as in a normal run.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def import_pytest():
         shadow = [f"{m} ({getattr(sys.modules.get(m), '__file__', '?')})" for m in _SHADOWED
                   if str(getattr(sys.modules.get(m), "__file__", "") or "").startswith(here)]
         why = (f"the checkout's own {', '.join(shadow)} shadows what pytest imports" if shadow
-               else "it is not installed in this side's environment (add it to `setup`)")
+               else f"it is not installed in the environment this side runs in ({sys.prefix}): profopt adds it to "
+                    "a side's `setup` venv, and without `setup` a side runs in profopt's own environment")
         raise ImportError(f"pytest cannot be imported here: {exc} — {why}. A library pytest itself imports "
                           "cannot be benchmarked under a running pytest from its checkout; install it in the "
                           "side's `setup` venv instead of importing it from the tree") from None
@@ -143,19 +145,23 @@ def collect(path: str, select: str | None) -> dict:
     import contextlib
     import io
 
+    from profopt_ci.harness.pytest_peers import FolderFiles, internal_error
+
     pytest = import_pytest()
-    col = _Collector(pytest)
+    col, files = _Collector(pytest), FolderFiles(path)
     # a test file that cannot be collected is one error; the other files are still collected and measured
     args = [path, "--collect-only", "--continue-on-collection-errors", *PYTEST_ARGS, *(["-k", select] if select else [])]
     said = io.StringIO()  # pytest's own words (a conftest that cannot import is only said there)
     with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-        code = pytest.main(args, plugins=[col, _Plugin(pytest, None)])
+        code = pytest.main(args, plugins=[col, files, _Plugin(pytest, None)])
     if code not in (0, 5) and not col.errors:  # 5: nothing collected
+        internal = internal_error(said.getvalue(), os.getcwd())
         last = "\n".join(said.getvalue().rstrip().splitlines()[-ERROR_LINES:])
-        col.errors.append({"file": path, "line": None,
-                           "error": f"pytest --collect-only exited {int(code)}" + (f":\n{last}" if last else "")})
+        col.errors.append(internal and {"file": path, "line": None, **internal} or {
+            "file": path, "line": None, "error": f"pytest --collect-only exited {int(code)}" + (f":\n{last}" if last else "")})
     return {"benchmarks": col.benchmarks, "skipped": col.skipped, "errors": col.errors,
-            "note": f"{col.other} other test(s) use neither the benchmark fixture nor the marker" if col.other else None}
+            "note": f"{col.other} other test(s) use neither the benchmark fixture nor the marker" if col.other else None,
+            **({"files": files.answer()} if files.answer() else {})}
 
 
 def probe(locators: list[str]) -> dict[str, str | None]:
@@ -236,6 +242,13 @@ def _Plugin(pytest, use, *, probing: bool = False) -> _Hooks:
         @pytest.fixture
         def benchmark(self, request):
             return BenchmarkFixture(self, _locator(request.node))
+
+        def pytest_addhooks(self, pluginmanager) -> None:
+            """pytest-benchmark's hook specs: its plugin is blocked, and a conftest implementing one of
+            its hooks would otherwise be refused (PluginValidationError: unknown hook)."""
+            from profopt_ci.harness.pytest_peers import add_specs
+
+            add_specs(pytest, pluginmanager)
 
     return Plugin(use, probing=probing)
 

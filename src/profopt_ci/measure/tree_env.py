@@ -2,12 +2,13 @@
 
 In: a spec with `setup`, the tree it runs in, a log. Out: a `Side` whose interpreter is a venv made
 as compare makes each side's (checkouts.make_venv: what setup installs plus profopt's worker) with
-the spec's setup run in the tree. The venv is kept under the cache directory
+the spec's setup run in the tree, then the suites' runners the setup did not install
+(measure/suite_runner.py). The venv is kept under the cache directory
 (`$PROFOPT_CACHE_DIR`, else `$XDG_CACHE_HOME/profopt`, else `~/.cache/profopt`) and reused while its
 key holds: the interpreter, the setup commands, the spec's `env`, and the contents of the files the
 setup reads — requirement and constraint files it names (`-r`, `-c`), any file it names, and for
-each directory it installs (`.`, `-e ./pkg`) that project's pyproject.toml, setup.py, setup.cfg,
-requirements*.txt and lock files. An editable install sees later edits of the tree; a plain
+each directory it installs (`.`, `.[extra]`, `-e ./pkg`, `-e '.[extra]'`) that project's
+pyproject.toml, setup.py, setup.cfg, requirements*.txt and lock files. An editable install sees later edits of the tree; a plain
 `pip install .` keeps the copy it made until a key file changes.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -23,12 +25,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.measure.checkouts import make_venv, venv_env
-from profopt_ci.measure.processes import Side, run_setup
+from profopt_ci.measure.processes import Side
+from profopt_ci.measure.suite_runner import add_runners, kinds_of, set_up
 from profopt_ci.specfile.model import Spec
 
 READY = ".profopt-ready"
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
 _FILE_FLAGS = ("-r", "--requirement", "-c", "--constraint", "--find-links", "-f")
+_EDITABLE = ("-e", "--editable")
+_EXTRAS = re.compile(r"\[[^\]]*\]$")
 
 
 def cache_root() -> Path:
@@ -49,10 +54,14 @@ def read_files(commands: list[str], root: Path) -> list[Path]:
             words = command.split()
         for i, word in enumerate(words):
             flag, eq, value = word.partition("=")
-            candidates = [value] if eq and flag in _FILE_FLAGS else [word]
+            candidates = [value] if eq and flag in _FILE_FLAGS + _EDITABLE else [word]
             if i and words[i - 1] in _FILE_FLAGS:
                 candidates = [word]
-            for cand in candidates:
+            if word.startswith("-e") and len(word) > 2 and word[2] not in "=-":  # -e.[bench]
+                candidates = [word[2:]]
+            for cand in [_EXTRAS.sub("", c) for c in candidates]:  # `.[bench]`: the project in `.`
+                if not cand:
+                    continue
                 path = (root / cand) if not os.path.isabs(cand) else Path(cand)
                 if path.is_file():
                     found[path.resolve()] = None
@@ -93,13 +102,15 @@ def tree_environment(spec: Spec, root: Path, log: Callable[[str], None]) -> Side
         shown = ", ".join(os.path.relpath(f, root) for f in files) or "no files"
         if (where / READY).is_file() and python.exists():
             log(f"profopt: setup environment reused: {where} (key: the setup, {shown})")
-            return Side(name="tree", root=root, python=str(python), env=venv_env(where))
+            side = Side(name="tree", root=root, python=str(python), env=venv_env(where))
+            add_runners(spec, side, log, kinds_of([spec]))  # a suite kind the spec gained since
+            return side
         log(f"profopt: building the setup environment {where} (key: the setup, {shown})")
         shutil.rmtree(where, ignore_errors=True)
         python_s, env = make_venv(where)
         side = Side(name="tree", root=root, python=python_s, env=env)
         try:
-            run_setup(spec, side, log)
+            set_up(spec, side, log, kinds_of([spec]))
         except BaseException:
             shutil.rmtree(where, ignore_errors=True)
             raise

@@ -33,10 +33,11 @@ from profopt_ci.measure.checkouts import (
     resolve_refs,
 )
 from profopt_ci.measure.cpus import format_cpuset, parent_home
-from profopt_ci.measure.processes import Side, fingerprint, own_environment, run_setup
+from profopt_ci.measure.processes import Side, fingerprint, own_environment
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, stderr_log
 from profopt_ci.measure.side_pass import NO_TIME, SKIPPED, profile_all
+from profopt_ci.measure.suite_runner import environment_record, kinds_of, set_up
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes, placement_notes
@@ -114,15 +115,18 @@ def side_environment(side: Side, state: RoundState) -> dict:
     for (_, name), track in sorted(state.tracks.items()):
         if name == side.name and track.packages:
             packages.update(track.packages)
-    return {"python": side.python, "own": own_environment(side), "packages": dict(sorted(packages.items()))}
+    return {"python": side.python, "own": own_environment(side), "packages": dict(sorted(packages.items())),
+            **environment_record(side)}
 
 
 def _setup_sides(sides: list[Side], plan: Plan, log) -> dict[str, str]:
-    """Run each side's setup; returns {side: error} for the sides whose setup failed."""
+    """Run each side's setup and add its suites' runners; returns {side: error} for the sides whose
+    setup failed."""
     failures = {}
+    kinds = kinds_of([plan.spec, plan.side_spec("base"), plan.side_spec("head")])  # the head's suites run on the base too
     for side in sides:
         try:
-            run_setup(plan.side_spec(side.name), side, log)
+            set_up(plan.side_spec(side.name), side, log, kinds)
         except InfraError as exc:
             log(f"profopt: {exc}")
             failures[side.name] = str(exc)

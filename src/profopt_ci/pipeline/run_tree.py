@@ -21,10 +21,11 @@ from profopt_ci.documents.types import Results
 from profopt_ci.errors import EXIT_INFRA, EXIT_OK, InfraError, cause_lines
 from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instruction_runs, quality, runner
-from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
+from profopt_ci.measure.processes import Side, fingerprint, summarize
 from profopt_ci.measure.proctree import interrupt_safe
 from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
 from profopt_ci.measure.side_pass import after_side
+from profopt_ci.measure.suite_runner import kinds_of, set_up
 from profopt_ci.pipeline.guards import mark_failures
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
@@ -55,7 +56,7 @@ def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundSta
                      log: Callable[[str], None]) -> None:
     """Run the setup; when it fails, every benchmark is written as failed before the error goes up."""
     try:
-        run_setup(spec, side, log)
+        set_up(spec, side, log, kinds_of([spec]))
     except InfraError as exc:
         for bench in benches:
             state.track(bench.name, side.name).status = "failed"

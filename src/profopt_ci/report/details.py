@@ -109,9 +109,27 @@ def _where(e: dict, lang: str) -> str | None:
 
 
 def _packages(eb: dict, eh: dict, lang: str) -> list[tuple]:
-    """The versions of the packages each side's steps imported: one that differs is marked."""
-    pb, ph = eb.get("packages") or {}, eh.get("packages") or {}
+    """The versions of the packages each side's steps imported, its suites' runners and what profopt
+    added with them, each said as such ("8.3.4, added: the suite's runner"): one that differs is marked."""
+    pb, ph = _versions(eb, lang), _versions(eh, lang)
     return [(t(lang, "env.package", name=k), pb.get(k), ph.get(k)) for k in sorted(set(pb) | set(ph))]
+
+
+def _versions(e: dict, lang: str) -> dict[str, str]:
+    out = dict(e.get("packages") or {})
+    named = {_canonical(k): k for k in out}  # one row a distribution, however its name was spelled
+
+    def put(name: str, text: str) -> None:
+        out[named.setdefault(_canonical(name), name)] = text
+    for name, version in (e.get("added") or {}).items():
+        put(name, t(lang, "env.runner_dep", version=version))
+    for name, runner in (e.get("runners") or {}).items():
+        put(name, t(lang, "env.runner_added" if runner.get("added") else "env.runner_setup", version=runner.get("version")))
+    return out
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def phases(b: dict) -> dict:

@@ -89,6 +89,11 @@ def collection(spec: Spec, suites: list[Suite], answers: dict[str, dict], overri
             out.skipped.append({"suite": label(suite), **s})
         if data.get("note"):
             out.notes.append(message("note.suite_said", suite=label(suite), text=str(data["note"])))
+        files = data.get("files") or {}
+        if files.get("added"):
+            out.notes.append(message("note.suite_files_added", suite=label(suite), files=list(files["added"]),
+                                     patterns=" ".join(files.get("python_files") or []), option="python_files",
+                                     fixture="benchmark"))
         kept = [e for e in data.get("benchmarks") or [] if _params_match(e.get("params") or {}, suite.item.get("params"))]
         for entry in kept:
             bench = to_benchmark(suite, entry, taken, defaults, overrides or {})
@@ -98,8 +103,27 @@ def collection(spec: Spec, suites: list[Suite], answers: dict[str, dict], overri
         if not kept and not data.get("errors"):
             out.errors.append({"suite": label(suite), "file": suite.path, "line": None,
                                "error": f"{label(suite)} collected no benchmarks"
-                                        + (f" matching select {suite.select!r}" if suite.select else "")})
+                                        + (f" matching select {suite.select!r}" if suite.select else "")
+                                        + _patterns_said(files)})
     return out
+
+
+def _patterns_said(files: dict) -> str:
+    """Why a pytest folder may have collected nothing: the python_files patterns that applied, the
+    files they skip, and those of them profopt collected (they use the benchmark fixture)."""
+    if not files:
+        return ""
+    patterns = " ".join(files.get("python_files") or []) or "?"
+    skipped = list(files.get("unmatched") or [])
+    more = int(files.get("unmatched_n") or len(skipped)) - len(skipped)
+    parts = []
+    if skipped:
+        parts.append(f"the project's python_files ({patterns}) skip {', '.join(skipped)}"
+                     + (f" and {more} more" if more > 0 else "") + ", which use neither the benchmark fixture nor the marker")
+    if files.get("added"):
+        parts.append(f"collected though python_files ({patterns}) skip them, as they use the benchmark fixture: "
+                     f"{', '.join(files['added'])} (no test there matched python_functions or the select)")
+    return " — " + "; ".join(parts) if parts else ""
 
 
 def _params_match(params: dict, wanted: dict | None) -> bool:

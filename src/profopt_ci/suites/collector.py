@@ -43,7 +43,16 @@ def handle(job: dict) -> dict:
 
         tb = "".join(traceback.format_exception(exc)[-3:]) if not isinstance(exc, (FileNotFoundError, ImportError)) else ""
         where = {"file": job.get("path"), "line": None, **where_raised(exc, os.getcwd())}
-        return {"benchmarks": [], "skipped": [], "errors": [{**where, "error": f"{type(exc).__name__}: {exc}\n{tb}".strip()}]}
+        said = f"{type(exc).__name__}: {exc}{_runner_hint(exc)}\n{tb}".strip()
+        return {"benchmarks": [], "skipped": [], "errors": [{**where, "error": said}]}
+
+
+def _runner_hint(exc: Exception) -> str:
+    """A suite's runner (asv_runner, pyperf) missing: where this side runs, and where profopt adds it."""
+    if not isinstance(exc, ImportError) or (exc.name or "").partition(".")[0] not in ("asv_runner", "pyperf"):
+        return ""
+    return (f" — the suite's runner is not installed in the environment this side runs in ({sys.prefix}): profopt "
+            "adds it to a side's `setup` venv, and without `setup` a side runs in profopt's own environment")
 
 
 def main(argv: list[str] | None = None) -> int:
