@@ -245,7 +245,7 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
 
 def changed_metric(metric: Any, **values: Any) -> Any:
     """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
-    a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
+    a read Metric by msgspec's replace (in C: a diff makes one per benchmark), a dict with the new keys after its own."""
     if isinstance(metric, Struct):  # its messages `Message`s, as `stats.metric` makes them
         return replace(metric, **typed_messages(values))
     return {**metric, **values}

@@ -113,7 +113,7 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     # A commit's checkout is profopt's (a fresh worktree, removed with the workspace), so it keeps the
     # bytecode it compiles: each forked pytest session recompiled the test file and every plugin's
-    # rewritten asserts, ~20 ms of a ~0.3 s round (docs/experiments.md).
+    # rewritten asserts in every round (docs/experiments.md).
     env.pop("PROFOPT_GITHUB_TOKEN", None)
     if bench is not None and bench.constraints and bench.settings.quality_steps:
         # The quality pass needs one hash seed on both sides; the rounds' processes get it too, so

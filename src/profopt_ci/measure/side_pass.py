@@ -36,8 +36,8 @@ def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_di
     run`). `machines`: the balance already measured on a set of this size, per backend (the
     profiled worker measures it otherwise, on its own CPUs with the step's threads). A profile
     forks from the side's `zygote` when its rounds left one, and so does a quality pass where the
-    zygote hashes as the pass must (`forkable`): a torch step's two fresh interpreters took 5–7 s
-    of a ~25 s compare importing torch again."""
+    zygote hashes as the pass must (`forkable`): two fresh interpreters would import a heavy library such
+    as torch again, a large share of a compare (docs/experiments.md)."""
     steps = quality.wanted(bench)
     profiled = profile and bench.settings.profile != "off" and bench.settings.timed
     try:

@@ -8,7 +8,7 @@ Both checkouts are prepared and set up before any measurement; then paired round
 workers live, pinned to one CPU set, value by value) or RMIT (base and head once each per round,
 fresh processes, seeded random order), per the plan — look by look (`sequential`); then profiles
 and counted instructions. The state of one run is a `CompareRun`; `comparison(run, notes)` turns
-what it has measured so far into the document. `profopt diff` is `diff.py`.
+what it has measured so far into the document. `profopt diff` is `pipeline/diff_results.py`.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ meta line, notes, legend, differences, the benchmarks in report order (changed o
 apart), the chart, environments and history. A format reads the view through a `Page` (`View.page`):
 its share of characters for error tails, whether it draws SVG plots (HTML), and how many benchmarks
 get a full section (HTML; None: all). A page's benchmark sections (report/bench_view.py) are built
-when a template reaches them and not kept, so a report of 10⁵ benchmarks builds the few hundred
+when a template reaches them and not kept, so a report of many benchmarks builds only the few hundred
 sections a PR comment shows; its detail tables (report/details.py) are built when first read.
 No statistics happen here: numbers are formatted, rows ordered and long values capped. The view is
 format-neutral; the Markdown environment escapes every string it prints, the HTML one autoescapes.
@@ -186,7 +186,7 @@ class Page:
         """Whether the template prints the detail `part` (phases, hot), looking only as far as the first."""
         if part in self.__dict__:
             return bool(self.__dict__[part])
-        if part not in self._has:  # a template asks more than once; a scan of 10⁵ entries finds none
+        if part not in self._has:  # a template asks more than once; a scan of every entry may find none
             self._has[part] = next(iter(self._phases() if part == "phases" else self._hot()), None) is not None
         return self._has[part]
 

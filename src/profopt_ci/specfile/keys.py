@@ -91,7 +91,7 @@ DEFAULTS = SettingKeys(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rou
 # these apply when the spec does not set rounds / max_rounds itself (bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
 # Where the spec does not set round_ms, a step under SHORT_STEP_MS gets rounds of SHORT_ROUND_MS: a suite
-# of such steps then takes ~5 s a benchmark instead of ~10 s, with the same verdicts (docs/accuracy.md).
+# of such steps then takes about half the time, with the same verdicts (docs/experiments.md).
 SHORT_STEP_MS, SHORT_ROUND_MS = 1.0, 150.0
 SETTING_KEYS = SettingKeys.__struct_fields__
 
