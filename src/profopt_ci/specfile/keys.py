@@ -15,9 +15,12 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-# goal.metric as a spec may write it → the metric key of results@1 and comparison@1
-GOAL_METRICS = {"step_time": "step_time_ms", "throughput": "throughput", "peak_memory": "peak_memory_mb",
-                "step_time_ms": "step_time_ms", "peak_memory_mb": "peak_memory_mb"}
+# A metric as a user names it (a spec's goal.metric, `profopt bisect --metric`) → its key in results@1
+# and comparison@1; each use takes the names it allows from here.
+METRIC_KEYS = {"step_time": "step_time_ms", "throughput": "throughput", "peak_memory": "peak_memory_mb",
+               "step_time_ms": "step_time_ms", "peak_memory_mb": "peak_memory_mb", "instructions": "instructions"}
+# A goal is what the user wants of the step itself; an instruction count only stands in for its time.
+GOAL_METRICS = {name: key for name, key in METRIC_KEYS.items() if name != "instructions"}
 SUITE_KINDS = ("pytest", "asv", "pyperf")
 Instrument = Literal["walltime", "instructions"]
 Pairing = Literal["lockstep", "rounds"]
