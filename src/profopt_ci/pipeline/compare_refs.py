@@ -35,7 +35,7 @@ from profopt_ci.measure.checkouts import (
 from profopt_ci.measure.cpus import format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, own_environment, run_setup
 from profopt_ci.measure.proctree import interrupt_safe
-from profopt_ci.measure.rounds import RoundState, stderr_log
+from profopt_ci.measure.rounds import RoundContext, RoundState, stderr_log
 from profopt_ci.measure.side_pass import NO_TIME, SKIPPED, profile_all
 from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.budget import Budget
@@ -219,8 +219,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
 
     try:
         reached = frozenset(n for n, r in run.gate.reach.items() if r["changed"])
-        run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
-                                       alone=run.alone, budget=run.budget, first=reached)
+        ctx = RoundContext(plan, sides, state, work, random.Random(run.seed), log)
+        run.alphas = sequential_rounds(ctx, timed, alone=run.alone, budget=run.budget, first=reached)
         for line in other_load_notes(run.benches, run.state.placements):
             log(f"profopt: warning: {text_of(line)}")
         measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
@@ -231,8 +231,7 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
                     work, random.Random(run.seed), log)
         state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
         state.zygotes.drop_next()  # and nothing imports there
-        run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
-                                           state.placements, skip=_skip_profile(run))
+        run.profiles, traces = profile_all(ctx, run.benches, ok, trace_dir, skip=_skip_profile(run))
     finally:
         state.close()
     for name, per_side in traces.items():
@@ -279,8 +278,8 @@ def _confirm(run: CompareRun, work: Path, log) -> None:
                         dirty=run.dirty, notes=[])
     log(f"profopt: confirm: measuring {', '.join(names)} again in an independent run (seed {second.seed})")
     try:
-        second.alphas = sequential_rounds(run.plan, [b for b in benches if b.settings.timed], run.sides, second.state,
-                                          work, random.Random(second.seed), log)
+        ctx = RoundContext(run.plan, run.sides, second.state, work, random.Random(second.seed), log)
+        second.alphas = sequential_rounds(ctx, [b for b in benches if b.settings.timed])
     finally:
         second.state.close()
     run.second = second

@@ -23,8 +23,8 @@ from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instruction_runs, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, run_setup, summarize
 from profopt_ci.measure.proctree import interrupt_safe
-from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
-from profopt_ci.measure.side_pass import after_side
+from profopt_ci.measure.rounds import RoundContext, RoundState, run_rounds, stderr_log
+from profopt_ci.measure.side_pass import SidePass, after_side
 from profopt_ci.pipeline.guards import mark_failures
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
@@ -74,8 +74,8 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
         try:
             timed = [b for b in benches if b.settings.timed]
             try:
-                run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
-                           rng=random.Random(seed), log=log, after_round=checkpoint)
+                run_rounds(RoundContext(plan, [side], state, Path(work), random.Random(seed), log), timed,
+                           start=0, stop=rounds, total=rounds, after_round=checkpoint)
             finally:
                 state.close()  # the zygotes the rounds forked from: nothing after the rounds forks
             quality_pass(spec, benches, side, state, Path(work), log)
@@ -95,7 +95,7 @@ def quality_pass(spec, benches: list[Benchmark], side: Side, state: RoundState, 
         if not steps or track.status != "ok" or (bench.settings.timed and not track.samples):
             continue
         log(f"profopt: {bench.name}: quality pass ({steps} steps)")
-        _, track.quality = after_side(spec, bench, side, work, None, None, profile=False)
+        _, track.quality = after_side(SidePass(spec, bench, side, work), profile=False)
 
 
 def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, out: Path,
