@@ -108,11 +108,11 @@ def _trace_dir(args: argparse.Namespace) -> Path:
 
 def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None) -> int:
     """`--baseline stored`: head measured now against the newest stored baseline at or before the base."""
-    from profopt_ci.pipeline.stored import compare_stored
+    from profopt_ci.pipeline.stored import Nightly, compare_stored
 
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
-    comparison = compare_stored(the_plan, store=args.store, base_ref=args.base, head_ref=args.head,
-                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir,
+    baseline = Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
+    comparison = compare_stored(the_plan, baseline=baseline, base_ref=args.base, head_ref=args.head, workdir=workdir,
                                 fail_on=args.fail_on)
     return finish(comparison, args)
