@@ -66,7 +66,7 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.compare_refs import run_compare
+    from profopt_ci.pipeline.compare_refs import CompareOptions, run_compare
     from profopt_ci.pipeline.stored import Nightly
 
     the_plan = plan(load(args.spec, args.suite), args)
@@ -79,9 +79,10 @@ def command(args: argparse.Namespace) -> int:
 
     nightly = (Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
                if args.baseline == "both" else None)
-    comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
-                             on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
+    options = CompareOptions(base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
+                             trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
                              nightly=nightly, measure=args.measure, time_budget=args.time_budget)
+    comparison = run_compare(the_plan, options, on_partial=partial)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK

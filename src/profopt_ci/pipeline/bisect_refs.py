@@ -50,12 +50,12 @@ class CompareMeasure:
 
     def __call__(self, good: str, commit: str, names: list[str], attempt: int) -> dict[str, dict]:
         from profopt_ci.documents.read import view
-        from profopt_ci.pipeline.compare_refs import run_compare
+        from profopt_ci.pipeline.compare_refs import CompareOptions, run_compare
 
         spec = replace(self.spec, benchmarks=[b for b in self.spec.benchmarks if b.name in names])
         ov = replace(self.overrides, profile="off", confirm=False, **self._budget(spec, attempt))
         # a probe that fails is a skip: what the side that runs would measure alone is never read
-        doc = run_compare(make_plan(spec, ov), base_ref=good, head_ref=commit, log=self.log, alone=False)
+        doc = run_compare(make_plan(spec, ov), CompareOptions(base_ref=good, head_ref=commit, alone=False), log=self.log)
         assert doc is not None  # phase "all" always returns the document
         return {e["name"]: observe(e, self.key, self.quality) for e in view(doc)["benchmarks"]}
 

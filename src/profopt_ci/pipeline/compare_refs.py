@@ -322,29 +322,36 @@ def _repo_of(plan: Plan) -> tuple[Path, Path]:
     return repo, spec_path.relative_to(repo.resolve())
 
 
-def run_compare(
-    plan: Plan,
-    *,
-    base_ref: str | None,
-    head_ref: str | None,
-    workdir: Path | None = None,
-    phase: str = "all",
-    log: Callable[[str], None] = stderr_log,
-    on_partial: Callable[[Comparison], None] | None = None,
-    trace_dir: Path | None = None,
-    store: str | None = None,
-    fail_on: str | None = None,
-    nightly: Nightly | None = None,
-    alone: bool = True,
-    measure: str | None = None,
-    time_budget: float | None = None,
-) -> Comparison | None:
-    """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
-    the label's nightly runs are, for the runner probe's history (default git:profopt-data);
-    `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
-    False: a benchmark one side cannot run is not measured on the other alone (a bisection's
-    probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
-    all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's)."""
+@dataclass(frozen=True)
+class CompareOptions:
+    """What a compare is asked for beyond its plan, as the verb (or a bisection's probe, or the demo)
+    gives it once. `store`: where the label's nightly runs are, for the runner probe's history
+    (default git:profopt-data); `fail_on`: the policy; `nightly` (--baseline both): the base's drift
+    and history; `alone` False: a benchmark one side cannot run is not measured on the other alone
+    (a bisection's probe, which only reads that it failed); `measure`: changed (only what the change
+    reaches) or all, None: the spec's `measure`; `time_budget`: the seconds it may take (None: the spec's)."""
+
+    base_ref: str | None
+    head_ref: str | None
+    workdir: Path | None = None
+    phase: str = "all"
+    trace_dir: Path | None = None
+    store: str | None = None
+    fail_on: str | None = None
+    nightly: Nightly | None = None
+    alone: bool = True
+    measure: str | None = None
+    time_budget: float | None = None
+
+
+def run_compare(plan: Plan, options: CompareOptions, *, log: Callable[[str], None] = stderr_log,
+                on_partial: Callable[[Comparison], None] | None = None) -> Comparison | None:
+    """Measure base and head as `options` asks; returns the comparison (None after `--phase setup`).
+    `on_partial`: where the comparison so far goes when the compare is interrupted."""
+    base_ref, head_ref, workdir, phase, trace_dir = (options.base_ref, options.head_ref, options.workdir,
+                                                     options.phase, options.trace_dir)
+    store, fail_on, nightly, alone, measure, time_budget = (options.store, options.fail_on, options.nightly,
+                                                            options.alone, options.measure, options.time_budget)
     budget = Budget(seconds=time_budget or plan.spec.time_budget_s)
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)
