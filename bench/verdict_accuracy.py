@@ -50,7 +50,7 @@ from pathlib import Path
 from profopt_ci.analyze import look_schedule, stats
 from profopt_ci.analyze.decide import compare_metrics, round_ratio
 from profopt_ci.measure.processes import Side
-from profopt_ci.measure.rounds import RoundState
+from profopt_ci.measure.rounds import RoundContext, RoundState
 from profopt_ci.pipeline.entries import ALPHA, track_dict
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.specfile.load import parse_spec
@@ -155,8 +155,8 @@ def real_comparison(root: Path, pairing: str, slowdown: float, threshold: str | 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
         try:
-            alphas = sequential_rounds(plan, plan.spec.benchmarks, sides, state, Path(work), random.Random(seed),
-                                       log=lambda _line: None)
+            ctx = RoundContext(plan, sides, state, Path(work), random.Random(seed), lambda _line: None)
+            alphas = sequential_rounds(ctx, plan.spec.benchmarks)
         finally:
             state.close()
     wall = time.perf_counter() - start

@@ -18,7 +18,7 @@ from conftest import cli_env, make_repo
 
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.processes import Side, child_env
-from profopt_ci.measure.zygote import NotReady, ZygotePool
+from profopt_ci.measure.zygote import NotReady, ZygotePool, ZygoteRecipe
 from profopt_ci.specfile.load import parse_spec
 
 ALL = sorted(range(os.cpu_count() or 1))
@@ -117,15 +117,18 @@ def _setup(tmp_path: Path):
 
 @TWO_CPUS
 def test_a_worker_started_ahead_is_on_the_spare_cpus_before_its_pid_is_known(tmp_path):
+    from profopt_ci.measure.cpus import Placement
+
     b, sides, envs = _setup(tmp_path)
     pool = ZygotePool(every=4)
     spare = [ALL[0]]
     with contextlib.ExitStack() as stack:
         stack.enter_context(_wide())
         stack.callback(pool.close)
-        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
-        workers = lockstep.start_workers({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
-                                         rng=random.Random(0), zygotes=zygotes, cpus=spare)
+        zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print))
+        rnd = lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1, rng=random.Random(0),
+                             placement=Placement(pool=ALL), zygotes=zygotes)
+        workers = lockstep.start_workers(rnd, cpus=spare)
         stack.callback(lockstep.close_workers, workers.values())
         for w in workers.values():
             assert w.forked
@@ -140,8 +143,8 @@ def test_starting_ahead_never_waits_for_a_zygote_nor_forks_from_a_held_one(tmp_p
     pool = ZygotePool(every=2)
     try:
         with pytest.raises(NotReady):  # nothing prepared yet: it would have to start one and wait
-            pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
-        pool.prepare("z", sides, envs, ["json"], tmp_path, print, None)
+            pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), wait=False)
+        pool.prepare(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), None)
         coming = pool.next["z"]["base"]
         deadline = time.monotonic() + 60
         while not coming.ready_now() and time.monotonic() < deadline:
@@ -149,15 +152,15 @@ def test_starting_ahead_never_waits_for_a_zygote_nor_forks_from_a_held_one(tmp_p
         with pool.held_beside(None):  # a round measures: the next generation is held (SIGSTOP) ...
             assert coming.stopped
             with pytest.raises(NotReady):  # ... and a fork from it would never be answered
-                pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
+                pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), wait=False)
         assert not coming.stopped
-        got = pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False)
+        got = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), wait=False)
         assert got is not None and got["base"] is coming
         # the generation's second round: no new one due, so it serves without waiting
-        assert pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False) is got
+        assert pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), wait=False) is got
         # a third round would replace the generation: never while its own workers run (turnover False)
         with pytest.raises(NotReady):
-            pool.for_round("z", sides, envs, ["json"], tmp_path, print, wait=False, turnover=False)
+            pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), wait=False, turnover=False)
         assert pool.live["z"][0] is got
     finally:
         pool.close()
@@ -251,7 +254,7 @@ def test_no_round_starts_ahead_beside_a_round_that_times_a_gpu(tmp_path, gpu):
     placement.cpus = ALL[-1:]
     called = []
     with _wide():
-        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
-                                 rng=random.Random(0), placement=placement, ahead=lambda: called.append(1))
+        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
+                                 rng=random.Random(0), placement=placement, ahead=lambda: called.append(1)))
     assert (out["base"]["cuda_max_allocated_mb"] == 64.0) is gpu  # the round did time "the device"
     assert called == ([] if gpu else [1])

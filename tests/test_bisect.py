@@ -17,7 +17,7 @@ from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.analyze.bisection import Search
 from profopt_ci.documents.read import view
-from profopt_ci.pipeline.bisect_refs import run_bisect
+from profopt_ci.pipeline.bisect_refs import BisectRange, run_bisect
 from profopt_ci.publish import issues
 from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.specfile.load import load_spec
@@ -118,8 +118,8 @@ def _literal(levels: list[float], shas: list[str], *, undecided: dict[str, int] 
 def _run(tmp_path, levels: list[float], **kw):
     root, shas = _history(tmp_path, {}, n=len(levels))
     measure, calls = _literal(levels, shas, undecided=kw.pop("undecided", None))
-    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), good_ref=shas[0], bad_ref=shas[-1],
-                     benchmarks=None, measure=measure, log=lambda _: None, **kw))
+    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), BisectRange(shas[0], shas[-1]),
+                     measure=measure, log=lambda _: None, **kw))
     jsonschema.validate(doc, SCHEMA)
     return doc, shas, calls
 
@@ -146,8 +146,8 @@ def test_a_step_back_the_other_way_is_a_step_too(tmp_path):
 def test_an_inconclusive_probe_is_measured_again_with_more_rounds(tmp_path):
     root, shas = _history(tmp_path, {}, n=9)
     measure, calls = _literal([0, 0, 0, 0, 0, 30, 30, 30, 30], shas, undecided={shas[4]: 1})
-    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), good_ref=shas[0], bad_ref=shas[-1],
-                     benchmarks=None, measure=measure, log=lambda _: None))
+    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), BisectRange(shas[0], shas[-1]),
+                     measure=measure, log=lambda _: None))
     probe = next(p for p in doc["probes"] if p["commit"] == shas[4])
     assert [a["verdict"] for a in probe["attempts"]] == ["inconclusive", "unchanged"]
     assert [a["rounds"] for a in probe["attempts"]] == [12, 24]  # more rounds, then decided
@@ -159,8 +159,8 @@ def test_an_inconclusive_probe_is_measured_again_with_more_rounds(tmp_path):
 def test_a_probe_still_inconclusive_after_its_extensions_is_never_a_boundary(tmp_path):
     root, shas = _history(tmp_path, {}, n=9)
     measure, _ = _literal([0, 0, 0, 0, 0, 30, 30, 30, 30], shas, undecided={shas[5]: 9})
-    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), good_ref=shas[0], bad_ref=shas[-1],
-                     benchmarks=None, measure=measure, log=lambda _: None, extensions=2))
+    doc = view(run_bisect(load_spec(root / "profopt.yml"), overrides(environ={}), BisectRange(shas[0], shas[-1], extensions=2),
+                     measure=measure, log=lambda _: None))
     c5 = next(p for p in doc["probes"] if p["commit"] == shas[5])
     assert c5["class"] == "inconclusive" and len(c5["attempts"]) == 3
     # c6 is the first commit known bad; c5 could not be told apart from noise, so it may be the one

@@ -263,7 +263,7 @@ from pathlib import Path
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env
-from profopt_ci.measure.zygote import ZygotePool
+from profopt_ci.measure.zygote import ZygotePool, ZygoteRecipe
 from profopt_ci.specfile.load import parse_spec
 spec = parse_spec("version: 1\\nbenchmarks:\\n  - {{name: s, callable: 'slow:make_step'}}\\n", "x.yml")
 b = spec.benchmarks[0]
@@ -271,9 +271,9 @@ where = Path({str(tmp_path)!r})
 sides = [Side("base", where), Side("head", where)]
 envs = {{s.name: child_env(spec, b, s) for s in sides}}
 pool = ZygotePool()  # held: its next generation lives as long as the pool
-zygotes = pool.for_round("s", sides, envs, ["json"], where, print) if {forked!r} else None
-lockstep.run_round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
-                   rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+zygotes = pool.for_round(ZygoteRecipe("s", sides, envs, ["json"], where, print)) if {forked!r} else None
+lockstep.run_round(lockstep.Round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
+                   rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
 """
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
     parent = subprocess.Popen([sys.executable, "-c", driver], env=env, cwd=tmp_path)

@@ -16,7 +16,7 @@ from test_store import fake_doc
 from profopt_ci.pipeline.nightly import bisect_new, new_change_points
 from profopt_ci.publish import issues
 from profopt_ci.specfile.load import load_spec
-from profopt_ci.specfile.plan import overrides
+from profopt_ci.specfile.plan import make_plan, overrides
 from profopt_ci.store import stores as store
 
 SPEC = """\
@@ -63,7 +63,7 @@ def test_a_change_point_is_bisected_and_its_one_issue_opened_updated_and_closed_
     for day, i in enumerate((0, 1, 2, 3, 5, 6, 7)):
         _night(target, shas[i], 26.0 if i >= 5 else 20.0, day)
     spec = load_spec(root / "profopt.yml")
-    written = bisect_new(spec, overrides(environ={}), store=f"dir:{tmp_path / 's'}", repo=root, label="test-cpu",
+    written = bisect_new(make_plan(spec, overrides(environ={})), store=f"dir:{tmp_path / 's'}", repo=root,
                          tau=3.0, out_dir=root / ".profopt" / "bisect", log=lambda _: None)
     [path] = written
     doc = json.loads(path.read_text())

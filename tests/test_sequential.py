@@ -17,7 +17,7 @@ import pytest
 
 from profopt_ci.analyze.look_schedule import plan_looks, spent_alpha
 from profopt_ci.measure.processes import Side
-from profopt_ci.measure.rounds import RoundState
+from profopt_ci.measure.rounds import RoundContext, RoundState
 from profopt_ci.pipeline.entries import ALPHA
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.specfile.load import parse_spec
@@ -51,7 +51,8 @@ def _literal(fail_at: dict[tuple[str, str], int] | None = None):
     """A `measure` that appends FIGURES; `fail_at[(bench, side)] = r` fails that side in round r."""
     calls: list[tuple[str, tuple[str, ...], int, int, int]] = []
 
-    def measure(plan, benches, sides, state, work, *, start, stop, total, rng, log, then=None):
+    def measure(ctx, benches, *, start, stop, total, then=None):
+        sides, state = ctx.sides, ctx.state
         for b in benches:
             calls.append((b.name, tuple(s.name for s in sides), start, stop, total))
             for r in range(start, stop):
@@ -74,7 +75,7 @@ def _run(tmp_path: Path, state: RoundState | None = None, fail_at=None, names=("
     state = state or RoundState()
     measure, calls = _literal(fail_at)
     lines: list[str] = []
-    alphas = sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+    alphas = sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,
                                measure=measure, alone=alone)
     return alphas, state, calls, lines
 
@@ -185,7 +186,7 @@ def test_a_budget_stops_the_rounds_in_time_and_looks_once_more_at_what_each_has(
     # round do not fit, and the budget stops the rounds
     measure, calls = _timed(0.03, 0.09)
     budget = Budget(seconds=OUTPUTS_S + 1.4)
-    alphas = sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+    alphas = sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,
                                measure=measure, budget=budget, first=frozenset({"noisy"}))
     assert budget.left() > 0  # the rounds stopped before the budget did
     assert calls[0][0] == "noisy"  # what the change reaches goes first
@@ -206,7 +207,7 @@ def test_a_budget_plans_the_looks_to_fit_what_it_affords(tmp_path):
     state, lines = RoundState(), []
     measure, calls = _timed(0.05)
     budget = Budget(seconds=OUTPUTS_S + 0.06 * 1.2 + 0.6)  # about 11 rounds after the first
-    sequential_rounds(plan, benches, sides, state, tmp_path, random.Random(1), lines.append,
+    sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,
                       measure=measure, budget=budget)
     planned = next(line for line in lines if line.startswith("profopt: time budget:"))
     assert "looks planned to fit" in planned

@@ -151,7 +151,10 @@ def make_step(lr=0.1):
 def test_both_sides_passes_come_back_whether_run_at_once_or_one_after_the_other(tmp_path, vm2, size):
     """Each side's quality pass and profile, on disjoint sets at once (a 1-CPU step on two cores) or
     one after the other on the measured set (a 2-CPU step): both sides' results, never one twice."""
+    import random
+
     from profopt_ci.measure.processes import Side
+    from profopt_ci.measure.rounds import RoundContext, RoundState
     from profopt_ci.measure.side_pass import pass_sets, profile_all
     from profopt_ci.specfile.load import parse_spec
     from profopt_ci.specfile.plan import make_plan, overrides
@@ -166,8 +169,8 @@ def test_both_sides_passes_come_back_whether_run_at_once_or_one_after_the_other(
     placement = Placement(pool=[0, 1], topology=vm2)
     placement.settle({"base": {"need": size}, "head": {"need": size}})
     assert len(pass_sets(placement, 2)) == (2 if size == 1 else 1)
-    profiles, traces = profile_all(plan, spec.benchmarks, sides, lambda b, s: True, tmp_path, None,
-                                   lambda line: None, None, {"q": placement})
+    ctx = RoundContext(plan, sides, RoundState(placements={"q": placement}), tmp_path, random.Random(0), lambda line: None)
+    profiles, traces = profile_all(ctx, spec.benchmarks, lambda b, s: True, None)
     assert set(profiles["q"]) == {"base", "head"} and set(traces["q"]) == {"base", "head"}
     assert all(p["kind"] == "cprofile" for p in profiles["q"].values())
     assert traces["q"]["base"]["values"]["loss"] == traces["q"]["head"]["values"]["loss"]

@@ -17,7 +17,7 @@ from conftest import make_repo, run_cli
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.processes import Side, child_env
-from profopt_ci.measure.zygote import ZygotePool
+from profopt_ci.measure.zygote import ZygotePool, ZygoteRecipe
 from profopt_ci.specfile.load import parse_spec
 
 STEP = """\
@@ -51,11 +51,11 @@ def test_forked_workers_serve_rounds_and_a_new_zygote_comes_every_few_rounds(tmp
     pids = []
     try:
         for r in range(4):
-            zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append)
+            zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, logged.append))
             assert zygotes is not None and set(zygotes) == {"base", "head"}
             pids.append(zygotes["base"].pid)
-            out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=r,
-                                     rng=random.Random(r), placement=placement, zygotes=zygotes)
+            out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=r,
+                                     rng=random.Random(r), placement=placement, zygotes=zygotes))
             for side in ("base", "head"):
                 assert out[side]["forked"] is True and out[side]["pairs"] >= lockstep.MIN_PAIRS
                 assert out[side]["preload"] == []  # json is no heavy package: nothing to preload
@@ -71,7 +71,7 @@ def test_the_next_generation_is_started_on_the_spare_cpus_when_a_generation_begi
     live = []
     try:
         for _ in range(4):
-            zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append, spare=[0])
+            zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, logged.append), spare=[0])
             live.append(zygotes["base"].pid)
             # from a generation's first round on, its successor is already importing: a torch import
             # outlasts one round, so a start in the last round only kept the next round waiting
@@ -96,7 +96,7 @@ def test_where_no_cpu_is_spare_a_generation_serves_a_first_look_of_rounds(tmp_pa
         pool = ZygotePool()
         try:
             for _ in range(4):
-                served[how].append(pool.for_round("z", sides, envs, ["json"], tmp_path, print, spare=spare)["base"].pid)
+                served[how].append(pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), spare=spare)["base"].pid)
         finally:
             pool.close()
     assert served["spare"][0] == served["spare"][1] != served["spare"][2] == served["spare"][3]
@@ -107,12 +107,12 @@ def test_a_first_zygote_prepared_after_round_one_is_the_one_round_two_forks_from
     b, sides, envs = _setup(tmp_path)
     pool = ZygotePool(every=3)
     try:
-        pool.prepare("z", sides, envs, [], tmp_path, print, spare=[0])
+        pool.prepare(ZygoteRecipe("z", sides, envs, [], tmp_path, print), spare=[0])
         assert "z" not in pool.next  # nothing heavy to preload: no zygote to prepare
-        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=[0])
+        pool.prepare(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), spare=[0])
         prepared = pool.next["z"]["base"]
         assert prepared.cpus == [0]
-        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print, spare=[0])
+        zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), spare=[0])
         assert zygotes["base"] is prepared
     finally:
         pool.close()
@@ -126,7 +126,7 @@ def test_without_a_spare_cpu_the_next_zygote_imports_on_the_pool_and_is_held_whi
     b, sides, envs = _setup(tmp_path)
     pool = ZygotePool(every=3)
     try:
-        pool.prepare("z", sides, envs, ["json"], tmp_path, print, spare=None)
+        pool.prepare(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print), spare=None)
         prepared = pool.next["z"]["base"]
         assert prepared.cpus is None  # the whole pool: the measured CPUs too
         with pool.held_beside([0]):
@@ -144,9 +144,9 @@ def test_without_a_spare_cpu_the_next_zygote_imports_on_the_pool_and_is_held_whi
 def test_a_zygote_that_cannot_preload_turns_forking_off_for_that_benchmark(tmp_path):
     b, sides, envs = _setup(tmp_path)
     pool, logged = ZygotePool(), []
-    assert pool.for_round("z", sides, envs, ["no_such_module_for_profopt"], tmp_path, logged.append) is None
+    assert pool.for_round(ZygoteRecipe("z", sides, envs, ["no_such_module_for_profopt"], tmp_path, logged.append)) is None
     assert "z" in pool.broken and len(logged) == 1 and "No module named" in logged[0]
-    assert pool.for_round("z", sides, envs, ["json"], tmp_path, logged.append) is None  # said once, stays off
+    assert pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, logged.append)) is None  # said once, stays off
     assert len(logged) == 1
 
 
@@ -154,10 +154,10 @@ def test_a_forked_worker_that_exits_fails_the_round_with_its_exit_code(tmp_path)
     b, sides, envs = _setup(tmp_path, "{exit_at: 40}")
     pool = ZygotePool()
     try:
-        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
+        zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print))
         with pytest.raises(lockstep.RoundFailed) as failed:
-            lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
-                               rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+            lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+                               rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
     finally:
         pool.close()
     assert "exited 3 mid-round" in failed.value.message
@@ -172,8 +172,8 @@ def test_the_first_round_reports_what_the_zygote_should_preload(tmp_path):
     b = spec.benchmarks[0]
     sides = [Side("base", tmp_path), Side("head", tmp_path)]
     envs = {s.name: child_env(spec, b, s) for s in sides}
-    out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
-                             placement=Placement(pool=[0]))
+    out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+                             placement=Placement(pool=[0])))
     preload = out["base"]["preload"]
     assert {"torch", "numpy"} <= set(preload) and "torch.optim" in preload and out["base"]["forked"] is False
     assert preload.index("torch") < preload.index("torch.optim")  # packages before their submodules
@@ -225,10 +225,10 @@ def test_both_sides_fork_from_one_zygote_each_in_its_own_checkout(tmp_path):
     envs = {s.name: child_env(spec, b, s) for s in sides}
     pool = ZygotePool()
     try:
-        zygotes = pool.for_round("s", sides, envs, ["json"], tmp_path, print)
+        zygotes = pool.for_round(ZygoteRecipe("s", sides, envs, ["json"], tmp_path, print))
         assert zygotes["base"] is zygotes["head"]  # one interpreter, one environment but for the checkout
-        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
-                                 placement=Placement(pool=[0]), zygotes=zygotes)
+        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+                                 placement=Placement(pool=[0]), zygotes=zygotes))
     finally:
         pool.close()
     assert out["base"]["quality"] == {"side": "base"} and out["head"]["quality"] == {"side": "head"}
@@ -252,10 +252,10 @@ def test_a_relative_pythonpath_is_each_sides_own_under_one_zygote(tmp_path):
     try:
         for order in (sides, sides[::-1]):  # whichever side's checkout the zygote started in
             pool.close()
-            zygotes = pool.for_round("s", order, envs, ["json"], tmp_path, print)
+            zygotes = pool.for_round(ZygoteRecipe("s", order, envs, ["json"], tmp_path, print))
             assert zygotes["base"] is zygotes["head"]
-            out = lockstep.run_round({"base": b, "head": b}, envs, order, tmp_path, round_index=0,
-                                     rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+            out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, order, tmp_path, round_index=0,
+                                     rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
             assert out["base"]["quality"] == {"side": "base"} and out["head"]["quality"] == {"side": "head"}
     finally:
         pool.close()
@@ -266,10 +266,10 @@ def test_sides_whose_environments_differ_get_a_zygote_each(tmp_path):
     envs["head"] = {**envs["head"], "SOMETHING_ELSE": "1"}
     pool = ZygotePool()
     try:
-        zygotes = pool.for_round("z", sides, envs, ["json"], tmp_path, print)
+        zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print))
         assert zygotes["base"] is not zygotes["head"]
-        out = lockstep.run_round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
-                                 rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes)
+        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+                                 rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
         assert out["head"]["forked"]
     finally:
         pool.close()
@@ -321,12 +321,12 @@ def _rounds_setup(tmp_path: Path, params: str):
 
 
 def test_a_forked_sample_that_exits_fails_the_benchmark_with_its_exit_code(tmp_path):
-    from profopt_ci.measure.rounds import sampled_round
+    from profopt_ci.measure.rounds import RoundContext, sampled_round
 
     plan, b, sides, state = _rounds_setup(tmp_path, "{exit_at_build: true}")  # preload known: round 2 forks
     logged = []
     try:
-        sampled_round(plan, b, sides, state, tmp_path, 1, 3, random.Random(0), logged.append)
+        sampled_round(RoundContext(plan, sides, state, tmp_path, random.Random(0), logged.append), b, 1, 3)
     finally:
         state.close()
     track = state.track("np", "tree")
@@ -336,16 +336,16 @@ def test_a_forked_sample_that_exits_fails_the_benchmark_with_its_exit_code(tmp_p
 
 
 def test_a_zygote_that_cannot_fork_falls_back_to_a_fresh_sample_said_once(tmp_path):
-    from profopt_ci.measure.rounds import sampled_round
+    from profopt_ci.measure.rounds import RoundContext, sampled_round
 
     plan, b, sides, state = _rounds_setup(tmp_path, "{}")
     logged = []
     try:
-        sampled_round(plan, b, sides, state, tmp_path, 1, 4, random.Random(0), logged.append)
+        sampled_round(RoundContext(plan, sides, state, tmp_path, random.Random(0), logged.append), b, 1, 4)
         assert state.track("np", "tree").samples[-1]["forked"] is True
         state.zygotes.live["np"][0]["tree"].sock.close()  # the zygote is gone
-        sampled_round(plan, b, sides, state, tmp_path, 2, 4, random.Random(0), logged.append)
-        sampled_round(plan, b, sides, state, tmp_path, 3, 4, random.Random(0), logged.append)
+        sampled_round(RoundContext(plan, sides, state, tmp_path, random.Random(0), logged.append), b, 2, 4)
+        sampled_round(RoundContext(plan, sides, state, tmp_path, random.Random(0), logged.append), b, 3, 4)
     finally:
         state.close()
     track = state.track("np", "tree")
@@ -373,7 +373,7 @@ def test_waiting_for_a_forked_sample_wakes_neither_the_parent_nor_the_zygote(tmp
     the sample exits (polled every few ms, both woke ~200 times a second on the measured CPUs)."""
     import threading
 
-    from profopt_ci.measure.rounds import RoundState, sampled_round
+    from profopt_ci.measure.rounds import RoundContext, RoundState, sampled_round
     from profopt_ci.specfile.plan import make_plan
 
     (tmp_path / "sleepy.py").write_text(SLEEPY_STEP)
@@ -385,8 +385,8 @@ def test_waiting_for_a_forked_sample_wakes_neither_the_parent_nor_the_zygote(tmp
     try:
         before = _switches(os.getpid(), me)
         start = time.monotonic()
-        sampled_round(make_plan(spec), spec.benchmarks[0], [Side("tree", tmp_path)], state, tmp_path, 1, 3,
-                      random.Random(0), lambda _: None)
+        ctx = RoundContext(make_plan(spec), [Side("tree", tmp_path)], state, tmp_path, random.Random(0), lambda _: None)
+        sampled_round(ctx, spec.benchmarks[0], 1, 3)
         took = time.monotonic() - start
         parent = _switches(os.getpid(), me) - before
         zygote = _switches(state.zygotes.live["s"][0]["tree"].proc.pid)

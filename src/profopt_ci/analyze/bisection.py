@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from profopt_ci.analyze.decide import SPEED
 from profopt_ci.errors import cause_lines
+from profopt_ci.specfile.keys import METRIC_KEYS
 
 CHANGED = ("regressed", "improved")
 UNDECIDED = ("inconclusive", "unstable")
-# --metric as a user writes it → the metric key of a comparison entry
-METRICS = {"step_time": SPEED, "step_time_ms": SPEED, "instructions": "instructions",
-           "peak_memory": "peak_memory_mb", "peak_memory_mb": "peak_memory_mb"}
+# What --metric may name: throughput moves with step time, so searching it would find the same commit.
+METRICS = {name: key for name, key in METRIC_KEYS.items() if name != "throughput"}
 
 
 @dataclass

@@ -16,14 +16,14 @@ constraints checked on the recorded quality values, then one decision:
 - no-change     everything unchanged within its threshold.
 
 Across benchmarks: Benjamini–Hochberg decides what stays flagged as changed (the report), Holm what
-may fail the build (`policy_failures`). The overall decision is the worst benchmark's, in the order
-failed > reject > trade-off > keep > inconclusive > no-change.
+may fail the build (`policy_failures`). The overall decision is the worst benchmark's, by each
+decision's `precedence` in `DECISIONS`; the report lists benchmarks by its `severity`.
 """
 from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
+from typing import Any, NamedTuple
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -39,7 +39,30 @@ from profopt_ci.specfile.load import Benchmark, Constraint
 from profopt_ci.specfile.model import GOAL_METRICS
 from profopt_ci.words.i18n import message, put
 
-DECISION_ORDER = ("failed", "reject", "trade-off", "keep", "inconclusive", "no-change")
+
+class DecisionRow(NamedTuple):
+    """One decision, as everything that ranks or says it reads it."""
+
+    name: str
+    # Which decision a comparison takes from its benchmarks (`overall`, the summary): the lowest. A
+    # keep outranks an inconclusive: a benchmark that showed its win says more than one that could not.
+    precedence: int
+    # Where the report lists a benchmark with it (report/view.report_order): the lowest first. An
+    # inconclusive comes before a keep: it asks the reader for something (more rounds), a keep does not.
+    severity: int
+    message: str  # its word in the catalogs (words/messages_*.py)
+
+
+DECISIONS: tuple[DecisionRow, ...] = (
+    DecisionRow("failed", 0, 0, "decision.failed"),
+    DecisionRow("reject", 1, 1, "decision.reject"),
+    DecisionRow("trade-off", 2, 2, "decision.trade-off"),
+    DecisionRow("keep", 3, 4, "decision.keep"),
+    DecisionRow("inconclusive", 4, 3, "decision.inconclusive"),
+    DecisionRow("no-change", 5, 5, "decision.no-change"),
+)
+DECISION_ORDER = tuple(row.name for row in sorted(DECISIONS, key=lambda row: row.precedence))
+SEVERITY = {row.name: row.severity for row in DECISIONS}
 ENERGY = "energy_per_step_j"  # a GPU step's energy per step (measure/lockstep.energy_blocks), judged like step time
 
 
@@ -245,7 +268,7 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
 
 def changed_metric(metric: Any, **values: Any) -> Any:
     """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
-    a read Metric by msgspec's replace (C; 10⁵ per diff), a dict with the new keys after its own."""
+    a read Metric by msgspec's replace (in C: a diff makes one per benchmark), a dict with the new keys after its own."""
     if isinstance(metric, Struct):  # its messages `Message`s, as `stats.metric` makes them
         return replace(metric, **typed_messages(values))
     return {**metric, **values}

@@ -159,14 +159,14 @@ def _decide(
 
 def metric(res: dict) -> Metric:
     """The judged entry as the comparison holds it: built once, frozen (a Struct is a quarter of the
-    dict's memory, and a diff of 10⁵ benchmarks holds three per benchmark), its messages `Message`s
+    dict's memory, and a diff holds three per benchmark), its messages `Message`s
     as a read one's are."""
     return Metric(**typed_messages(res))
 
 
 @lru_cache(maxsize=1024)
 def _too_few(units: int, least: int) -> Message:
-    """Shared, frozen: a diff of 10⁵ benchmarks with few rounds says it 3·10⁵ times."""
+    """Shared, frozen: a large diff with few rounds says it once per metric of every benchmark."""
     return Message(**message("why.too_few", units=units, least=least))
 
 

@@ -80,18 +80,17 @@ def _refresh(args: argparse.Namespace) -> int:
         from profopt_ci.gitutil import toplevel
         from profopt_ci.pipeline.nightly import bisect_new
 
-        bisect_new(the_plan.spec, the_plan.overrides, store=args.store, repo=toplevel(the_plan.spec.path.resolve().parent),
-                   label=the_plan.hardware_label, tau=the_plan.spec.benchmarks[0].settings.threshold_pct,
-                   push=not args.no_push)
+        bisect_new(the_plan, store=args.store, repo=toplevel(the_plan.spec.path.resolve().parent),
+                   tau=the_plan.spec.benchmarks[0].settings.threshold_pct, push=not args.no_push)
     return code
 
 
 def _issues(args: argparse.Namespace) -> int:
-    from profopt_ci.pipeline.nightly import run_issues
+    from profopt_ci.pipeline.nightly import GitHubTarget, run_issues
 
     the_plan = plan(load(args.spec), args)
-    return run_issues(the_plan.spec, label=the_plan.hardware_label, store=args.store, source=Path(args.source),
-                      repo=args.repo, api_url=args.api_url, lang=args.lang)
+    return run_issues(the_plan, store=args.store, source=Path(args.source),
+                      github=GitHubTarget(repo=args.repo, api_url=args.api_url), lang=args.lang)
 
 
 def _push(args: argparse.Namespace) -> int:

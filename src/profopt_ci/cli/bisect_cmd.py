@@ -42,15 +42,15 @@ def register(sub) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.documents.read import view
-    from profopt_ci.pipeline.bisect_refs import BisectFailed, run_bisect
+    from profopt_ci.pipeline.bisect_refs import BisectFailed, BisectRange, run_bisect
 
     if args.extensions < 0:
         raise UsageError(f"bisect: --extensions {args.extensions} — expected 0 or more")
     spec = load(args.spec)
     the_plan = plan(spec, args)
     try:
-        doc = run_bisect(spec, the_plan.overrides, good_ref=args.good, bad_ref=args.bad, benchmarks=args.benchmark,
-                         metric=args.metric, extensions=args.extensions)
+        doc = run_bisect(spec, the_plan.overrides, BisectRange(good_ref=args.good, bad_ref=args.bad, benchmarks=args.benchmark,
+                                                               metric=args.metric, extensions=args.extensions))
     except BisectFailed as exc:
         write(exc.doc, args)
         raise

@@ -75,7 +75,7 @@ def _baseline_flags(c: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.measure.rounds import stderr_log
-    from profopt_ci.pipeline.compare_refs import run_compare
+    from profopt_ci.pipeline.compare_refs import CompareOptions, run_compare
     from profopt_ci.pipeline.reuse import keep, labels_of, measured_of, reused
     from profopt_ci.pipeline.stored import Nightly
 
@@ -98,9 +98,10 @@ def command(args: argparse.Namespace) -> int:
 
     nightly = (Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
                if args.baseline == "both" else None)
-    comparison = run_compare(the_plan, base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
-                             on_partial=partial, trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
+    options = CompareOptions(base_ref=args.base, head_ref=args.head, workdir=workdir, phase=args.phase,
+                             trace_dir=_trace_dir(args), store=args.store, fail_on=args.fail_on,
                              nightly=nightly, measure=args.measure, time_budget=args.time_budget, labels=labels)
+    comparison = run_compare(the_plan, options, on_partial=partial)
     if comparison is None:
         print(f"profopt: both sides prepared in {workdir}; run again with --phase measure", file=sys.stderr)
         return EXIT_OK
@@ -137,11 +138,11 @@ def _trace_dir(args: argparse.Namespace) -> Path:
 
 def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | None, accept: str | None) -> int:
     """`--baseline stored`: head measured now against the newest stored baseline at or before the base."""
-    from profopt_ci.pipeline.stored import compare_stored
+    from profopt_ci.pipeline.stored import Nightly, compare_stored
 
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
-    comparison = compare_stored(the_plan, store=args.store, base_ref=args.base, head_ref=args.head,
-                                allow_env_mismatch=args.allow_env_mismatch, history_n=args.history, workdir=workdir,
+    baseline = Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
+    comparison = compare_stored(the_plan, baseline=baseline, base_ref=args.base, head_ref=args.head, workdir=workdir,
                                 fail_on=args.fail_on, accept=accept)
     return finish(comparison, args)

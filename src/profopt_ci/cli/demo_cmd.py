@@ -116,7 +116,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
     """Build the repo, compare, write comparison.json / report.md / report.html to out_dir."""
     from profopt_ci.documents.read import view as read_view
     from profopt_ci.documents.results import save_json
-    from profopt_ci.pipeline.compare_refs import run_compare
+    from profopt_ci.pipeline.compare_refs import CompareOptions, run_compare
     from profopt_ci.report.render import build_view, render
     from profopt_ci.specfile.load import load_spec
     from profopt_ci.specfile.plan import make_plan
@@ -126,7 +126,7 @@ def run_demo(example: str, *, out_dir: Path, keep_repo: bool, lang: str,
         repo = build_repo(example, work)
         log(f"profopt: demo: {repo} — baseline and tuned commits of examples/{example}")
         spec = load_spec(repo / "profopt.yml", display=f"examples/{example}/profopt.yml")
-        doc = run_compare(make_plan(spec), base_ref="HEAD~1", head_ref="HEAD", log=log)
+        doc = run_compare(make_plan(spec), CompareOptions(base_ref="HEAD~1", head_ref="HEAD"), log=log)
         if doc is None:  # only a setup-only phase returns nothing
             raise UsageError("demo: compare returned no comparison")
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,7 @@ def write_outputs(doc: Comparison, args: argparse.Namespace, *, final: bool = Tr
         path.parent.mkdir(parents=True, exist_ok=True)
     with paused():
         comparison = read_view(doc)
-        gc.freeze()  # the view's 10⁵ entries hold no cycles and live to the end: no collection visits them
+        gc.freeze()  # the view's entries hold no cycles and live to the end: no collection visits them
     wait = save_json_behind(doc, out)  # a big one is written while the reports render
     try:
         template = Path(args.template) if args.template else None
@@ -133,7 +133,7 @@ RETAINED: list[object] | None = None  # a list once cli.command_line.program run
 
 def retain(document: object) -> None:
     """Leave a big document for the process's exit to reclaim, when profopt runs as a program
-    (cli.command_line.program): freeing the 10⁶ objects of a 10⁵-benchmark comparison one by one is time
+    (cli.command_line.program): freeing a large comparison's objects one by one is time
     spent after the verdict is known. Called in-process (tests, `main(argv)`), it keeps nothing."""
     if RETAINED is not None:
         RETAINED.append(document)

@@ -34,8 +34,8 @@ def register(sub) -> None:
 def command(args: argparse.Namespace) -> int:
     from profopt_ci.report.render import MAX_CHARS, load_comparison, render, write_html
 
-    # No cycles in a read document: no collection runs while it is read (one full pass over its
-    # 10⁵ entries as the reader's own pause ended), and none visits it while rendering.
+    # No cycles in a read document: no collection runs while it is read (else one full pass over
+    # all its entries as the reader's own pause ended), and none visits it while rendering.
     with paused():
         comparison = load_comparison(args.file)
         gc.freeze()

@@ -129,7 +129,7 @@ def plain(doc: msgspec.Struct) -> dict[str, Any]:
         return msgspec.to_builtins(doc)
     out = msgspec.to_builtins(replace(doc, benchmarks=[]))
     seen: dict = {}
-    # In place: each entry's Struct goes as soon as its dict exists (both at once doubled the peak at 10⁵).
+    # In place: each entry's Struct goes as soon as its dict exists (both at once would double the peak).
     if isinstance(entries, dict):
         for name, e in entries.items():
             entries[name] = _entry(e, seen=seen)
@@ -149,7 +149,7 @@ def view(doc: msgspec.Struct) -> dict[str, Any]:
     entries = getattr(doc, "benchmarks", None)
     if entries is None:
         return msgspec.to_builtins(doc)
-    with paused():  # 10⁵ entries' dicts, none in a cycle
+    with paused():  # every entry's dicts, none in a cycle
         out = msgspec.to_builtins(replace(doc, benchmarks=[]))
         if isinstance(entries, dict):
             out["benchmarks"] = {n: _entry(e, False) for n, e in entries.items()}
@@ -169,7 +169,7 @@ def _entry(entry: msgspec.Struct, read: bool = True, seen: dict | None = None) -
         if read:
             share_empty(entry.samples)
         if not (isinstance(entry.quality, msgspec.Struct) or isinstance(entry.instructions, msgspec.Struct)):
-            return entry  # most: a dict comprehension per entry was ~10% of reading a results file of 10⁵
+            return entry  # most: a dict comprehension per entry is a cost on every read (docs/experiments.md)
         typed = {key: msgspec.to_builtins(getattr(entry, key)) for key in ("quality", "instructions")
                  if isinstance(getattr(entry, key), msgspec.Struct)}
         return replace(entry, **typed)

@@ -4,7 +4,7 @@ In: the file's bytes (in a box, taken out of it), its still open descriptor, the
 the document's name. Out: what `documents.read` gives for it (plain dicts and lists, `Sample`s and
 `Metric`s), or the same `UsageError`s, the bad entry's path in front (`$.benchmarks[7].rounds`).
 
-Why: decoding a comparison of 10⁵ benchmarks in one call holds its bytes and every object
+Why: decoding a large comparison in one call holds its bytes and every object
 built from them at once, several times the file's size (docs/experiments.md). Here one pass types the document's own keys and finds where
 each entry's text lies (zero-copy `msgspec.Raw` views); then the bytes go, and the entries are read
 back from the file a few MB at a time, each decoded into its type and made plain before the next.

@@ -23,12 +23,12 @@ from profopt_ci.documents.decode import _invalid, _malformed, _schema_of, _wrong
 from profopt_ci.documents.schemas import DOCUMENTS
 from profopt_ci.errors import UsageError
 
-# A comparison of 10⁶ benchmarks (5 samples a side) is a few GB: a file past 16 GiB is not one of
-# ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
+# The largest comparison profopt is meant to write is a few GB (docs/experiments.md): a file past
+# 16 GiB is not one of ours. A pipe or a device (`--spec /dev/zero`, `report /dev/stdin`) is read to 1 GiB at most.
 MAX_DOCUMENT_BYTES = 16 * 1024 ** 3
 MAX_STREAM_BYTES = 1024 ** 3
 # Past this a file's entries are decoded in parts (documents/parts.py), which holds less at once but
-# is slower: a comparison of 10⁵ is past it; the results of 10⁵ that `diff` reads twice are not.
+# is slower: meant for a large comparison, not for the results files that `diff` reads twice.
 PARTS_MIN_BYTES = 256 * 1024 ** 2
 
 
@@ -121,7 +121,7 @@ def _parse(box: list[bytes], p: str, wanted: tuple[str, ...]) -> dict[str, Any]:
 
     raw = box.pop()
     name = wanted[0] if len(wanted) == 1 else _schema_of(raw, p, wanted)
-    with paused():  # 10⁶ containers, none in a cycle: the collector's passes over them cost ~20%
+    with paused():  # millions of containers, none in a cycle: the collector's passes over them are wasted
         try:
             doc = msgspec.json.decode(raw, type=DOCUMENTS[name])
         except msgspec.ValidationError as exc:

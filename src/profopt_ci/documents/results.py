@@ -80,7 +80,7 @@ def construct(data: dict, kind: type[D], entries: list | None = None, entry: typ
     lacks, another type or a number out of range is a bug of the producer, never input: it raises
     (msgspec.ValidationError, the path in `data` named). `entries`, when given, is `data`'s
     `benchmarks` list handed over: each becomes its `entry` Struct in place, so each dict can go as
-    its Struct is made (at 10⁵ both at once would be held)."""
+    its Struct is made (else both would be held at once for every entry)."""
     for i, part in enumerate(entries or ()):
         try:
             entries[i] = msgspec.convert(part, entry)  # type: ignore[index,arg-type]

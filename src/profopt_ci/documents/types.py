@@ -11,7 +11,7 @@ every document into. A struct lists every key profopt writes at its level and re
 open (params, fingerprints, profile summaries, the bottleneck note) is `dict[str, Any]`.
 
 `Sample` and `Metric` stay Structs after reading (a read document is otherwise plain dicts and
-lists): a diff of 10⁵ benchmarks holds 10⁶ samples and 3·10⁵ metrics, which as dicts take
+lists): a large diff holds ten samples and three metrics per benchmark, which as dicts take
 close to twice the memory (docs/data-model.md). They read like the
 dicts the stages build (`s["step_time_ms"]`, `m.get("verdict")`, `dict(m)`, `==` a dict).
 """
@@ -227,7 +227,7 @@ class Counted(_Closed, kw_only=True):
 class ResultsEntry(Record, kw_only=True, gc=False, forbid_unknown_fields=True, eq=False, frozen=True):
     """One benchmark of a run: its samples, their medians, the profile and quality pass."""
 
-    # Read, an entry stays this Struct (it reads like a dict): a diff of 10⁵ holds 2·10⁵ of them.
+    # Read, an entry stays this Struct (it reads like a dict): a diff holds two per benchmark.
 
     kind: Literal["callable", "command"] | UnsetType = UNSET
     params: Free | UnsetType = UNSET

@@ -14,6 +14,7 @@ import select
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
@@ -68,19 +69,31 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict[str, str],
-               root: Path, *, pad: bool = False, cpus: list[int] | None = None) -> tuple[int | None, str]:
-    """A JSON job forked from the zygote (worker.run_job) in `root` with `env`, on `cpus` when given:
-    (exit code or None on timeout, stderr tail). `pad`: the child draws a heap layout of its own."""
+@dataclass(frozen=True)
+class ForkedJob:
+    """A JSON job (worker.run_job) to fork from a zygote, and how its child runs: in `root` with
+    `env`, killed after `timeout_s`, on `cpus` when given; `pad`: it draws a heap layout of its own."""
+
+    job: dict
+    env: dict[str, str]
+    root: Path
+    timeout_s: float
+    pad: bool = False
+    cpus: list[int] | None = None
+
+
+def run_forked(zygote: Zygote, task: ForkedJob, out: Path) -> tuple[int | None, str]:
+    """The job forked from the zygote, its answer written to `out`: (exit code or None on timeout,
+    stderr tail)."""
     from profopt_ci.measure.proctree import tag_env
 
-    env, tag = tag_env(env)
+    env, tag = tag_env(task.env)
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": job, "tag": tag, "out": str(out), "root": str(root), "env": env, "pad": pad,
-                           "cpus": cpus}, [so.fileno(), se.fileno()])
+        pid = zygote.fork({"job": task.job, "tag": tag, "out": str(out), "root": str(task.root), "env": env,
+                           "pad": task.pad, "cpus": task.cpus}, [so.fileno(), se.fileno()])
         child = Forked(zygote, pid)
         try:
-            code: int | None = child.wait(timeout=timeout_s)
+            code: int | None = child.wait(timeout=task.timeout_s)
         except subprocess.TimeoutExpired:
             kill_all(pid, tag)
             child.wait()
@@ -89,14 +102,13 @@ def run_forked(zygote: Zygote, job: dict, out: Path, timeout_s: float, env: dict
         return code, tail(se.read().decode("utf-8", "replace"))
 
 
-def forked_worker(zygote: Zygote, job: dict, side, env: dict[str, str], workdir: Path, tag: str, timeout_s: float,
-                  *, pad: bool = False, cpus: list[int] | None = None):
+def forked_worker(zygote: Zygote, task: ForkedJob, workdir: Path, tag: str):
     """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
     so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
     the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
     out = workdir / f"out-{file_part(tag)}.json"
     out.unlink(missing_ok=True)
-    code, err = run_forked(zygote, job, out, timeout_s, env, side.root, pad=pad, cpus=cpus)
+    code, err = run_forked(zygote, task, out)
     res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
                       stderr=err, timed_out=code is None)
     return res, answer_of(res, out)

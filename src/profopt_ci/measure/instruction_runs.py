@@ -41,7 +41,7 @@ MIN_RUNS = 2
 MAX_RUNS = 5
 NOISE_FLOOR_PCT = 0.02
 DIFF_ROWS = 10
-WHAT_IT_IS = EN["instr.what"]  # the report says it in each language (report_instr.py)
+WHAT_IT_IS = EN["instr.what"]  # the report says it in each language (report/instruction_words.py)
 FUNCTIONS_NOTE = EN["instr.functions"]
 
 

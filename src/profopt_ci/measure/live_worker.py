@@ -17,6 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
@@ -36,6 +37,16 @@ class RoundFailed(Exception):
         self.side, self.status, self.message = side, status, message
 
 
+@dataclass(frozen=True)
+class ForkFrom:
+    """A worker forked from its side's zygote: `pad`, it draws a heap layout of its own (per-side
+    zygotes, see lockstep.start_workers); `cpus`, where it starts (one started ahead), else unpinned."""
+
+    zygote: Zygote
+    pad: bool = False
+    cpus: list[int] | None = None
+
+
 class WorkerProcess:
     """A lockstep worker (worker.serve_job) on its own pipe pair: a fresh `profopt_ci.measure.worker
     --serve` process, or one the side's zygote forked (zygote.py). It starts unpinned, so its import
@@ -43,7 +54,7 @@ class WorkerProcess:
     building while another round measures); `pin` moves all its threads onto the round's CPU set."""
 
     def __init__(self, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
-                 zygote: Zygote | None = None, pad: bool = False, cpus: list[int] | None = None) -> None:
+                 fork: ForkFrom | None = None) -> None:
         self.side, self.what = side.name, f"the worker for {bench.name} on {side.name}"
         self.timeout_s = bench.settings.timeout_s
         to_r, self._w = os.pipe()
@@ -57,13 +68,13 @@ class WorkerProcess:
         self._buf = b""
         self._killed = False
         env, self._tag = tag_env(env)  # so kill() also reaches what the step started with setsid
-        self.forked = zygote is not None
+        self.forked = fork is not None
         try:
-            if zygote is not None:
-                pid = zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env, "pad": pad,
-                                   "cpus": cpus},
-                                  [to_r, from_w, self._out.fileno(), self._err.fileno()])
-                self.proc: subprocess.Popen | Forked = Forked(zygote, pid)
+            if fork is not None:
+                pid = fork.zygote.fork({"job": job, "tag": self._tag, "root": str(side.root), "env": env,
+                                        "pad": fork.pad, "cpus": fork.cpus},
+                                       [to_r, from_w, self._out.fileno(), self._err.fileno()])
+                self.proc: subprocess.Popen | Forked = Forked(fork.zygote, pid)
             else:
                 path = workdir / f"serve-{file_part(f'{side.name}-{bench.name}')}-{round_index}.json"
                 path.write_text(json.dumps(job))

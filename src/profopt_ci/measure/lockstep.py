@@ -23,6 +23,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 from typing import Protocol
@@ -30,7 +31,7 @@ from typing import Protocol
 from profopt_ci.figures import per_step, sig
 from profopt_ci.measure import gpu, other_load
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, kill_workers, lead_steps
+from profopt_ci.measure.live_worker import ForkFrom, RoundFailed, WorkerProcess, kill_workers, lead_steps
 from profopt_ci.measure.processes import (
     Side,
     _throughput,
@@ -48,6 +49,47 @@ Quiet = Callable[[], contextlib.AbstractContextManager]  # what holds profopt's 
 MIN_PAIRS = 10
 MAX_PAIRS = 2000
 COMMAND_PAIRS = 3
+
+
+@dataclass(frozen=True)
+class Round:
+    """One lockstep round of one benchmark, built once by its caller (rounds.lockstep_round) and read
+    by every step of it: each side's benchmark (the plan's settings) and child environment, the
+    sides, the work directory, the round's index, the seeded rng and the CPU set both sides share.
+    `zygotes`: what the workers fork from (None: fresh processes); `quiet()`: held from the first
+    probe to the last value (what profopt runs in the background waits there). A callable's round
+    also reads `ready`, `ahead` and `loops` (see callable_round)."""
+
+    benches: Mapping[str, Benchmark]
+    envs: Mapping[str, dict[str, str]]
+    sides: list[Side]
+    workdir: Path
+    round_index: int
+    rng: Random
+    placement: Placement
+    zygotes: Mapping[str, Zygote] | None = None
+    quiet: Quiet = contextlib.nullcontext
+    ready: Mapping[str, WorkerProcess] | None = None
+    ahead: Callable[[], None] | None = None
+    loops: int | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """Both sides' round settings are the first side's: one round length, one pair count."""
+        return self.benches[self.sides[0].name].settings
+
+    @property
+    def of_command(self) -> bool:
+        return self.benches[self.sides[0].name].command is not None
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A round's paired values: {side: values (ns)}, who went first in each pair, the steps a value holds."""
+
+    values: Mapping[str, list[int]]
+    first: list[str]
+    loops: int
 
 
 class Channel(Protocol):
@@ -167,24 +209,23 @@ def energy_blocks(channels: Mapping[str, Channel], turns: Turns, reads: gpu.Roun
     return out
 
 
-def start_workers(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                  workdir: Path, *, round_index: int, rng: Random, zygotes: Mapping[str, Zygote] | None = None,
-                  cpus: list[int] | None = None) -> dict[str, WorkerProcess]:
+def start_workers(rnd: Round, cpus: list[int] | None = None) -> dict[str, WorkerProcess]:
     """A round's two workers, started at once (in sides' order); they build while the caller goes on.
-    `cpus`: where they start (forked ones: see WorkerProcess), else unpinned."""
+    `cpus`: where forked ones start (see WorkerProcess), else unpinned."""
     workers: dict[str, WorkerProcess] = {}
-    zygotes = zygotes or {}
+    zygotes = rnd.zygotes or {}
     pad = bool(zygotes) and not shared(zygotes)  # per-side zygotes: each child draws its own layout
-    started = list(sides)
-    rng.shuffle(started)  # forked from one zygote, neither side may always be its first child
+    started = list(rnd.sides)
+    rnd.rng.shuffle(started)  # forked from one zygote, neither side may always be its first child
     try:
         for side in started:  # start-up is not measured
-            workers[side.name] = WorkerProcess(side, benches[side.name], envs[side.name], workdir, round_index,
-                                               zygotes.get(side.name), pad, cpus)
+            zygote = zygotes.get(side.name)
+            workers[side.name] = WorkerProcess(side, rnd.benches[side.name], rnd.envs[side.name], rnd.workdir,
+                                               rnd.round_index, ForkFrom(zygote, pad, cpus) if zygote is not None else None)
     except RoundFailed:
         close_workers(workers.values())
         raise
-    return {side.name: workers[side.name] for side in sides}
+    return {side.name: workers[side.name] for side in rnd.sides}
 
 
 def close_workers(workers) -> None:
@@ -194,42 +235,38 @@ def close_workers(workers) -> None:
         w.close()
 
 
-def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                   workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-                   zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext,
-                   ready: Mapping[str, WorkerProcess] | None = None,
-                   ahead: Callable[[], None] | None = None, loops: int | None = None) -> dict[str, dict]:
+def callable_round(rnd: Round) -> dict[str, dict]:
     """One lockstep round of a callable benchmark: {side name: sample}. The first round (no CPU set
     settled yet) probes both steps before they are pinned; every sample says what its worker could
     preload (`preload`: the zygote's packages for the next rounds). `quiet()` is held from the probe to
     the last value: what profopt runs in the background (a zygote importing) waits there, and goes on
     while the workers start and build.
 
-    `ready`: this round's workers, started ahead (already built or building, off the measured CPUs).
-    `ahead()` is called once this round's workers are pinned, before anything is timed: it may start
+    `rnd.ready`: this round's workers, started ahead (already built or building, off the measured CPUs).
+    `rnd.ahead()` is called once this round's workers are pinned, before anything is timed: it may start
     the next round's workers on the CPUs this round leaves spare, so their start and build (a pytest
     session, for a suite) overlap this round's values instead of adding to the wall. Not where
     this round's step initialized a GPU: a build beside it might use the device being timed.
 
-    `loops`: the loop count of the benchmark's earlier rounds; none given, each side calibrates
+    `rnd.loops`: the loop count of the benchmark's earlier rounds; none given, each side calibrates
     alone and both take the smaller count. Kept from round to round, a value holds the same number
     of steps in every round (and a round does not pay ~10 ms to find it again)."""
-    workers: dict[str, WorkerProcess] = dict(ready or {})
+    placement, rng, loops = rnd.placement, rnd.rng, rnd.loops
+    workers: dict[str, WorkerProcess] = dict(rnd.ready or {})
     try:
         if not workers:
-            workers = start_workers(benches, envs, sides, workdir, round_index=round_index, rng=rng,
-                                    zygotes=zygotes)
+            workers = start_workers(rnd)
         built = {name: w.answer("built") for name, w in workers.items()}  # both build at once, untimed
-        with quiet():
+        with rnd.quiet():
             turns = Turns(workers)
             if placement.cpus is None:  # one at a time: each probe sees the pool to itself
                 placement.settle({name: _alone(turns, name, lambda w: w.answer("threads", "p"))
-                                  for name in workers}, benches[sides[0].name].name)
+                                  for name in workers}, rnd.benches[rnd.sides[0].name].name)
             if placement.cpus:
                 for name in workers:
                     _alone(turns, name, lambda w: w.pin(placement.cpus))
-            if ahead is not None and not any(b.get("cuda") for b in built.values()):
-                ahead()  # not beside a GPU step: a build there could allocate and run on the timed device
+            if rnd.ahead is not None and not any(b.get("cuda") for b in built.values()):
+                rnd.ahead()  # not beside a GPU step: a build there could allocate and run on the timed device
             # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
             # values of unequal length would meet a competing process's time slices unequally.
             if loops is None:
@@ -239,8 +276,8 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
                     for name in workers}
             lead = lead_steps()  # the untimed steps before each value take round time too
             per_value = {n: ns * (loops + lead) // loops for n, ns in warm.items()}
-            pairs = pair_count(round_length(benches[sides[0].name].settings, warm, loops), per_value)
-            reads = _gpu_reads(built, envs, list(workers))
+            pairs = pair_count(round_length(rnd.settings, warm, loops), per_value)
+            reads = _gpu_reads(built, rnd.envs, list(workers))
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
                 values, first = drive(workers, pairs, rng, turns,
                                       after=reads.after_value if isinstance(reads, gpu.RoundReads) else None)
@@ -260,10 +297,11 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
         close_workers(workers.values())
     out = {}
     throttled = isinstance(reads, gpu.RoundReads) and reads.throttled()
-    for side in sides:
+    drawn = Drawn(values, first, loops)
+    for side in rnd.sides:
         block = energy.get(side.name, {})
-        sample = _sample(benches[side.name], round_index, first, side.name, values[side.name], loops,
-                         finals[side.name], block.get("energy_values", 0))
+        sample = _sample(rnd.benches[side.name], rnd.round_index, side.name, drawn, finals[side.name],
+                         block.get("energy_values", 0))
         if isinstance(reads, gpu.RoundReads):
             sample["gpu"] = reads.block(side.name, {k: v for k, v in block.items() if k != "energy_values"},
                                         throttled)
@@ -273,7 +311,7 @@ def callable_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
         elif isinstance(reads, str):
             sample["gpu"] = {"reads": 0, "unavailable": reads}
         sample["forked"] = workers[side.name].forked
-        sample["ahead"] = bool(ready)
+        sample["ahead"] = bool(rnd.ready)
         preload = built[side.name].get("preload")
         if isinstance(preload, list):
             sample["preload"] = [str(p) for p in preload][:20000]
@@ -309,11 +347,11 @@ def _int(w: WorkerProcess, text: str) -> int:
         raise w.lost(f"answered {text[:80]!r} instead of a number") from None
 
 
-def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, values_ns: list[int], loops: int,
-            final: dict, more_values: int = 0) -> dict:
+def _sample(bench: Benchmark, round_index: int, side: str, drawn: Drawn, final: dict, more_values: int = 0) -> dict:
     """A side's sample of the round; `more_values`: values its worker timed besides the paired ones
     (its energy block), whose steps count in its page faults too."""
-    ms = [sig(ns / loops / 1e6, 6) for ns in values_ns]
+    first, loops = drawn.first, drawn.loops
+    ms = [sig(ns / loops / 1e6, 6) for ns in drawn.values[side]]
     step = statistics.median(ms)
     hwm = final.get("vm_hwm_kb")
     sample = {
@@ -331,39 +369,36 @@ def _sample(bench: Benchmark, round_index: int, first: list[str], side: str, val
     return sample
 
 
-def command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                  workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-                  pairs: int = COMMAND_PAIRS, zygotes: Mapping[str, Zygote] | None = None,
-                  quiet: Quiet = contextlib.nullcontext) -> dict[str, dict]:
+def command_round(rnd: Round, pairs: int = COMMAND_PAIRS) -> dict[str, dict]:
     """One round of a command benchmark: whole processes alternated base/head, `pairs` pairs (on the
     CPU set its warm-up runs settled: rounds.lockstep_round), all of it within `quiet()`."""
-    with quiet():
-        return _command_round(benches, envs, sides, workdir, round_index, rng, placement.cpus, pairs)
+    with rnd.quiet():
+        return _command_round(rnd, pairs)
 
 
-def _command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-                   workdir: Path, round_index: int, rng: Random, cpus: list[int] | None, pairs: int) -> dict[str, dict]:
+def _command_round(rnd: Round, pairs: int) -> dict[str, dict]:
+    sides = rnd.sides
     runs: dict[str, list] = {s.name: [] for s in sides}
     first: list[str] = []
     for _ in range(pairs):
         order = list(sides)
-        rng.shuffle(order)
+        rnd.rng.shuffle(order)
         first.append(order[0].name)
         for side in order:
-            b = benches[side.name]
-            res = run_command(command_argv(b.command), cwd=side.root, env=dict(envs[side.name]),
-                              timeout_s=b.settings.timeout_s, workdir=workdir, cpus=cpus)
+            b = rnd.benches[side.name]
+            res = run_command(command_argv(b.command), cwd=side.root, env=dict(rnd.envs[side.name]),
+                              timeout_s=b.settings.timeout_s, workdir=rnd.workdir, cpus=rnd.placement.cpus)
             if res.timed_out or res.returncode != 0:
                 exc = failure_of(res, b.settings.timeout_s, f"the command of {b.name} on {side.name}")
                 raise RoundFailed(side.name, exc.status, exc.message)
             runs[side.name].append(res)
     out = {}
     for side in sides:
-        res, b = runs[side.name], benches[side.name]
+        res, b = runs[side.name], rnd.benches[side.name]
         walls = [sig(r.wall_ns / 1e6, 6) for r in res]
         step = statistics.median(walls)
         out[side.name] = {
-            "round": round_index, "order": 0 if first[0] == side.name else 1, "pairing": "lockstep",
+            "round": rnd.round_index, "order": 0 if first[0] == side.name else 1, "pairing": "lockstep",
             "pairs": pairs, "step_time_ms": step, "values_ms": walls, "loops": 1,
             "throughput": _throughput(b, step), "peak_memory_mb": max(r.maxrss_kb for r in res) / 1024.0,
             "cpu_time_ms": statistics.median(r.cpu_s for r in res) * 1000.0, "cuda_max_allocated_mb": None,
@@ -372,14 +407,6 @@ def _command_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str
     return out
 
 
-def run_round(benches: Mapping[str, Benchmark], envs: Mapping[str, dict[str, str]], sides: list[Side],
-              workdir: Path, *, round_index: int, rng: Random, placement: Placement,
-              zygotes: Mapping[str, Zygote] | None = None, quiet: Quiet = contextlib.nullcontext,
-              ready: Mapping[str, WorkerProcess] | None = None,
-              ahead: Callable[[], None] | None = None, loops: int | None = None) -> dict[str, dict]:
-    """One lockstep round of either kind (`ready`, `ahead`, `loops`: a callable's, see callable_round)."""
-    if benches[sides[0].name].command is not None:
-        return command_round(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
-                             zygotes=zygotes, quiet=quiet)
-    return callable_round(benches, envs, sides, workdir, round_index=round_index, rng=rng, placement=placement,
-                          zygotes=zygotes, quiet=quiet, ready=ready, ahead=ahead, loops=loops)
+def run_round(rnd: Round) -> dict[str, dict]:
+    """One lockstep round of either kind: a command's whole processes, or a callable's live workers."""
+    return command_round(rnd) if rnd.of_command else callable_round(rnd)

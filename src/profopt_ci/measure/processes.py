@@ -31,7 +31,7 @@ from profopt_ci.measure.children import (  # noqa: F401 — the child basics, wh
     run_child,
     tail,
 )
-from profopt_ci.measure.forked import forked_worker
+from profopt_ci.measure.forked import ForkedJob, forked_worker
 from profopt_ci.measure.zygote import Zygote
 from profopt_ci.specfile.load import Benchmark, Spec
 
@@ -113,7 +113,7 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     # A commit's checkout is profopt's (a fresh worktree, removed with the workspace), so it keeps the
     # bytecode it compiles: each forked pytest session recompiled the test file and every plugin's
-    # rewritten asserts, ~20 ms of a ~0.3 s round (docs/experiments.md).
+    # rewritten asserts in every round (docs/experiments.md).
     env.pop("PROFOPT_GITHUB_TOKEN", None)
     if bench is not None and bench.constraints and bench.settings.quality_steps:
         # The quality pass needs one hash seed on both sides; the rounds' processes get it too, so
@@ -188,7 +188,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
         }
         what, tag = f"the worker for {bench.name} on {side.name}", f"{side.name}-{bench.name}"
         if zygote is not None:
-            res, data = forked_worker(zygote, job, side, env, workdir, tag, s.timeout_s, pad=True)
+            res, data = forked_worker(zygote, ForkedJob(job, env, side.root, s.timeout_s, pad=True), workdir, tag)
         else:
             res, data = run_worker(job, side, env, workdir, tag, s.timeout_s)
         if data is None:

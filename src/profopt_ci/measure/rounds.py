@@ -1,7 +1,7 @@
 """Rounds: every benchmark on every side once per round, in a seeded order.
 
-In: the plan, benchmarks, sides, a `RoundState` and the round range. Out: samples appended to the
-state's tracks (a failed side's track gets its status and error; earlier samples stay).
+In: a `RoundContext` (the plan, the sides, the `RoundState`, the work directory, the rng, the log),
+the benchmarks and the round range. Out: samples appended to the state's tracks (a failed side's track gets its status and error; earlier samples stay).
 
 With one side this is `profopt run`. With base and head it is compare's round, by the benchmark's
 `pairing`: `lockstep` (lockstep.py: both workers live at once, pinned to one CPU set, driven value
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from profopt_ci.measure import lockstep
@@ -30,7 +30,7 @@ from profopt_ci.measure.processes import (
     warm_command,
 )
 from profopt_ci.measure.progress import Progress, progress_of
-from profopt_ci.measure.zygote import NotReady, Zygote, ZygoteFailed, ZygotePool
+from profopt_ci.measure.zygote import NotReady, Zygote, ZygoteFailed, ZygotePool, ZygoteRecipe
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 
@@ -106,33 +106,48 @@ class RoundState:
         return all(self.track(bench, s.name).status == "ok" for s in sides)
 
 
-def run_rounds(
-    plan: Plan,
-    benches: list[Benchmark],
-    sides: list[Side],
-    state: RoundState,
-    workdir: Path,
-    *,
-    start: int,
-    stop: int,
-    total: int,
-    rng: random.Random,
-    log: Callable[[str], None] = stderr_log,
-    after_round: Callable[[int], None] | None = None,
-    then: tuple[Benchmark, int] | None = None,
-) -> None:
+@dataclass(frozen=True)
+class RoundContext:
+    """What every round of one measuring run reads, built once by the verb that measures (compare,
+    confirm, run) and passed down, so no signature threads it: the plan, the sides measured, the
+    state the rounds fill, the work directory, the seeded rng, and where progress is said."""
+
+    plan: Plan
+    sides: list[Side]
+    state: RoundState
+    workdir: Path
+    rng: random.Random
+    log: Callable[[str], None] = stderr_log
+
+    def on(self, sides: list[Side]) -> RoundContext:
+        """The same run, measuring `sides` only."""
+        return replace(self, sides=list(sides))
+
+    def envs(self, bench: Benchmark) -> dict[str, dict[str, str]]:
+        """Each side's child environment for the benchmark, as its own spec gives it."""
+        return {s.name: child_env(self.plan.side_spec(s.name), self.plan.bench(s.name, bench.name), s)
+                for s in self.sides}
+
+    def recipe(self, bench: Benchmark, envs: dict[str, dict[str, str]]) -> ZygoteRecipe:
+        """What the benchmark's zygotes start from: its preload as the rounds learnt it so far."""
+        return ZygoteRecipe(bench.name, self.sides, envs, self.state.preload.get(bench.name), self.workdir, self.log)
+
+
+def run_rounds(ctx: RoundContext, benches: list[Benchmark], *, start: int, stop: int, total: int,
+               after_round: Callable[[int], None] | None = None, then: tuple[Benchmark, int] | None = None) -> None:
     """Rounds start..stop-1 of every benchmark whose sides are all still ok. `then`: the round the
     caller runs after these, where it knows it (its workers may start during the last of these)."""
+    sides, state = ctx.sides, ctx.state
     try:
         for r in range(start, stop):
             for i, bench in enumerate(benches):
                 if not state.ok(bench.name, sides):
                     continue
                 if len(sides) == 2 and bench.settings.pairing == "lockstep":
-                    lockstep_round(plan, bench, sides, state, workdir, r, total, rng, log,
+                    lockstep_round(ctx, bench, r, total,
                                    following=lambda r=r, i=i: next_round(benches, sides, state, r, i, stop, then))
                     continue
-                sampled_round(plan, bench, sides, state, workdir, r, total, rng, log)
+                sampled_round(ctx, bench, r, total)
             if after_round is not None:
                 after_round(r)
     finally:
@@ -150,19 +165,17 @@ def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r
     return then if then is not None and state.ok(then[0].name, sides) else None
 
 
-def sampled_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
-                  total: int, rng: random.Random, log: Callable[[str], None]) -> None:
+def sampled_round(ctx: RoundContext, bench: Benchmark, r: int, total: int) -> None:
     """One round of one benchmark, a sample per side in a shuffled order (`profopt run`, pairing:
     rounds). A callable whose first samples imported heavy packages forks its later samples from a
     zygote per side (zygote.py): a fresh interpreter per sample paid `import torch` every round."""
+    plan, sides, state, workdir, log = ctx.plan, ctx.sides, ctx.state, ctx.workdir, ctx.log
     order = list(sides)
     if len(order) > 1:
-        rng.shuffle(order)
+        ctx.rng.shuffle(order)
     zygotes = None
     if bench.callable and state.preload.get(bench.name):
-        envs = {s.name: child_env(plan.side_spec(s.name), plan.bench(s.name, bench.name), s) for s in sides}
-        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload[bench.name], workdir, log,
-                                          rounds_left=total - r)
+        zygotes = state.zygotes.for_round(ctx.recipe(bench, ctx.envs(bench)), rounds_left=total - r)
     reported = []
     for pos, side in enumerate(order):
         track = state.track(bench.name, side.name)
@@ -207,8 +220,7 @@ def keep_packages(track: Track, sample: dict) -> None:
         track.packages = packages
 
 
-def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: RoundState, workdir: Path, r: int,
-                   total: int, rng: random.Random, log: Callable[[str], None],
+def lockstep_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
                    following: Callable[[], tuple[Benchmark, int] | None] = lambda: None) -> None:
     """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay.
 
@@ -216,8 +228,9 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
     runs); from the second round on, a callable whose workers import heavy packages forks them from
     a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds (FORK_ROUNDS_NO_SPARE where the
     next generation would import on the measured CPUs)."""
+    plan, sides, state, log = ctx.plan, ctx.sides, ctx.state, ctx.log
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
-    envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
+    envs = ctx.envs(bench)
     placement = state.placements.setdefault(bench.name, placement_for(plan.spec, bench))
     unsettled = placement.cpus is None
     try:
@@ -233,18 +246,16 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
             placement.settle(probes, bench.name)
         got = state.take_ahead(bench.name, r)
         zygotes = got.zygotes if got is not None else state.zygotes.for_round(
-            bench.name, sides, envs, state.preload.get(bench.name), workdir, log, spare=placement.spare(),
-            rounds_left=bench.settings.max_rounds - r)
+            ctx.recipe(bench, envs), spare=placement.spare(), rounds_left=bench.settings.max_rounds - r)
         pairs = process_pairs(bench, zygotes, state)
         parts = []
         for k in range(pairs):  # more than one pair of processes: each round sees as many process states
-            parts.append(lockstep.run_round(
-                _shorter(own, pairs), envs, sides, workdir, round_index=r, rng=rng, placement=placement,
+            parts.append(lockstep.run_round(lockstep.Round(
+                _shorter(own, pairs), envs, sides, ctx.workdir, round_index=r, rng=ctx.rng, placement=placement,
                 zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus),
                 ready=got.workers if got is not None and k == 0 else None,
-                ahead=(lambda: start_ahead(plan, bench, sides, state, workdir, rng, log, placement, following()))
-                if k == pairs - 1 else None,
-                loops=state.loops(bench.name, sides)))
+                ahead=(lambda: start_ahead(ctx, bench, placement, following())) if k == pairs - 1 else None,
+                loops=state.loops(bench.name, sides))))
         samples = {side.name: _pooled([p[side.name] for p in parts]) for side in sides}
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(
@@ -256,7 +267,7 @@ def lockstep_round(plan: Plan, bench: Benchmark, sides: list[Side], state: Round
         return
     reported = [samples[side.name].pop("preload", None) for side in sides]
     if learn_preload(state, bench.name, reported):
-        state.zygotes.prepare(bench.name, sides, envs, state.preload[bench.name], workdir, log, placement.spare())
+        state.zygotes.prepare(ctx.recipe(bench, envs), placement.spare())
     for side in sides:
         keep_packages(state.track(bench.name, side.name), samples[side.name])
         state.track(bench.name, side.name).samples.append(samples[side.name])
@@ -298,8 +309,6 @@ def _shorter(own: dict[str, Benchmark], pairs: int) -> dict[str, Benchmark]:
     """Each side's benchmark with its round split between `pairs` pairs of processes."""
     if pairs == 1:
         return own
-    from dataclasses import replace
-
     return {name: replace(b, settings=replace(b.settings, round_ms=b.settings.round_ms / pairs,
                                               short_round_ms=b.settings.short_round_ms / pairs))
             for name, b in own.items()}
@@ -325,21 +334,21 @@ def _pooled(parts: list[dict]) -> dict:
     return first
 
 
-def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundState, workdir: Path,
-                rng: random.Random, log: Callable[[str], None], placement: Placement,
+def start_ahead(ctx: RoundContext, current: Benchmark, placement: Placement,
                 upcoming: tuple[Benchmark, int] | None) -> None:
     """Start the next round's workers now, on the CPUs this round leaves spare, so their start and
     build overlap this round's values. Only a forked callable round on this round's own CPU set
     qualifies (its zygotes ready: nothing waits, and its next generation imports on the same spare
     CPUs); anything else starts at its own round, as before."""
+    state = ctx.state
     if upcoming is None or not may_start_ahead(state, *upcoming, placement):
         return
     bench, r = upcoming
-    own = {s.name: plan.bench(s.name, bench.name) for s in sides}
-    envs = {s.name: child_env(plan.side_spec(s.name), own[s.name], s) for s in sides}
+    own = {s.name: ctx.plan.bench(s.name, bench.name) for s in ctx.sides}
+    envs = ctx.envs(bench)
+    theirs = state.placements[bench.name]
     try:
-        zygotes = state.zygotes.for_round(bench.name, sides, envs, state.preload[bench.name], workdir, log,
-                                          spare=state.placements[bench.name].spare(),
+        zygotes = state.zygotes.for_round(ctx.recipe(bench, envs), spare=theirs.spare(),
                                           rounds_left=bench.settings.max_rounds - r,
                                           wait=False, turnover=bench.name != current.name)
     except NotReady:
@@ -347,8 +356,8 @@ def start_ahead(plan: Plan, current: Benchmark, sides: list[Side], state: RoundS
     if not zygotes:
         return
     try:
-        workers = lockstep.start_workers(own, envs, sides, workdir, round_index=r, rng=rng, zygotes=zygotes,
-                                         cpus=placement.spare())
+        workers = lockstep.start_workers(lockstep.Round(own, envs, ctx.sides, ctx.workdir, round_index=r, rng=ctx.rng,
+                                                        placement=theirs, zygotes=zygotes), cpus=placement.spare())
     except lockstep.RoundFailed:
         # a zygote that did not answer may answer late and out of turn: its round starts new ones
         # (and says what goes wrong, if it does again)

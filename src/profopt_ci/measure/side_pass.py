@@ -15,103 +15,116 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from profopt_ci.measure import quality
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.forked import forked_worker
+from profopt_ci.measure.forked import ForkedJob, forked_worker
 from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
-from profopt_ci.measure.zygote import Zygote, ZygoteFailed, ZygotePool
+from profopt_ci.measure.rounds import RoundContext
+from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.model import Benchmark, Spec
-from profopt_ci.specfile.plan import Plan
 
 PROFILE_STEPS = 5
 
 
-def after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-               machines: dict | None, *, profile: bool = True, zygote: Zygote | None = None,
-               cpus: list[int] | None = None) -> tuple[dict, dict | None]:
-    """(profile summary, quality trace or None) of one benchmark on one side, on `cpus` when given;
-    never raises for anything the benchmark did. `profile=False`: the quality pass alone (`profopt
-    run`). `machines`: the balance already measured on a set of this size, per backend (the
-    profiled worker measures it otherwise, on its own CPUs with the step's threads). A profile
-    forks from the side's `zygote` when its rounds left one, and so does a quality pass where the
-    zygote hashes as the pass must (`forkable`): a torch step's two fresh interpreters took 5–7 s
-    of a ~25 s compare importing torch again."""
+@dataclass(frozen=True)
+class SidePass:
+    """One benchmark's pass on one side: what runs, and where. `machines`: the balance already
+    measured on a set of this size, per backend (the profiled worker measures it otherwise, on its own
+    CPUs with the step's threads); `zygote`: the side's, when its rounds left one; `cpus`: where it
+    runs (None: unpinned)."""
+
+    spec: Spec
+    bench: Benchmark
+    side: Side
+    workdir: Path
+    trace_dir: Path | None = None
+    machines: dict | None = None
+    zygote: Zygote | None = None
+    cpus: list[int] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.bench.name}-{self.side.name}"
+
+
+def after_side(p: SidePass, *, profile: bool = True) -> tuple[dict, dict | None]:
+    """(profile summary, quality trace or None) of one benchmark on one side; never raises for
+    anything the benchmark did. `profile=False`: the quality pass alone (`profopt run`). A profile
+    forks from the side's zygote when its rounds left one, and so does a quality pass where the
+    zygote hashes as the pass must (`forkable`): two fresh interpreters would import a heavy library such
+    as torch again, a large share of a compare (docs/experiments.md)."""
+    bench = p.bench
     steps = quality.wanted(bench)
     profiled = profile and bench.settings.profile != "off" and bench.settings.timed
     try:
-        if zygote is not None and bench.callable and (profiled or steps) and forkable(spec, bench, side, zygote, steps):
-            return _forked_pass(spec, bench, side, workdir, trace_dir, machines, zygote, cpus, steps, profiled)
-        return _after_side(spec, bench, side, workdir, trace_dir, machines, steps, profile, cpus)
+        if p.zygote is not None and bench.callable and (profiled or steps) and forkable(p, steps):
+            return _forked_pass(p, steps, profiled)
+        return _after_side(p, steps, profile)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
         why = f"{type(exc).__name__}: {str(exc)[:500]}"
         return ({"kind": "none", "reason": f"profiled run failed: {why}"},
                 quality.failed("failed", why) if steps else None)
 
 
-def _job(bench: Benchmark, side: Side, trace_dir: Path | None, machines: dict | None, mode: str) -> dict:
-    name = f"{bench.name}-{side.name}"
-    return {"callable": bench.callable, "params": bench.params, "mode": "profile", "profile": mode,
-            "trace_dir": str(trace_dir) if trace_dir else None, "name": name, "machines": machines or {},
-            "steps": PROFILE_STEPS}
+def _job(p: SidePass, mode: str, steps: int) -> dict:
+    return {"callable": p.bench.callable, "params": p.bench.params, "mode": "profile", "profile": mode,
+            "trace_dir": str(p.trace_dir) if p.trace_dir else None, "name": p.name, "machines": p.machines or {},
+            "steps": PROFILE_STEPS, "quality_steps": steps, "seed": quality.SEED}
 
 
-def _after_side(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                machines: dict | None, steps: int, profiled: bool, cpus: list[int] | None) -> tuple[dict, dict | None]:
+def _after_side(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | None]:
     from profopt_ci.profile import capture
 
+    bench, side = p.bench, p.side
     mode = bench.settings.profile if bench.settings.timed and profiled else "off"
-    name = f"{bench.name}-{side.name}"
-    env = child_env(spec, bench, side)
+    env = child_env(p.spec, bench, side)
     if bench.command is not None:
-        trace = quality.command_trace(bench, side, env, workdir, cpus) if steps else None
+        trace = quality.command_trace(bench, side, env, p.workdir, p.cpus) if steps else None
         if mode == "off":
             return {"kind": "none", "reason": "profile: off"}, trace
-        return capture.capture_command(bench.command, cwd=side.root, env=env, trace_dir=trace_dir, name=name,
-                                       timeout_s=bench.settings.timeout_s, cpus=cpus), trace
+        return capture.capture_command(bench.command, cwd=side.root, env=env, trace_dir=p.trace_dir, name=p.name,
+                                       timeout_s=bench.settings.timeout_s, cpus=p.cpus), trace
     if mode == "off" and not steps:
         return {"kind": "none", "reason": "profile: off"}, None
-    job = {**_job(bench, side, trace_dir, machines, mode), "quality_steps": steps, "seed": quality.SEED}
-    res, summary = run_worker(job, side, quality.quality_env(env) if steps else env, workdir, f"profile-{name}",
-                              bench.settings.timeout_s, cpus)
-    if summary is None:
-        failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
+    res, summary = run_worker(_job(p, mode, steps), side, quality.quality_env(env) if steps else env, p.workdir,
+                              f"profile-{p.name}", bench.settings.timeout_s, p.cpus)
+    return _answered(p, steps, res, summary)
+
+
+def _answered(p: SidePass, steps: int, res, answer: dict | None) -> tuple[dict, dict | None]:
+    """A pass's worker's answer as (profile summary, quality trace or None), its failure worded."""
+    if answer is None:
+        failure = failure_of(res, p.bench.settings.timeout_s, f"the profiled run of {p.bench.name}")
         return ({"kind": "none", "reason": failure.message[:2000]},
                 quality.failed(failure.status, failure.message) if steps else None)
-    trace = summary.pop("quality_trace", None)
+    trace = answer.pop("quality_trace", None)
     if steps and not isinstance(trace, dict):
         trace = quality.failed("failed", "the quality pass answered without a trace")
-    return summary, trace
+    return answer, trace
 
 
-def forkable(spec: Spec, bench: Benchmark, side: Side, zygote: Zygote, steps: int) -> bool:
-    """Whether the pass may fork from `zygote`: always for a profile alone; for a quality pass only
+def forkable(p: SidePass, steps: int) -> bool:
+    """Whether the pass may fork from its zygote: always for a profile alone; for a quality pass only
     where the zygote started with the hash seed the pass runs with (set and dict order are work and
     values), which child_env gives every process of a benchmark with constraints."""
-    return not steps or zygote.hashseed == quality.quality_env(child_env(spec, bench, side))["PYTHONHASHSEED"]
+    return not steps or (p.zygote is not None and p.zygote.hashseed ==
+                         quality.quality_env(child_env(p.spec, p.bench, p.side))["PYTHONHASHSEED"])
 
 
-def _forked_pass(spec: Spec, bench: Benchmark, side: Side, workdir: Path, trace_dir: Path | None,
-                 machines: dict | None, zygote: Zygote, cpus: list[int] | None, steps: int,
-                 profiled: bool) -> tuple[dict, dict | None]:
-    env = quality.quality_env(child_env(spec, bench, side)) if steps else child_env(spec, bench, side)
-    job = {**_job(bench, side, trace_dir, machines, bench.settings.profile if profiled else "off"),
-           "quality_steps": steps, "seed": quality.SEED}
+def _forked_pass(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | None]:
+    assert p.zygote is not None
+    env = quality.quality_env(child_env(p.spec, p.bench, p.side)) if steps else child_env(p.spec, p.bench, p.side)
+    job = _job(p, p.bench.settings.profile if profiled else "off", steps)
     try:
-        res, data = forked_worker(zygote, job, side, env, workdir, f"profile-{bench.name}-{side.name}",
-                                  bench.settings.timeout_s, cpus=cpus)
+        res, data = forked_worker(p.zygote, ForkedJob(job, env, p.side.root, p.bench.settings.timeout_s, cpus=p.cpus),
+                                  p.workdir, f"profile-{p.name}")
     except ZygoteFailed as exc:
         return ({"kind": "none", "reason": f"profiled run failed: {exc}"},
                 quality.failed("failed", str(exc)) if steps else None)
-    if data is None:
-        failure = failure_of(res, bench.settings.timeout_s, f"the profiled run of {bench.name}")
-        return ({"kind": "none", "reason": failure.message[:2000]},
-                quality.failed(failure.status, failure.message) if steps else None)
-    trace = data.pop("quality_trace", None)
-    if steps and not isinstance(trace, dict):
-        trace = quality.failed("failed", "the quality pass answered without a trace")
-    return data, trace
+    return _answered(p, steps, res, data)
 
 
 def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]:
@@ -131,12 +144,11 @@ SKIPPED = {"kind": "none", "skipped": "unchanged", "reason": "not profiled: its 
 NO_TIME = {"kind": "none", "skipped": "budget", "reason": "not profiled: the time budget was spent"}
 
 
-def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Callable[[str, str], bool],
-                workdir: Path, trace_dir: Path | None, log: Callable[[str], None], zygotes: ZygotePool | None = None,
-                placements: dict[str, Placement] | None = None, skip: Callable[[str], dict | None] = lambda _: None,
+def profile_all(ctx: RoundContext, benches: list[Benchmark], ok: Callable[[str, str], bool],
+                trace_dir: Path | None, *, skip: Callable[[str], dict | None] = lambda _: None,
                 ) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, dict]]]:
     """({benchmark: {side: profile}}, {benchmark: {side: quality trace}}) for every benchmark and side
-    that finished its rounds.
+    that finished its rounds: `ctx` is the rounds' (their plan, sides, zygotes and CPU sets).
 
     Each side's pass runs as its step ran in the rounds: pinned to the benchmark's CPU set, and
     alone there — the two sides one after the other, unless the pool holds a disjoint set of that
@@ -148,6 +160,8 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
     `skip(name)`, asked at the benchmark's turn: None where its profile is worth its pass, else the
     summary it gets instead (compare: `SKIPPED` where its step time and memory held, `NO_TIME` where
     the time budget has no room left); its quality pass runs all the same."""
+    plan, sides, log = ctx.plan, ctx.sides, ctx.log
+    zygotes, placements = ctx.state.zygotes, ctx.state.placements
     said: dict[str, dict | None] = {}
 
     def profiling(b: Benchmark) -> bool:
@@ -171,16 +185,16 @@ def profile_all(plan: Plan, benches: list[Benchmark], sides: list[Side], ok: Cal
             what = " and ".join(x for x in (f"quality pass ({steps} steps)" if steps else "",
                                             "profile" if profiling(own) else "") if x)
             log(f"profopt: {bench.name} [{side.name}]: {what}")
-        live = zygotes.current(bench.name) if zygotes is not None else None
-        sets = pass_sets((placements or {}).get(bench.name), len(todo))
+        live = zygotes.current(bench.name)
+        sets = pass_sets(placements.get(bench.name), len(todo))
         size = len(sets[0] or ())
         known = machines.setdefault(size, {})
 
         def one(side: Side, cpus: list[int] | None, bench: Benchmark = bench, live: dict | None = live,
                 known: dict = known) -> tuple[dict, dict | None]:
-            out = after_side(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, workdir,
-                             trace_dir, dict(known), profile=profiling(bench), zygote=(live or {}).get(side.name),
-                             cpus=cpus)
+            out = after_side(SidePass(plan.side_spec(side.name), plan.bench(side.name, bench.name), side, ctx.workdir,
+                                      trace_dir, dict(known), (live or {}).get(side.name), cpus),
+                             profile=profiling(bench))
             balance = out[0].get("machine") if isinstance(out[0], dict) else None
             if isinstance(balance, dict) and balance.get("backend"):
                 known.setdefault(str(balance["backend"]), balance)

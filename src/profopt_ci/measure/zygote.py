@@ -32,7 +32,8 @@ import socket
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
@@ -198,6 +199,23 @@ def shared(zygotes: dict[str, Zygote] | None) -> bool:
     return bool(zygotes) and len({id(z) for z in zygotes.values()}) == 1
 
 
+@dataclass(frozen=True)
+class ZygoteRecipe:
+    """One benchmark's zygotes as the pool starts them: the benchmark, its sides and their child
+    environments, what they preload (None: not known yet; []: nothing heavy), where they work, and
+    where a zygote that fails is said."""
+
+    bench: str
+    sides: list
+    envs: dict[str, dict[str, str]]
+    preload: list[str] | None
+    workdir: Path
+    log: Callable[[str], None]
+
+    def shareable(self) -> bool:
+        return shareable(self.sides, self.envs, self.preload or [])
+
+
 class ZygotePool:
     """Each benchmark's zygote — one both sides share when they can (`shareable`), else one per side —
     replaced every `every` rounds (PROFOPT_FORK_ROUNDS overrides FORK_ROUNDS; below 2 turns forking
@@ -221,11 +239,9 @@ class ZygotePool:
         self.next: dict[str, dict[str, Zygote]] = {}  # the next generation, importing on spare CPUs
         self.broken: set[str] = set()
 
-    def for_round(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str] | None,
-                  workdir: Path, log, spare: list[int] | None = None,
-                  rounds_left: int | None = None, *, wait: bool = True,
-                  turnover: bool = True) -> dict[str, Zygote] | None:
-        """The zygotes this round forks from, or None (fresh processes). `preload` None: not known yet
+    def for_round(self, recipe: ZygoteRecipe, spare: list[int] | None = None, rounds_left: int | None = None, *,
+                  wait: bool = True, turnover: bool = True) -> dict[str, Zygote] | None:
+        """The zygotes this round forks from, or None (fresh processes). Its `preload` None: not known yet
         (the first round runs fresh processes and reports it); [] (nothing heavy): a zygote only
         when both sides can share one, and a new one every round — its start costs what a fresh
         worker's does, and each round then blocks both sides on one fresh layout. `spare`: CPUs the
@@ -235,9 +251,10 @@ class ZygotePool:
         `wait=False` (a round's workers started ahead, while another round measures): NotReady where
         the zygotes are still importing, or where a new generation is due and `turnover` is False
         (the current one's workers are running)."""
+        bench, preload = recipe.bench, recipe.preload
         if preload is None or self.every < 2 or bench in self.broken:
             return None
-        share = shareable(sides, envs, preload)
+        share = recipe.shareable()
         if not preload and not share:
             return None
         every = self.every if preload else 1
@@ -255,12 +272,12 @@ class ZygotePool:
         started = self.next.pop(bench, None)
         try:
             if started is None:
-                started = self._start(bench, sides, envs, preload, workdir, share, None)
+                started = self._start(recipe, share, None)
             for z in set(started.values()):
                 z.widen()
                 z.ready(READY_TIMEOUT_S)
         except ZygoteFailed as exc:
-            self._broken(bench, started or {}, exc, log)
+            self._broken(bench, started or {}, exc, recipe.log)
             return None
         self.live[bench] = (started, 1)
         if preload and bench not in self.next and (rounds_left is None or rounds_left > every):
@@ -268,19 +285,19 @@ class ZygotePool:
             # where the rounds leave none, on the pool, held while values are timed (`held_beside`).
             # Started in a generation's last round only, a torch import outlasts that round and the
             # next round waits for it (docs/experiments.md has the figures)
-            self._prefetch(bench, sides, envs, preload, workdir, share, spare or None, log)
+            self._prefetch(recipe, share, spare or None)
         return started
 
-    def prepare(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
-                log, spare: list[int] | None) -> None:
+    def prepare(self, recipe: ZygoteRecipe, spare: list[int] | None) -> None:
         """Start a benchmark's first zygote as soon as its preload is known (after its first round), so
         it imports while the rounds run: on the spare CPUs, else on the pool, held while values are timed."""
-        if (preload and self.every >= 2 and bench not in self.broken and bench not in self.live
+        bench = recipe.bench
+        if (recipe.preload and self.every >= 2 and bench not in self.broken and bench not in self.live
                 and bench not in self.next):
-            self._prefetch(bench, sides, envs, preload, workdir, shareable(sides, envs, preload), spare or None, log)
+            self._prefetch(recipe, recipe.shareable(), spare or None)
 
-    def _start(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str], workdir: Path,
-               share: bool, cpus: list[int] | None) -> dict[str, Zygote]:
+    def _start(self, recipe: ZygoteRecipe, share: bool, cpus: list[int] | None) -> dict[str, Zygote]:
+        bench, sides, envs, preload, workdir = recipe.bench, recipe.sides, recipe.envs, recipe.preload or [], recipe.workdir
         if share:
             z = Zygote(sides[0].python, sides[0].root, envs[sides[0].name], preload, workdir, f"{bench}-both", cpus)
             return {side.name: z for side in sides}
@@ -295,12 +312,11 @@ class ZygotePool:
             raise
         return started
 
-    def _prefetch(self, bench: str, sides: list, envs: dict[str, dict[str, str]], preload: list[str],
-                  workdir: Path, share: bool, spare: list[int] | None, log) -> None:
+    def _prefetch(self, recipe: ZygoteRecipe, share: bool, spare: list[int] | None) -> None:
         try:
-            self.next[bench] = self._start(bench, sides, envs, preload, workdir, share, spare)
+            self.next[recipe.bench] = self._start(recipe, share, spare)
         except ZygoteFailed as exc:
-            self._broken(bench, {}, exc, log)
+            self._broken(recipe.bench, {}, exc, recipe.log)
 
     def _broken(self, bench: str, started: dict[str, Zygote], exc: Exception, log) -> None:
         for z in set(started.values()):

@@ -50,12 +50,12 @@ class CompareMeasure:
 
     def __call__(self, good: str, commit: str, names: list[str], attempt: int) -> dict[str, dict]:
         from profopt_ci.documents.read import view
-        from profopt_ci.pipeline.compare_refs import run_compare
+        from profopt_ci.pipeline.compare_refs import CompareOptions, run_compare
 
         spec = replace(self.spec, benchmarks=[b for b in self.spec.benchmarks if b.name in names])
         ov = replace(self.overrides, profile="off", confirm=False, **self._budget(spec, attempt))
         # a probe that fails is a skip: what the side that runs would measure alone is never read
-        doc = run_compare(make_plan(spec, ov), base_ref=good, head_ref=commit, log=self.log, alone=False)
+        doc = run_compare(make_plan(spec, ov), CompareOptions(base_ref=good, head_ref=commit, alone=False), log=self.log)
         assert doc is not None  # phase "all" always returns the document
         return {e["name"]: observe(e, self.key, self.quality) for e in view(doc)["benchmarks"]}
 
@@ -170,16 +170,28 @@ def resolve_range(repo: Path, good_ref: str, bad_ref: str) -> tuple[str, str, li
     return good, bad, first_parent_range(repo, good, bad)
 
 
-def run_bisect(spec: Spec, ov: Overrides, *, good_ref: str, bad_ref: str, benchmarks: list[str] | None,
-               metric: str = "step_time", extensions: int = EXTENSIONS, measure: Measure | None = None,
+@dataclass(frozen=True)
+class BisectRange:
+    """What a bisection searches: its good and bad ends, which benchmarks (None: every one), the
+    metric as the user names it (`--metric`), and how often an inconclusive probe is run again."""
+
+    good_ref: str
+    bad_ref: str
+    benchmarks: list[str] | None = None
+    metric: str = "step_time"
+    extensions: int = EXTENSIONS
+
+
+def run_bisect(spec: Spec, ov: Overrides, search: BisectRange, *, measure: Measure | None = None,
                log: Callable[[str], None] = stderr_log, change_point: dict | None = None) -> dict:
     """The bisect@1 document: the ends, the steps and every probe (module doc); `change_point`: the
     nightly step it explains, part of the document as it is built."""
+    good_ref, bad_ref = search.good_ref, search.bad_ref
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
         raise UsageError(f"{spec.path} is not inside a git repository — bisect searches its history")
-    names = _names(spec, benchmarks)
-    keys = {b.name: _metric(metric, b) for b in spec.benchmarks if b.name in names}
+    names = _names(spec, search.benchmarks)
+    keys = {b.name: _metric(search.metric, b) for b in spec.benchmarks if b.name in names}
     key, quality = keys[names[0]]
     good, bad, commits = resolve_range(repo, good_ref, bad_ref)
     t0 = time.monotonic()
@@ -187,7 +199,7 @@ def run_bisect(spec: Spec, ov: Overrides, *, good_ref: str, bad_ref: str, benchm
     log(f"profopt: bisect: {len(commits)} first-parent commit(s) from {good[:12]} to {bad[:12]}; "
         f"comparing the ends first ({', '.join(names)})")
     run = Bisection(repo=repo, good=good, bad=bad, commits=commits,
-                    measure=measure or CompareMeasure(spec, ov, key, quality, log), extensions=extensions, log=log)
+                    measure=measure or CompareMeasure(spec, ov, key, quality, log), extensions=search.extensions, log=log)
     final, attempts, _ = run.estimate(good, bad, names)
     ends, steps = [], []
     for n in names:

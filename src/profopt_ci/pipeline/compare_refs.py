@@ -8,7 +8,7 @@ Both checkouts are prepared and set up before any measurement; then paired round
 workers live, pinned to one CPU set, value by value) or RMIT (base and head once each per round,
 fresh processes, seeded random order), per the plan — look by look (`sequential`); then profiles
 and counted instructions. The state of one run is a `CompareRun`; `comparison(run, notes)` turns
-what it has measured so far into the document. `profopt diff` is `diff.py`.
+what it has measured so far into the document. `profopt diff` is `pipeline/diff_results.py`.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from profopt_ci.measure.checkouts import (
 from profopt_ci.measure.cpus import format_cpuset, parent_home
 from profopt_ci.measure.processes import Side, fingerprint, own_environment
 from profopt_ci.measure.proctree import interrupt_safe
-from profopt_ci.measure.rounds import RoundState, stderr_log
+from profopt_ci.measure.rounds import RoundContext, RoundState, stderr_log
 from profopt_ci.measure.side_pass import NO_TIME, SKIPPED, profile_all
 from profopt_ci.measure.suite_runner import environment_record, kinds_of, set_up
 from profopt_ci.pipeline import confirm
@@ -228,8 +228,8 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
 
     try:
         reached = frozenset(n for n, r in run.gate.reach.items() if r["changed"])
-        run.alphas = sequential_rounds(plan, timed, sides, state, work, random.Random(run.seed), log,
-                                       alone=run.alone, budget=run.budget, first=reached)
+        ctx = RoundContext(plan, sides, state, work, random.Random(run.seed), log)
+        run.alphas = sequential_rounds(ctx, timed, alone=run.alone, budget=run.budget, first=reached)
         for line in other_load_notes(run.benches, run.state.placements):
             log(f"profopt: warning: {text_of(line)}")
         measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
@@ -240,8 +240,7 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
                     work, random.Random(run.seed), log)
         state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
         state.zygotes.drop_next()  # and nothing imports there
-        run.profiles, traces = profile_all(plan, run.benches, sides, ok, work, trace_dir, log, state.zygotes,
-                                           state.placements, skip=_skip_profile(run))
+        run.profiles, traces = profile_all(ctx, run.benches, ok, trace_dir, skip=_skip_profile(run))
     finally:
         state.close()
     for name, per_side in traces.items():
@@ -288,8 +287,8 @@ def _confirm(run: CompareRun, work: Path, log) -> None:
                         dirty=run.dirty, notes=[])
     log(f"profopt: confirm: measuring {', '.join(names)} again in an independent run (seed {second.seed})")
     try:
-        second.alphas = sequential_rounds(run.plan, [b for b in benches if b.settings.timed], run.sides, second.state,
-                                          work, random.Random(second.seed), log)
+        ctx = RoundContext(run.plan, run.sides, second.state, work, random.Random(second.seed), log)
+        second.alphas = sequential_rounds(ctx, [b for b in benches if b.settings.timed])
     finally:
         second.state.close()
     run.second = second
@@ -332,33 +331,40 @@ def _repo_of(plan: Plan) -> tuple[Path, Path]:
     return repo, spec_path.relative_to(repo.resolve())
 
 
-def run_compare(
-    plan: Plan,
-    *,
-    base_ref: str | None,
-    head_ref: str | None,
-    workdir: Path | None = None,
-    phase: str = "all",
-    log: Callable[[str], None] = stderr_log,
-    on_partial: Callable[[Comparison], None] | None = None,
-    trace_dir: Path | None = None,
-    store: str | None = None,
-    fail_on: str | None = None,
-    nightly: Nightly | None = None,
-    alone: bool = True,
-    measure: str | None = None,
-    time_budget: float | None = None,
-    labels: Labels | None = None,
-) -> Comparison | None:
-    """Measure base and head; returns the comparison (None after `--phase setup`). `store`: where
-    the label's nightly runs are, for the runner probe's history (default git:profopt-data);
-    `fail_on`: the policy; `nightly` (--baseline both): the base's drift and history; `alone`
-    False: a benchmark one side cannot run is not measured on the other alone (a bisection's
-    probe, which only reads that it failed); `measure`: changed (only what the change reaches) or
-    all; None: the spec's `measure`. `time_budget`: the seconds it may take (None: the spec's).
+@dataclass(frozen=True)
+class CompareOptions:
+    """What a compare is asked for beyond its plan, as the verb (or a bisection's probe, or the demo)
+    gives it once. `store`: where the label's nightly runs are, for the runner probe's history
+    (default git:profopt-data); `fail_on`: the policy; `nightly` (--baseline both): the base's drift
+    and history; `alone` False: a benchmark one side cannot run is not measured on the other alone
+    (a bisection's probe, which only reads that it failed); `measure`: changed (only what the change
+    reaches) or all, None: the spec's `measure`; `time_budget`: the seconds it may take (None: the spec's);
     `labels`: the accept label as the event has it (a failing policy passes where the pull request
     carries it)."""
-    labels = labels or Labels()
+
+    base_ref: str | None
+    head_ref: str | None
+    workdir: Path | None = None
+    phase: str = "all"
+    trace_dir: Path | None = None
+    store: str | None = None
+    fail_on: str | None = None
+    nightly: Nightly | None = None
+    alone: bool = True
+    measure: str | None = None
+    time_budget: float | None = None
+    labels: Labels | None = None
+
+
+def run_compare(plan: Plan, options: CompareOptions, *, log: Callable[[str], None] = stderr_log,
+                on_partial: Callable[[Comparison], None] | None = None) -> Comparison | None:
+    """Measure base and head as `options` asks; returns the comparison (None after `--phase setup`).
+    `on_partial`: where the comparison so far goes when the compare is interrupted."""
+    base_ref, head_ref, workdir, phase, trace_dir = (options.base_ref, options.head_ref, options.workdir,
+                                                     options.phase, options.trace_dir)
+    store, fail_on, nightly, alone, measure, time_budget = (options.store, options.fail_on, options.nightly,
+                                                            options.alone, options.measure, options.time_budget)
+    labels = options.labels or Labels()
     budget = Budget(seconds=time_budget or plan.spec.time_budget_s)
     repo, rel_spec = _repo_of(plan)
     dirty = tree_dirty(repo, log)

@@ -1,7 +1,7 @@
 """`confirm: true`: a flagged benchmark is measured again, independently, before it is blamed.
 
 In: a compare's finished `CompareRun`-like state — its plan, its prepared sides, the decided entries
-— and a callable that measures some benchmarks afresh into a new `RoundState` (compare.py passes
+— and a callable that measures some benchmarks afresh into a new `RoundState` (compare_refs.py passes
 its look-by-look rounds). Out: the entries with each confirmed benchmark's `confirm` block, and a
 note; a benchmark whose second run disagrees becomes `inconclusive`, both estimates said.
 

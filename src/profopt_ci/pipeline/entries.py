@@ -144,7 +144,7 @@ def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[Entry]:
         e = entries[k]
         metrics = {**e["metrics"], **corrected}
         entries[k] = decided(e, *_decide(benches[e["name"]], metrics, e["constraints"]), metrics=metrics)
-    for k, e in enumerate(entries):  # in place: each dict goes as its Entry is made (10⁵ of them)
+    for k, e in enumerate(entries):  # in place: each dict goes as its Entry is made, never both for all
         entries[k] = comparison_doc.entry(e)
     return entries
 
@@ -300,7 +300,7 @@ def gpu_notes(entries: list[dict]) -> list[dict]:
     for e in entries:
         samples = e.get("samples") or {}
         rows_b, rows_h = samples.get("base") or [], samples.get("head") or []
-        if not _has_gpu(rows_b, rows_h):  # one look per side: a diff holds 10⁵ entries
+        if not _has_gpu(rows_b, rows_h):  # one look per side: a diff may hold very many entries
             continue
         blocks = [s["gpu"] for s in (*rows_b, *rows_h) if s.get("gpu")]
         if not blocks:

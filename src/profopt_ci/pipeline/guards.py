@@ -18,7 +18,7 @@ from pathlib import Path
 
 from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
-from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.measure.rounds import RoundContext, RoundState, run_rounds
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.words.i18n import message, put
@@ -39,8 +39,8 @@ def measure_new(plan: Plan, new: list[Benchmark], head: Side, state: RoundState,
         return []
     log(f"profopt: new in this PR: measured on head only: {', '.join(b.name for b in new)}")
     for b in new:
-        run_rounds(plan, [b], [head], state, work, start=0, stop=b.settings.rounds, total=b.settings.rounds,
-                   rng=rng, log=log)
+        run_rounds(RoundContext(plan, [head], state, work, rng, log), [b], start=0, stop=b.settings.rounds,
+                   total=b.settings.rounds)
     return new_entries(new, state)
 
 

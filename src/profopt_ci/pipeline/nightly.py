@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from profopt_ci.analyze import changepoints
@@ -26,10 +27,10 @@ from profopt_ci.errors import ProfoptError, UsageError
 from profopt_ci.filenames import file_part
 from profopt_ci.gitutil import describe_commit, first_parent_range, git, toplevel
 from profopt_ci.measure.rounds import stderr_log
-from profopt_ci.pipeline.bisect_refs import run_bisect
+from profopt_ci.pipeline.bisect_refs import BisectRange, run_bisect
 from profopt_ci.report.bisect_md import render_bisect
 from profopt_ci.specfile.model import Spec
-from profopt_ci.specfile.plan import Overrides
+from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stores import at_or_before, open_store, save_change
 from profopt_ci.words.i18n import message
 
@@ -79,10 +80,11 @@ def _one_commit(cp: dict, repo: Path, good: str, bad: str, label: str, tau: floa
                             change_point={"label": label, **cp})
 
 
-def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, label: str, tau: float,
-               out_dir: Path = OUT_DIR, log: Callable[[str], None] = stderr_log, push: bool = True) -> list[Path]:
-    """Each new change point as a bisect@1 in `out_dir` (bisected when it spans > 1 commit), also kept
-    in the store beside the label's runs for the site (`push`: as the refresh's); the files."""
+def bisect_new(plan: Plan, *, store: str | None, repo: Path, tau: float, out_dir: Path = OUT_DIR,
+               log: Callable[[str], None] = stderr_log, push: bool = True) -> list[Path]:
+    """Each new change point of the plan's label as a bisect@1 in `out_dir` (bisected when it spans > 1
+    commit), also kept in the store beside the label's runs for the site (`push`: as the refresh's); the files."""
+    spec, ov, label = plan.spec, plan.overrides, plan.hardware_label
     found = new_change_points(history(spec, store, repo, label), tau)
     if not found:
         log(f"profopt: nightly: no new change point in the {label} history")
@@ -94,7 +96,7 @@ def bisect_new(spec: Spec, ov: Overrides, *, store: str | None, repo: Path, labe
         log(f"profopt: nightly: {cp['benchmark']} moved {cp['delta_pct']:+.1f}% between {good[:12]} and {bad[:12]} "
             f"({span} commit(s)){': bisecting' if span > 1 else ''}")
         try:
-            doc = (run_bisect(spec, ov, good_ref=good, bad_ref=bad, benchmarks=[cp["benchmark"]], log=log,
+            doc = (run_bisect(spec, ov, BisectRange(good, bad, [cp["benchmark"]]), log=log,
                               change_point={"label": label, **cp})
                    if span > 1 else _one_commit(cp, repo, good, bad, label, tau))
         except ProfoptError as exc:
@@ -129,21 +131,31 @@ def read_docs(source: Path, label: str) -> list[dict]:
     return [d for d in docs if (d.get("change_point") or {}).get("label") == label]
 
 
-def run_issues(spec: Spec, *, label: str, store: str | None, source: Path, repo: str | None = None,
-               api_url: str | None = None, lang: str = "en", environ: Mapping[str, str] = os.environ,
-               log: Callable[[str], None] = stderr_log) -> int:
-    """`baseline issues`: the issues of the change points in `source`, the reverted ones closed, the
-    culprits in the job summary. Exit 0; 2 without repository or token; 3 when GitHub fails."""
+@dataclass(frozen=True)
+class GitHubTarget:
+    """Where `baseline issues` files its issues: the repository and the API (None: as `environ`, the
+    Actions variables, says)."""
+
+    repo: str | None = None
+    api_url: str | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+
+
+def run_issues(plan: Plan, *, store: str | None, source: Path, github: GitHubTarget | None = None,
+               lang: str = "en", log: Callable[[str], None] = stderr_log) -> int:
+    """`baseline issues`: the issues of the plan label's change points in `source`, the reverted ones
+    closed, the culprits in the job summary. Exit 0; 2 without repository or token; 3 when GitHub fails."""
     from profopt_ci.publish.comment import settings_from_env
     from profopt_ci.publish.issues import sync
     from profopt_ci.publish.rest import BOT_LOGIN, GitHubClient
     from profopt_ci.publish.step_outputs import append_summary
 
+    spec, label, github = plan.spec, plan.hardware_label, github or GitHubTarget()
     root = toplevel(spec.path.resolve().parent)
     if root is None:
         raise UsageError(f"{spec.path} is not inside a git repository — the nightly history is read for its commits")
     docs = read_docs(source, label)
-    settings = settings_from_env(environ, repo=repo, api_url=api_url)
+    settings = settings_from_env(github.environ, repo=github.repo, api_url=github.api_url)
     if settings.summary_path is not None:
         for doc in docs:
             append_summary(render_bisect(doc, lang), settings.summary_path)

@@ -102,7 +102,7 @@ def gate(plan: Plan, sides: list[Side], benches: list[Benchmark], *, repo: Path,
             cache.keep(root, rec)
     _keep_collections(plan, base_tree, base, env_b, root)
     spent = time.perf_counter() - started
-    reach = {b.name: reach_of(plan, b, records[b.name], head_tree, base_tree, env_changed, spec_keys, bspec)
+    reach = {b.name: reach_of(plan, b, records[b.name], head_tree, base_tree, env_changed, spec_keys)
              for b in benches}
     measured = sum(r["measured"] for r in reach.values())
     summary = {"mode": "changed", "measured": measured, "not_measured": len(benches) - measured,
@@ -181,7 +181,9 @@ def valid(kept: list[reach_record.Record], tree: Tree, env: dict) -> reach_recor
 
 
 def reach_of(plan: Plan, bench: Benchmark, rec: reach_record.Record, head_tree: Tree, base_tree: Tree,
-           env_changed: list[str], spec_keys: list[str], bspec: Spec) -> dict:
+             env_changed: list[str], spec_keys: list[str]) -> dict:
+    """What the change reaches of one benchmark, from its record on the base: measured (and why), or
+    not (what it runs and reads is unchanged)."""
     spec = plan.spec.path.name
     if rec.unknown:
         return _measured([], _unknown(rec))

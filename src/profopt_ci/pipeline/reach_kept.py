@@ -86,7 +86,7 @@ def kept_decision(plan: Plan, *, repo: Path, rel_spec: Path, base: str, head: st
         rec = valid(cache.kept(root, ident), base_tree, env_b)
         if rec is None:
             return None
-        reach[b.name] = reach_of(plan, b, rec, head_tree, base_tree, [], [], bspec)
+        reach[b.name] = reach_of(plan, b, rec, head_tree, base_tree, [], [])
         if reach[b.name]["measured"]:
             return None
     n = len(reach)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,8 @@ from profopt_ci.gitutil import commit_info
 from profopt_ci.measure import instruction_runs, quality, runner
 from profopt_ci.measure.processes import Side, fingerprint, summarize
 from profopt_ci.measure.proctree import interrupt_safe
-from profopt_ci.measure.rounds import RoundState, run_rounds, stderr_log
-from profopt_ci.measure.side_pass import after_side
+from profopt_ci.measure.rounds import RoundContext, RoundState, run_rounds, stderr_log
+from profopt_ci.measure.side_pass import SidePass, after_side
 from profopt_ci.measure.suite_runner import kinds_of, set_up
 from profopt_ci.pipeline.guards import mark_failures
 from profopt_ci.specfile.load import Benchmark
@@ -65,18 +66,40 @@ def _setup_or_record(spec, benches: list[Benchmark], side: Side, state: RoundSta
         raise
 
 
-def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: RoundState, meta: dict, seed: int,
-             out: Path, rounds: int, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
-    """The walltime rounds (results written after each) and the counted instructions."""
-    def checkpoint(_: int) -> None:
-        save_json(results_of(meta, benches, state, side.name, seed=seed), out)
+@dataclass(frozen=True)
+class TreeSide:
+    """The side a tree runs as, where not this interpreter on the tree itself: a worktree's own venv
+    (`side`), and its fingerprint when the caller already took it (`fp`: it costs a process)."""
 
+    side: Side
+    fp: dict | None = None
+
+
+@dataclass(frozen=True)
+class TreeRun:
+    """One `profopt run` as its rounds see it: the benchmarks, the side, the state they fill, the
+    seed, and the results file rewritten after every round (`meta`: its new_results)."""
+
+    benches: list[Benchmark]
+    side: Side
+    state: RoundState
+    seed: int
+    meta: dict
+    out: Path
+
+    def checkpoint(self, _: int = -1) -> None:
+        save_json(results_of(self.meta, self.benches, self.state, self.side.name, seed=self.seed), self.out)
+
+
+def _measure(plan: Plan, run: TreeRun, rounds: int, log: Callable[[str], None]) -> dict[str, dict[str, dict]]:
+    """The walltime rounds (results written after each) and the counted instructions."""
+    spec, benches, side, state = plan.side_spec(run.side.name), run.benches, run.side, run.state
     with tempfile.TemporaryDirectory(prefix="profopt-run-") as work:
         try:
             timed = [b for b in benches if b.settings.timed]
             try:
-                run_rounds(plan, timed, [side], state, Path(work), start=0, stop=rounds, total=rounds,
-                           rng=random.Random(seed), log=log, after_round=checkpoint)
+                run_rounds(RoundContext(plan, [side], state, Path(work), random.Random(run.seed), log), timed,
+                           start=0, stop=rounds, total=rounds, after_round=run.checkpoint)
             finally:
                 state.close()  # the zygotes the rounds forked from: nothing after the rounds forks
             quality_pass(spec, benches, side, state, Path(work), log)
@@ -84,7 +107,7 @@ def _measure(plan: Plan, spec, benches: list[Benchmark], side: Side, state: Roun
                                                      Path(work), log)
         finally:
             with interrupt_safe():  # a second Ctrl-C must not cut the results file short
-                checkpoint(-1)
+                run.checkpoint()
 
 
 def quality_pass(spec, benches: list[Benchmark], side: Side, state: RoundState, work: Path,
@@ -96,7 +119,7 @@ def quality_pass(spec, benches: list[Benchmark], side: Side, state: RoundState, 
         if not steps or track.status != "ok" or (bench.settings.timed and not track.samples):
             continue
         log(f"profopt: {bench.name}: quality pass ({steps} steps)")
-        _, track.quality = after_side(spec, bench, side, work, None, None, profile=False)
+        _, track.quality = after_side(SidePass(spec, bench, side, work), profile=False)
 
 
 def _failures(benches: list[Benchmark], side: Side, state: RoundState, counted: dict, out: Path,
@@ -123,19 +146,19 @@ def run_tree(
     only: list[str] | None = None,
     out: Path,
     log: Callable[[str], None] = stderr_log,
-    side: Side | None = None,
-    fp: dict | None = None,
     reach: bool = False,
+    as_side: TreeSide | None = None,
 ) -> tuple[int, dict, Plan]:
     """Measure the selected benchmarks; write `out` after every round. Returns (exit code, results
     as a reader of `out` gets them, plan).
 
-    `side` runs the tree with another interpreter (a worktree's own venv); default this one. The
-    plan gives the spec that side runs (`--rounds` and the hardware label already in it).
-    `fp` is the side's fingerprint when the caller already took it (it costs a process). `reach`
-    (the nightly): its suites' collectors record their reach (the plan's `collected`).
+    `as_side` runs the tree as another side (a worktree's own venv; default this interpreter), with
+    its fingerprint when the caller already took it. The plan gives the spec that side runs
+    (`--rounds` and the hardware label already in it). `reach` (the nightly): its suites' collectors
+    record their reach (the plan's `collected`).
     """
-    side = side or Side(name="tree", root=root)
+    side = as_side.side if as_side is not None else Side(name="tree", root=root)
+    fp = as_side.fp if as_side is not None else None
     plan = expand_tree(plan, side, log, reach=reach)
     spec = plan.side_spec(side.name)
     benches = spec.select(only)
@@ -148,7 +171,7 @@ def run_tree(
     _setup_or_record(spec, benches, side, state, meta, out, log)
     seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**32)
     probed = runner.probe()
-    counted = _measure(plan, spec, benches, side, state, meta, seed, out, n, log)
+    counted = _measure(plan, TreeRun(benches, side, state, seed, meta, out), n, log)
     doc = results_of(meta, benches, state, side.name, counted, seed=seed,
                      runner=runner.combine(probed, runner.probe()))  # the runner: stored with the nightly baselines
     save_json(doc, out)

@@ -1,7 +1,7 @@
 """Compare's rounds look by look: more rounds only for a benchmark that is not yet decided.
 
-In: the plan, the compared benchmarks, both sides, the `RoundState` to fill, and a `measure`
-callable with `measure.rounds.run_rounds`'s signature (the real one runs processes; tests pass one
+In: the rounds' `RoundContext` (the plan, both sides, the `RoundState` to fill, …), the compared
+benchmarks, and a `measure` callable with `measure.rounds.run_rounds`'s signature (the real one runs processes; tests pass one
 that appends literal samples). Out: the samples in the state, and per benchmark the α its final
 look spent. Each benchmark is looked at after the round counts of `analyze.look_schedule.plan_looks`; a
 step time still inconclusive (or unstable) there gets the next look's rounds, with α spent across
@@ -9,41 +9,36 @@ the looks (`analyze.look_schedule.spent_alpha`) so that looking again cannot man
 """
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
-from profopt_ci.measure.processes import Side
 from profopt_ci.measure.progress import progress_of
-from profopt_ci.measure.rounds import RoundState, run_rounds
+from profopt_ci.measure.rounds import RoundContext, run_rounds
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
 from profopt_ci.specfile.load import Benchmark
-from profopt_ci.specfile.plan import Plan
 
 # run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.
 # `sequential_rounds` takes another one in tests (literal samples, no processes).
 MeasureRounds = Callable[..., None]
 
 
-def _measure_alone(plan: Plan, benches: list[Benchmark], live: list[Side], state: RoundState, work: Path,
-                   rng: random.Random, log, measure: MeasureRounds) -> None:
+def _measure_alone(ctx: RoundContext, benches: list[Benchmark], measure: MeasureRounds) -> None:
     """A side failed before measuring: still measure the one that works, so its results are kept."""
+    state = ctx.state
     for b in benches:
-        alone = [s for s in live if state.track(b.name, s.name).status == "ok"]
+        alone = [s for s in ctx.sides if state.track(b.name, s.name).status == "ok"]
         if len(alone) == 1 and not state.track(b.name, alone[0].name).samples:
-            measure(plan, [b], alone, state, work, start=0, stop=b.settings.rounds,
-                    total=b.settings.rounds, rng=rng, log=log)
+            measure(ctx.on(alone), [b], start=0, stop=b.settings.rounds, total=b.settings.rounds)
 
 
-def _look(plan: Plan, bench: Benchmark, state: RoundState, k: int, looks: list[int], rounds: int,
-          log) -> tuple[float, bool, dict]:
+def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds: int) -> tuple[float, bool, dict]:
     """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on, its step time)."""
+    state, log = ctx.state, ctx.log
     alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
-    entry = build_entry(plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
+    entry = build_entry(ctx.plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
                         paired=True, alpha=alpha)
     m = entry["metrics"].get(SPEED, {})
     verdict = m.get("verdict")
@@ -71,8 +66,7 @@ def _then(active: list[Benchmark], i: int, r: int, plans: dict[str, list[int]],
     return (first, r + 1) if r + 1 < plans[first.name][look[first.name]] else None
 
 
-def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], state: RoundState, work: Path,
-                      rng: random.Random, log, *, measure: MeasureRounds = run_rounds,
+def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: MeasureRounds = run_rounds,
                       alone: bool = True, budget: Budget | None = None,
                       first: frozenset[str] = frozenset()) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look. `alone`: a
@@ -82,31 +76,32 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
     the cheaper rounds and those nearer a decision; after the first round the looks are planned
     anew to fit what the rounds left afford; a round that would not fit stops the rounds, and each
     benchmark still undecided gets one more look at the rounds it has (`state.cut`: its rounds)."""
-    budget = budget or Budget()
+    budget, state, log = budget or Budget(), ctx.state, ctx.log
     plans = {b.name: look_schedule.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
     final_alpha = {b.name: ALPHA for b in benches}
     distance: dict[str, float] = {}  # how far from a decision at the last look (its mde over τ)
-    live = [s for s in sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
+    live = [s for s in ctx.sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
+    ctx = ctx.on(live)
     done: set[str] = set()
     r = 0
     while True:
         active = [b for b in benches if b.name not in done and state.ok(b.name, live)]
         if not active or len(live) < 2:
             if alone:
-                _measure_alone(plan, benches, live, state, work, rng, log, measure)
+                _measure_alone(ctx, benches, measure)
             return final_alpha
         order = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name),
                                               distance.get(b.name, 0.0))) if budget.on else active
         names = [b.name for b in active]
         for i, b in enumerate(order):
             if budget.on and r > 0 and budget.rounds_left(names) < budget.next_round_s(b.name):
-                _cut(plan, order, state, live, plans, look, final_alpha, log)
+                _cut(ctx, order, plans, look, final_alpha)
                 return final_alpha
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
             started = time.monotonic()
-            measure(plan, [b], live, state, work, start=r, stop=r + 1, total=plans[b.name][look[b.name]], rng=rng,
-                    log=log, then=_then(order, i, r, plans, look))
+            measure(ctx, [b], start=r, stop=r + 1, total=plans[b.name][look[b.name]],
+                    then=_then(order, i, r, plans, look))
             budget.spent(b.name, time.monotonic() - started)
         r += 1
         if r == 1 and budget.on:
@@ -115,7 +110,7 @@ def sequential_rounds(plan: Plan, benches: list[Benchmark], sides: list[Side], s
             looks, k = plans[b.name], look[b.name]
             if r < looks[k] or not state.ok(b.name, live):
                 continue
-            final_alpha[b.name], more, m = _look(plan, b, state, k, looks, r, log)
+            final_alpha[b.name], more, m = _look(ctx, b, k, looks, r)
             tau = b.settings.threshold_pct or 1.0
             distance[b.name] = (m.get("mde") or tau) / tau if isinstance(m.get("mde"), (int, float)) else 1.0
             if more:
@@ -146,13 +141,14 @@ def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, l
         + (f" — looks planned to fit ({', '.join(fitted)})" if fitted else ""))
 
 
-def _cut(plan: Plan, order: list[Benchmark], state: RoundState, live: list[Side], plans: dict[str, list[int]],
-         look: dict[str, int], final_alpha: dict[str, float], log) -> None:
+def _cut(ctx: RoundContext, order: list[Benchmark], plans: dict[str, list[int]], look: dict[str, int],
+         final_alpha: dict[str, float]) -> None:
     """The budget is spent: each benchmark still undecided gets one more look, at the rounds it has."""
+    state = ctx.state
     for b in order:
-        rounds = min(len(state.track(b.name, s.name).samples) for s in live)
+        rounds = min(len(state.track(b.name, s.name).samples) for s in ctx.sides)
         state.cut[b.name] = rounds
         if rounds:
             k = min(look[b.name], len(plans[b.name]) - 1)
-            final_alpha[b.name], _, _ = _look(plan, b, state, k, plans[b.name], rounds, log)
-    log(f"profopt: time budget spent: rounds stopped ({', '.join(f'{n} after {r}' for n, r in state.cut.items())})")
+            final_alpha[b.name], _, _ = _look(ctx, b, k, plans[b.name], rounds)
+    ctx.log(f"profopt: time budget spent: rounds stopped ({', '.join(f'{n} after {r}' for n, r in state.cut.items())})")

@@ -51,7 +51,7 @@ from profopt_ci.pipeline.entries import (
     verdict,
 )
 from profopt_ci.pipeline.reach_gate import keep_tree_records
-from profopt_ci.pipeline.run_tree import run_tree
+from profopt_ci.pipeline.run_tree import TreeSide, run_tree
 from profopt_ci.specfile.load import Spec
 from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.gitstore import GitStore
@@ -110,13 +110,13 @@ def _keep_records(plan: Plan, root: Path, commit: str, work: Path, log: Callable
         log(f"profopt: warning: no reach records kept: {exc}")
 
 
-def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir: Path | None,
+def _measure_head(plan: Plan, repo: Path, head: tuple[str, str] | None, workdir: Path | None,
                   allow_env_mismatch: bool, stored_fp: dict, log: Callable[[str], None]) -> tuple[Plan, dict, list[Note]]:
-    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head.
-    Returns the plan it ran (head attached, its suites collected), head's results and notes."""
+    """Head measured alone (its fingerprint checked first): the current tree, or a worktree of --head
+    (`head`: its label and commit; None: no --head given). Returns the plan it ran (head attached, its
+    suites collected), head's results and notes."""
     spec = plan.spec
     root = spec.path.resolve().parent
-    head_label, head_commit = refs["head"]
     current, dirty = commit_info(root)
     notes: list[Note] = []
 
@@ -132,12 +132,14 @@ def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir:
         return fp
 
     with tempfile.TemporaryDirectory(prefix="profopt-stored-") as tmp:
-        if not head_given or (current == head_commit and not dirty):
+        if head is None or (current == head[1] and not dirty):
             fp = check(fingerprint(Side(name="tree", root=root), spec))
             if dirty:
                 notes.append(message("note.dirty_head"))
-            _, results, plan = run_tree(plan, root, out=Path(tmp) / "head.json", log=log, fp=fp)
+            _, results, plan = run_tree(plan, root, out=Path(tmp) / "head.json", log=log,
+                                        as_side=TreeSide(Side(name="tree", root=root), fp))
             return plan, results, notes
+        head_label, head_commit = head
         rel_spec = spec.path.resolve().relative_to(repo.resolve())
         with open_workspace(repo, workdir) as ws:
             tree = add_worktree(ws, "head", head_commit)
@@ -148,7 +150,7 @@ def _measure_head(plan: Plan, repo: Path, refs: dict, head_given: bool, workdir:
             python, env = make_venv(ws.root / "venv-head") if own.setup else (sys.executable, {})
             side = Side(name="head", root=side_root, python=python, env=env, ref=head_label, commit=head_commit, spec=own)
             fp = check(fingerprint(side, own))
-            _, results, plan = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, side=side, fp=fp)
+            _, results, plan = run_tree(plan, side_root, out=Path(tmp) / "head.json", log=log, as_side=TreeSide(side, fp))
             return plan, results, notes
 
 
@@ -202,24 +204,24 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
     return notes
 
 
-def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_ref: str | None,
-                   allow_env_mismatch: bool = False, history_n: int = history.DEFAULT_N,
+def compare_stored(plan: Plan, *, baseline: Nightly, base_ref: str | None, head_ref: str | None,
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log,
                    fail_on: str | None = None, accept: str | None = None) -> Comparison:
-    """Head measured now vs the newest stored baseline at or before the base commit (unpaired);
-    `fail_on`: the policy (None: no policy section); `accept`: the accept label the pull request
-    carries (a failing policy passes)."""
+    """Head measured now vs the newest stored baseline at or before the base commit (unpaired), the
+    `baseline` being where the label's nightly runs are; `fail_on`: the policy (None: no policy
+    section); `accept`: the accept label the pull request carries (a failing policy passes)."""
     spec = plan.spec
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:
         raise UsageError(f"{spec.path} is not inside a git repository — a stored baseline is found by commit")
     refs = resolve_refs(repo, base_ref, head_ref)
     base_commit = refs["base"][1]
-    target = open_store(store, repo)
+    target = open_store(baseline.store, repo)
+    history_n = baseline.history_n
     runs = _newest_stored(plan, repo, target, refs["base"], history_n, log)
     entry, doc, dist = runs[0]
-    plan, results, head_notes = _measure_head(plan, repo, refs, head_ref is not None, workdir, allow_env_mismatch,
-                                              doc.get("fingerprint") or {}, log)
+    plan, results, head_notes = _measure_head(plan, repo, refs["head"] if head_ref is not None else None, workdir,
+                                              baseline.allow_env_mismatch, doc.get("fingerprint") or {}, log)
     entries, pairs, missing = _stored_entries(spec, doc, results)
     base_meta = {"ref": f"stored baseline ({target.describe()})", "commit": doc["commit"],
                  "fingerprint": doc.get("fingerprint") or {}, "env": doc.get("env") or {}}
@@ -239,7 +241,8 @@ def compare_stored(plan: Plan, *, store: str | None, base_ref: str | None, head_
 
 @dataclass(frozen=True)
 class Nightly:
-    """`compare --baseline both`: where the base's nightly runs are, and how many to show."""
+    """`compare --baseline stored` and `both`: where the label's nightly runs are, whether one measured
+    in a materially different environment is compared all the same, and how many runs to show."""
 
     store: str | None
     allow_env_mismatch: bool = False

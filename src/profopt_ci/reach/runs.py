@@ -20,7 +20,7 @@ from pathlib import Path
 
 from profopt_ci.filenames import file_part
 from profopt_ci.measure import quality
-from profopt_ci.measure.forked import forked_worker
+from profopt_ci.measure.forked import ForkedJob, forked_worker
 from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.load import Benchmark
@@ -122,7 +122,7 @@ def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path, zygo
     try:
         if zygote is None:
             raise ZygoteFailed("no zygote")
-        res, data = forked_worker(zygote, job, side, env, workdir, tag, bench.settings.timeout_s)
+        res, data = forked_worker(zygote, ForkedJob(job, env, side.root, bench.settings.timeout_s), workdir, tag)
     except ZygoteFailed:
         res, data = run_worker(job, side, env, workdir, tag, bench.settings.timeout_s)
     if data is None:

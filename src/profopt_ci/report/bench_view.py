@@ -70,9 +70,9 @@ def _reach(b: dict, lang: str) -> str | None:
 
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:
     """The benchmarks past the page's cap of full sections, one row each (name, decision, step time
-    change and CI), as a jinja loop over them would print them, `chunk` rows to a piece: at 10⁵
-    benchmarks jinja's per-row overhead was most of the page's time, and one piece of all rows too
-    large to hold (docs/experiments.md). The decision cell is made once per decision, not per row.
+    change and CI), as a jinja loop over them would print them, `chunk` rows to a piece: for a
+    large comparison jinja's per-row overhead would dominate the page's time, and one piece of all
+    rows is too large to hold (docs/experiments.md). The decision cell is made once per decision, not per row.
     tests/test_report_cut.py checks it against a template loop."""
     decided: dict[str, str] = {}
     for start in range(0, len(benches), chunk):

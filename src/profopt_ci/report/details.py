@@ -160,7 +160,7 @@ def may_have_phases(b: dict) -> bool:
     for side in ("base", "head"):
         rows = samples.get(side) or ()
         if isinstance(rows, list) and rows and type(rows[0]) is Sample and not _any_phases(rows):
-            continue  # read rows (documents.types.Sample): their field read in C, not a call per row (10⁶ at 10⁵)
+            continue  # read rows (documents.types.Sample): their field read in C, not a Python call per row
         for s in rows:
             phases_ms = s.get("phases_ms")
             if phases_ms and any(isinstance(v, (int, float)) for v in phases_ms.values()):

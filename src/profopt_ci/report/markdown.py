@@ -6,7 +6,7 @@ the template is the packaged one. Out: the report, cleaned of blank-line runs an
 
 One path at every size: the template is streamed (jinja2 `generate()`), and a benchmark's section
 is built when the stream reaches it (view.Sections). A packaged report whose text is already past
-the limit stops streaming there, since at 10⁵ benchmarks the whole report is far past it and a comment
+the limit stops streaming there, since for a large comparison the whole report is far past it and a comment
 shows the first ~100 sections; what follows is known from the view without rendering it, because
 shrink() reads the rest of a report only for
 - the droppable sections it has (each named in the note): the view says which the template writes;

@@ -155,7 +155,8 @@ def overview_plot(benches: list[dict], threshold: float | None) -> Markup | None
 
 def _step_delta(b: dict) -> float | None:
     """The step time change of an entry; a read metric (documents.types_comparison.Metric) by its
-    field, in C: a Python `get` per benchmark was most of the plot's time at 10⁵."""
+    field, in C: a Python `get` per benchmark would dominate the plot of a large diff
+    (docs/experiments.md)."""
     m = (b.get("metrics") or {}).get("step_time_ms")
     if m is None:
         return None

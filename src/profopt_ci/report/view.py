@@ -6,7 +6,7 @@ meta line, notes, legend, differences, the benchmarks in report order (changed o
 apart), the chart, environments and history. A format reads the view through a `Page` (`View.page`):
 its share of characters for error tails, whether it draws SVG plots (HTML), and how many benchmarks
 get a full section (HTML; None: all). A page's benchmark sections (report/bench_view.py) are built
-when a template reaches them and not kept, so a report of 10⁵ benchmarks builds the few hundred
+when a template reaches them and not kept, so a report of many benchmarks builds only the few hundred
 sections a PR comment shows; its detail tables (report/details.py) are built when first read.
 No statistics happen here: numbers are formatted, rows ordered and long values capped. The view is
 format-neutral; the Markdown environment escapes every string it prints, the HTML one autoescapes.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 
+from profopt_ci.analyze.decide import SEVERITY
 from profopt_ci.report.bench_view import bench_view, compact_rows_html
 from profopt_ci.report.details import (
     chart,
@@ -37,7 +38,6 @@ from profopt_ci.report.site_links import page_url
 from profopt_ci.report.svg import bench_plots, overview_plot
 from profopt_ci.words.i18n import EN, note, said, t
 
-ORDER = {"failed": 0, "reject": 1, "trade-off": 2, "inconclusive": 3, "keep": 4, "no-change": 5}
 HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plots; the rest are rows
 
 
@@ -186,7 +186,7 @@ class Page:
         """Whether the template prints the detail `part` (phases, hot), looking only as far as the first."""
         if part in self.__dict__:
             return bool(self.__dict__[part])
-        if part not in self._has:  # a template asks more than once; a scan of 10⁵ entries finds none
+        if part not in self._has:  # a template asks more than once; a scan of every entry may find none
             self._has[part] = next(iter(self._phases() if part == "phases" else self._hot()), None) is not None
         return self._has[part]
 
@@ -237,11 +237,11 @@ def build_view(c: dict, lang: str, site_url: str | None = None) -> View:
 
 
 def report_order(benches: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The benchmarks with a section of their own (failed, reject, trade-off, inconclusive, keep, in
-    that order, each group in the comparison's order) and the unchanged ones, known before any view."""
-    groups: list[list[dict]] = [[] for _ in range(len(ORDER))]
-    for b in benches:  # a stable sort by decision, in one pass
-        groups[ORDER.get(str(b.get("decision") or "inconclusive"), ORDER["inconclusive"])].append(b)
+    """The benchmarks with a section of their own (by their decision's severity, analyze/decide's
+    DECISIONS, each group in the comparison's order) and the unchanged ones, known before any view."""
+    groups: list[list[dict]] = [[] for _ in range(len(SEVERITY))]
+    for b in benches:  # a stable sort by decision's severity, in one pass
+        groups[SEVERITY.get(str(b.get("decision") or "inconclusive"), SEVERITY["inconclusive"])].append(b)
     return [b for group in groups[:-1] for b in group], groups[-1]  # no-change is the last group
 
 

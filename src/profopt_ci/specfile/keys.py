@@ -15,9 +15,12 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-# goal.metric as a spec may write it → the metric key of results@1 and comparison@1
-GOAL_METRICS = {"step_time": "step_time_ms", "throughput": "throughput", "peak_memory": "peak_memory_mb",
-                "step_time_ms": "step_time_ms", "peak_memory_mb": "peak_memory_mb"}
+# A metric as a user names it (a spec's goal.metric, `profopt bisect --metric`) → its key in results@1
+# and comparison@1; each use takes the names it allows from here.
+METRIC_KEYS = {"step_time": "step_time_ms", "throughput": "throughput", "peak_memory": "peak_memory_mb",
+               "step_time_ms": "step_time_ms", "peak_memory_mb": "peak_memory_mb", "instructions": "instructions"}
+# A goal is what the user wants of the step itself; an instruction count only stands in for its time.
+GOAL_METRICS = {name: key for name, key in METRIC_KEYS.items() if name != "instructions"}
 SUITE_KINDS = ("pytest", "asv", "pyperf")
 Instrument = Literal["walltime", "instructions"]
 Pairing = Literal["lockstep", "rounds"]
@@ -91,7 +94,7 @@ DEFAULTS = SettingKeys(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rou
 # these apply when the spec does not set rounds / max_rounds itself (bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
 # Where the spec does not set round_ms, a step under SHORT_STEP_MS gets rounds of SHORT_ROUND_MS: a suite
-# of such steps then takes ~5 s a benchmark instead of ~10 s, with the same verdicts (docs/accuracy.md).
+# of such steps then takes about half the time, with the same verdicts (docs/experiments.md).
 SHORT_STEP_MS, SHORT_ROUND_MS = 1.0, 150.0
 SETTING_KEYS = SettingKeys.__struct_fields__
 

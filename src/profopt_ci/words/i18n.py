@@ -58,8 +58,8 @@ def message(id: str, **args: object) -> dict:
 
 @functools.cache
 def _specs_in(template: str) -> bool:
-    """Whether a template names one of SPECS' formats (else str.format says it, faster: a diff of
-    10⁵ benchmarks makes a message per metric)."""
+    """Whether a template names one of SPECS' formats (else str.format says it, faster: a large diff
+    makes a message per metric)."""
     return any(spec in SPECS["en"] for _, _, spec, _ in string.Formatter().parse(template) if spec)
 
 
