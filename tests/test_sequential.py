@@ -213,3 +213,25 @@ def test_a_budget_plans_the_looks_to_fit_what_it_affords(tmp_path):
     assert "looks planned to fit" in planned
     looks = [c[4] for c in calls]  # each round's `total`: the look it is heading for
     assert max(looks) < 18  # the 18-round plan was cut down to what fits
+
+
+def test_a_budget_too_short_for_all_takes_those_it_can_to_a_decision_and_holds_the_rest(tmp_path):
+    """Seven rounds each of three benchmarks would decide none (a 99% CI needs eight signed ranks):
+    what the change reaches and then the cheaper go on to eight rounds, the rest are held at one."""
+    from profopt_ci.pipeline.budget import OUTPUTS_S, PASS_SHARE, Budget
+
+    plan = _plan(tmp_path)
+    benches = list(plan.spec.benchmarks)
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    state, lines = RoundState(), []
+    measure, calls = _timed(0.05)
+    # after the first round (0.15 s, its passes 0.18 s): 0.95 s of rounds, six of all three
+    budget = Budget(seconds=OUTPUTS_S + 0.15 + 0.15 * PASS_SHARE + 0.95)
+    sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,
+                      measure=measure, budget=budget, first=frozenset({"same"}))
+    planned = next(line for line in lines if line.startswith("profopt: time budget:"))
+    assert "held at one round so that the others reach 8: noisy" in planned, planned
+    assert _rounds(state, "same") == (8, 8) and _rounds(state, "slower") == (8, 8)
+    assert _rounds(state, "noisy") == (1, 1) and state.cut == {"noisy": 1}
+    assert "same" not in state.cut and "slower" not in state.cut  # decided at their look of eight
+    assert budget.left() > 0

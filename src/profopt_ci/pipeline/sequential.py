@@ -84,16 +84,20 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
     live = [s for s in ctx.sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
     ctx = ctx.on(live)
     done: set[str] = set()
+    held: list[Benchmark] = []  # kept at their first round so that the others reach a decidable look
     r = 0
     while True:
-        active = [b for b in benches if b.name not in done and state.ok(b.name, live)]
+        active = [b for b in benches if b.name not in done and b not in held and state.ok(b.name, live)]
+        if held and (not active or len(live) < 2):
+            _cut(ctx, [b for b in held if state.ok(b.name, live)], plans, look, final_alpha)
+            held = []
         if not active or len(live) < 2:
             if alone:
                 _measure_alone(ctx, benches, measure)
             return final_alpha
         order = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name),
                                               distance.get(b.name, 0.0))) if budget.on else active
-        names = [b.name for b in active]
+        names = [b.name for b in active + held]  # a held benchmark's passes are still to come
         for i, b in enumerate(order):
             if budget.on and r > 0 and budget.rounds_left(names) < budget.next_round_s(b.name):
                 _cut(ctx, order, plans, look, final_alpha)
@@ -105,8 +109,8 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
             budget.spent(b.name, time.monotonic() - started)
         r += 1
         if r == 1 and budget.on:
-            _fit(plans, active, budget, log)
-        for b in active:
+            held = _fit(plans, active, budget, log, first)
+        for b in (b for b in active if b not in held):
             looks, k = plans[b.name], look[b.name]
             if r < looks[k] or not state.ok(b.name, live):
                 continue
@@ -122,23 +126,51 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
 LEAST_LOOK = 8  # rounds a first look needs to decide at a look's share of α = 0.01 (signed ranks)
 
 
-def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, log) -> None:
+def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, log,
+         first: frozenset[str] = frozenset()) -> list[Benchmark]:
     """After the first round: looks planned anew where the rounds the budget leaves cannot reach the
-    planned ones — the first at what it affords (at least LEAST_LOOK), the last at most there."""
+    planned ones — the first at what it affords (at least LEAST_LOOK), the last at most there.
+
+    Where the rounds left cannot take every benchmark to LEAST_LOOK, rounds shared by all would
+    decide none: those the change reaches and the cheaper ones go on to LEAST_LOOK, the rest are
+    held at the round they have (returned; each is looked at when the others are done)."""
     more = budget.affordable([b.name for b in active])
     if more is None:
-        return
+        return []
     total = 1 + more
+    held = _held(active, budget, first) if total < LEAST_LOOK else []
+    going = [b for b in active if b not in held]
+    if held:
+        total = max(total, LEAST_LOOK)
     fitted = []
-    for b in active:
-        first, last = plans[b.name][0], plans[b.name][-1]
+    for b in going:
+        start, last = plans[b.name][0], plans[b.name][-1]
         if total >= last:
             continue
-        rounds = max(LEAST_LOOK, min(first, total))
+        rounds = max(LEAST_LOOK, min(start, total))
         plans[b.name] = look_schedule.plan_looks(rounds, max(rounds, min(last, total)))
         fitted.append(b.name)
     log(f"profopt: time budget: {budget.left():.0f} s left after the first rounds; about {total} rounds each fit"
-        + (f" — looks planned to fit ({', '.join(fitted)})" if fitted else ""))
+        + (f" — looks planned to fit ({', '.join(fitted)})" if fitted else "")
+        + (f"; held at one round so that the others reach {LEAST_LOOK}: {', '.join(b.name for b in held)}"
+           if held else ""))
+    return held
+
+
+def _held(active: list[Benchmark], budget: Budget, first: frozenset[str]) -> list[Benchmark]:
+    """The benchmarks left at one round: after as many as the rounds left take to LEAST_LOOK, those
+    the change reaches first, then the cheaper rounds. None held when not even one would get there."""
+    left = budget.rounds_left([b.name for b in active])
+    going, cost = 0, 0.0
+    for b in sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name))):
+        cost += (LEAST_LOOK - 1) * budget.next_round_s(b.name)
+        if cost > left:
+            break
+        going += 1
+    if going == 0:
+        return []
+    ranked = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name)))
+    return ranked[going:]
 
 
 def _cut(ctx: RoundContext, order: list[Benchmark], plans: dict[str, list[int]], look: dict[str, int],
