@@ -5,7 +5,7 @@ the real compare machinery — the plan, the rounds of the chosen pairing, the s
 paired statistics — once with `pairing: lockstep` and once with `pairing: rounds`, at each pairing's
 default rounds, in one run on the same machine:
 
-- lockstep: `--comparisons` real comparisons at each case: A/A, +5% and +10% at the default τ, and
+- lockstep: `--comparisons` real comparisons at each case: A/A, +3%, +5% and +10% at the default τ, and
   +2% at τ = 1%;
 - rounds (the old fresh-process pairing, 3–5× slower per comparison): `--rounds-comparisons` real
   A/A comparisons only; its effects are resampled (below) and said to be;
@@ -118,7 +118,7 @@ def parse_variant(text: str) -> tuple[str, str, str | None]:
             raise SystemExit(f"--variants {text}: {key!r} is not one of {', '.join(SETTING_KEYS)}, fork_rounds")
     return name or "lockstep", extra, fork
 # (label, extra work, threshold override); None: the default τ
-CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+5%", 0.05, None), ("+10%", 0.10, None)]
+CASES = [("A/A", 0.0, None), ("+2% at τ=1%", 0.02, "1%"), ("+3%", 0.03, None), ("+5%", 0.05, None), ("+10%", 0.10, None)]
 DEFAULT_TAU = 3.0
 NEAR_TAU = [("A/A", 0.0, None)] + [(f"+{k:g}τ", k * DEFAULT_TAU / 100, None) for k in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)]
 

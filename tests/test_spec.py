@@ -93,6 +93,7 @@ BAD = [
     ("env-key", MIN + "    env: {1: x}\n", "5:14", ["has the key 1 (int) — expected string keys"]),
     ("suite-unknown-key", MIN + "suites: [{pytest: a, selct: x}]\n", "5:22", ["unknown key `selct` — did you mean `select`?"]),
     ("suite-two-kinds", MIN + "suites: [{pytest: a, asv: b}]\n", "5:10", ["names pytest, asv — expected exactly one of"]),
+    ("suite-absolute", MIN + "suites: [{pytest: /}]\n", "5:19", ["`suites[0].pytest` is '/', outside the repository"]),
     ("percent-as-bool", MIN + "defaults: {threshold: true}\n", "5:23", ["a boolean — expected a string or a number"]),
 ]
 

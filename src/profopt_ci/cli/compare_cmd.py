@@ -143,6 +143,6 @@ def _compare_stored(the_plan: Plan, args: argparse.Namespace, workdir: Path | No
     if args.phase != "all":
         raise UsageError("--phase works with --baseline rerun or both; stored measures head only, in one go")
     baseline = Nightly(store=args.store, allow_env_mismatch=args.allow_env_mismatch, history_n=args.history)
-    comparison = compare_stored(the_plan, baseline=baseline, base_ref=args.base, head_ref=args.head, workdir=workdir,
+    comparison = compare_stored(the_plan, baseline=baseline, refs=(args.base, args.head), workdir=workdir,
                                 fail_on=args.fail_on, accept=accept)
     return finish(comparison, args)

@@ -371,7 +371,7 @@ def run_compare(plan: Plan, options: CompareOptions, *, log: Callable[[str], Non
     instruction_runs.preflight(plan.spec, plan.spec.benchmarks)  # no valgrind: exit 2 before anything is set up
     mode = measure or plan.spec.measure
     if phase == "all" and mode == "changed":
-        kept = _kept(plan, repo, rel_spec, (base_ref, head_ref), dirty, log, store, labels.accept, fail_on)
+        kept = _kept(plan, options, repo, rel_spec, dirty, log)
         if kept is not None:
             return kept
     with open_workspace(repo, workdir) as ws:
@@ -408,11 +408,10 @@ def run_compare(plan: Plan, options: CompareOptions, *, log: Callable[[str], Non
         return comparison(run, run.notes, store=store)
 
 
-def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | None], dirty: bool,
-          log, store: str | None, accept: str | None, fail_on: str | None) -> Comparison | None:
+def _kept(plan: Plan, options: CompareOptions, repo: Path, rel_spec: Path, dirty: bool, log) -> Comparison | None:
     """The comparison of a PR that reaches no benchmark, decided from kept reach records before
     anything is checked out (pipeline/reach_kept.py); None: the whole compare decides."""
-    resolved = resolve_refs(repo, *refs)
+    resolved = resolve_refs(repo, options.base_ref, options.head_ref)
     (base_label, base), (head_label, head) = resolved["base"], resolved["head"]
     if base == head:
         return None
@@ -425,8 +424,9 @@ def _kept(plan: Plan, repo: Path, rel_spec: Path, refs: tuple[str | None, str | 
              for name, ref, commit in (("base", base_label, base), ("head", head_label, head))]
     seed = kept_plan.spec.seed if kept_plan.spec.seed is not None else random.SystemRandom().randrange(2**32)
     run = CompareRun(plan=kept_plan, sides=sides, benches=[], new=[], seed=seed, dirty=dirty, notes=[],
-                     gate=found_gate, skipped=list(kept_plan.spec.benchmarks), fail_on=fail_on, accept=accept)
-    return comparison(run, [], store=store)
+                     gate=found_gate, skipped=list(kept_plan.spec.benchmarks), fail_on=options.fail_on,
+                     accept=(options.labels or Labels()).accept)
+    return comparison(run, [], store=options.store)
 
 
 def _gated(run: CompareRun, repo: Path, rel_spec: Path, work: Path, measure: str | None, log) -> CompareRun:

@@ -204,12 +204,14 @@ def _stored_notes(plan: Plan, doc: dict, dist: int, base_commit: str, entries: l
     return notes
 
 
-def compare_stored(plan: Plan, *, baseline: Nightly, base_ref: str | None, head_ref: str | None,
+def compare_stored(plan: Plan, *, baseline: Nightly, refs: tuple[str | None, str | None],
                    workdir: Path | None = None, log: Callable[[str], None] = stderr_log,
                    fail_on: str | None = None, accept: str | None = None) -> Comparison:
     """Head measured now vs the newest stored baseline at or before the base commit (unpaired), the
-    `baseline` being where the label's nightly runs are; `fail_on`: the policy (None: no policy
-    section); `accept`: the accept label the pull request carries (a failing policy passes)."""
+    `baseline` being where the label's nightly runs are, `refs` the base and head as given;
+    `fail_on`: the policy (None: no policy section); `accept`: the accept label the pull request
+    carries (a failing policy passes)."""
+    base_ref, head_ref = refs
     spec = plan.spec
     repo = toplevel(spec.path.resolve().parent)
     if repo is None:

@@ -238,6 +238,11 @@ def _rules(data: dict[str, Any]) -> Found:
         if len(kinds) != 1:
             yield ["suites", i], (f"`suites[{i}]` names {', '.join(kinds) or 'none'} — expected exactly one of "
                                   f"{', '.join(SUITE_KINDS)} (e.g. {{pytest: tests/bench/}})")
+        elif str(item[kinds[0]]).startswith(("/", "~")):
+            # a suite runs from a checkout of each side: a path outside it is neither side's code
+            yield ["suites", i, kinds[0]], (f"`suites[{i}].{kinds[0]}` is {str(item[kinds[0]])!r}, outside the "
+                                            "repository — expected a folder or file relative to the spec "
+                                            "(e.g. tests/bench/)")
         yield from _constraint_problems(item, ["suites", i])
         yield from _percent_problems(item, ["suites", i])
 
