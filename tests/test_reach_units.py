@@ -99,3 +99,30 @@ def test_a_name_defined_twice_is_two_units_and_a_source_that_does_not_parse_chan
     assert set(twice.functions) == {"f", "f#2"} and twice.unit_at(5) == "f#2"
     assert units_of(b"def broken(:\n") is None
     assert changed_units(_units(SOURCE), None, {"helper"}) == [MODULE]
+
+
+def test_package_metadata_the_setup_made_is_not_a_file_the_benchmark_depends_on_but_its_data_is(tmp_path):
+    """An editable install's egg-info and the checkout's .git pointer say what the project is (the
+    gated pyproject.toml and the commit); a data file the setup wrote is the benchmark's input."""
+    import subprocess
+
+    from profopt_ci.reach import record
+    from profopt_ci.reach.trees import Tree
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("X = 1\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True,
+                            text=True).stdout.strip()
+    made = {"Pkg.egg-info/PKG-INFO": "Version: 1.0.dev3+g1234\n", "pkg/table.dat": "1 2 3\n"}
+    for rel, text in made.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    opened = [str(root / rel) for rel in [*made, ".git/HEAD", "pkg/__init__.py"]]
+    rec = record.build({"opened": opened}, benchmark="b", identity="i", tree=Tree(root, commit), top=root,
+                       venv=None, env={}, seconds=0.1)
+    assert rec.untracked == ["pkg/table.dat"]
+    assert record.metadata("Pkg.egg-info/PKG-INFO") and record.metadata(".git") and record.metadata("x/a.dist-info/RECORD")
+    assert not record.metadata("pkg/table.dat") and not record.metadata("egg-info.py")

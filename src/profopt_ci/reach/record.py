@@ -86,7 +86,7 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
         rel = where.rel(path)
         if rel:
             opened[rel] = tree.blob(rel)
-            if opened[rel] is None and os.path.exists(path):  # made by the setup; else it was not there
+            if opened[rel] is None and os.path.exists(path) and not metadata(rel):  # made by the setup
                 untracked.add(rel)
     listed = {d: sorted(tree.names(d)) for d in sorted({where.rel(p, dirs=True) for p in raw.get("listed") or []} - {None})}
     walked = {d: _own(tree, d) for d in sorted({where.rel(p, dirs=True) for p in raw.get("walked") or []} - {None})}
@@ -95,6 +95,15 @@ def build(raw: dict, *, benchmark: str, identity: str, tree: Tree, top: Path, ve
                   code=code, opened=opened, listed=listed, walked=walked, imports=imports, untracked=sorted(untracked),
                   unknown=raw.get("unknown"), failed=raw.get("failed"), steps=int(raw.get("steps") or 0),
                   seconds=round(seconds, 3), env=env, answer=answer)
+
+
+def metadata(rel: str) -> bool:
+    """A file the setup made that says what the project is, not what it runs: an editable install's
+    `*.egg-info`/`*.dist-info` (made from pyproject.toml or setup.cfg, which reach/environment.py
+    gates, and the version the commit gives it) and the checkout's `.git` pointer. Only a step that
+    times its own version string or commit id depends on them (docs/reach.md says so)."""
+    parts = rel.split("/")
+    return parts[0] == ".git" or any(p.endswith((".egg-info", ".dist-info")) for p in parts[:-1])
 
 
 def _own(tree: Tree, directory: str) -> list[str]:
