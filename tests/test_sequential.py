@@ -217,21 +217,32 @@ def test_a_budget_plans_the_looks_to_fit_what_it_affords(tmp_path):
 
 def test_a_budget_too_short_for_all_takes_those_it_can_to_a_decision_and_holds_the_rest(tmp_path):
     """Seven rounds each of three benchmarks would decide none (a 99% CI needs eight signed ranks):
-    what the change reaches and then the cheaper go on to eight rounds, the rest are held at one."""
+    what the change reaches and then the cheaper go on to eight rounds, the rest are held at one
+    until those are done, and then take what is left of the budget."""
     from profopt_ci.pipeline.budget import OUTPUTS_S, PASS_SHARE, Budget
 
     plan = _plan(tmp_path)
     benches = list(plan.spec.benchmarks)
     sides = [Side("base", tmp_path), Side("head", tmp_path)]
     state, lines = RoundState(), []
-    measure, calls = _timed(0.05)
+    import time
+
+    inner, calls = _literal()
+    each = {"same": 0.05, "slower": 0.04, "noisy": 0.06}  # noisy's rounds cost the most
+
+    def measure(ctx, benches, **kwargs):
+        time.sleep(each[benches[0].name])
+        inner(ctx, benches, **kwargs)
     # after the first round (0.15 s, its passes 0.18 s): 0.95 s of rounds, six of all three
     budget = Budget(seconds=OUTPUTS_S + 0.15 + 0.15 * PASS_SHARE + 0.95)
     sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,
                       measure=measure, budget=budget, first=frozenset({"same"}))
-    planned = next(line for line in lines if line.startswith("profopt: time budget:"))
-    assert "held at one round so that the others reach 8: noisy" in planned, planned
+    planned, released = [line for line in lines if line.startswith("profopt: time budget:")][:2]
+    assert "held at the rounds they have until the others reach 8: noisy" in planned, planned
     assert _rounds(state, "same") == (8, 8) and _rounds(state, "slower") == (8, 8)
-    assert _rounds(state, "noisy") == (1, 1) and state.cut == {"noisy": 1}
     assert "same" not in state.cut and "slower" not in state.cut  # decided at their look of eight
+    order = [c[0] for c in calls]
+    assert order.index("noisy", 3) > max(i for i, n in enumerate(order) if n in ("same", "slower"))  # held till then
+    assert released.startswith("profopt: time budget:") and "held" not in released  # then the rest is its
+    assert 1 < state.cut["noisy"] < 8 and _rounds(state, "noisy")[0] == state.cut["noisy"]
     assert budget.left() > 0

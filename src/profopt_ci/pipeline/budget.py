@@ -10,6 +10,7 @@ built, stepped) and the wall of its later rounds. Out: how long the rounds may s
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -38,9 +39,10 @@ class Budget:
         """What the passes of these benchmarks will take, as their first rounds say."""
         return sum(self.first_round_s.get(n, 0.0) for n in names) * PASS_SHARE
 
-    def rounds_left(self, names: list[str]) -> float:
-        """Seconds the rounds may still run: the budget less the benchmarks' passes and the outputs."""
-        return self.left() - self.passes_s(names) - OUTPUTS_S
+    def rounds_left(self, names: list[str] | None = None) -> float:
+        """Seconds the rounds may still run: the budget less the passes of every benchmark measured so
+        far (they all run after the rounds; `names`: those of these only) and the outputs."""
+        return self.left() - self.passes_s(list(self.first_round_s) if names is None else names) - OUTPUTS_S
 
     def spent(self, name: str, seconds: float) -> None:
         """A round of `name` took `seconds`."""
@@ -50,15 +52,21 @@ class Budget:
             self.first_round_s[name] = seconds
 
     def next_round_s(self, name: str) -> float:
-        """What the next round of `name` will take: its latest later round, else its first."""
-        return self.round_s.get(name, self.first_round_s.get(name, 0.0))
+        """What the next round of `name` will take: its latest later round; else its first, scaled as
+        the later rounds of the others are to their first (a first round starts its processes and
+        imports, and may take several later ones' time)."""
+        if name in self.round_s:
+            return self.round_s[name]
+        first = self.first_round_s.get(name, 0.0)
+        ratios = [self.round_s[n] / self.first_round_s[n] for n in self.round_s if self.first_round_s.get(n)]
+        return first * min(1.0, statistics.median(ratios)) if ratios else first
 
     def affordable(self, names: list[str]) -> int | None:
         """How many more rounds of every one of `names` the rounds left buy (None: no budget)."""
         if self.seconds is None:
             return None
         per = sum(self.next_round_s(n) for n in names)
-        return max(0, int(self.rounds_left(names) // per)) if per > 0 else None
+        return max(0, int(self.rounds_left() // per)) if per > 0 else None
 
     def pass_fits(self, name: str) -> bool:
         """Whether a benchmark's profile still fits before the outputs are due."""

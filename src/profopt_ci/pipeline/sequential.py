@@ -56,14 +56,17 @@ def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds:
     return alpha, more, m
 
 
-def _then(active: list[Benchmark], i: int, r: int, plans: dict[str, list[int]],
+def _then(active: list[Benchmark], i: int, done_of: dict[str, int], plans: dict[str, list[int]],
           look: dict[str, int]) -> tuple[Benchmark, int] | None:
-    """The round measured after round `r` of `active[i]`, where it is sure: the next active benchmark's
-    round `r`, or the first one's round r+1 when no look is due before it (a look may stop it)."""
+    """The round measured after the one `active[i]` is about to measure, where it is sure: the next
+    active benchmark's next round, or the first one's round after this when no look is due before it
+    (a look may stop it). `done_of`: the rounds each has so far."""
     if i + 1 < len(active):
-        return active[i + 1], r
+        nxt = active[i + 1]
+        return nxt, done_of[nxt.name]
     first = active[0]
-    return (first, r + 1) if r + 1 < plans[first.name][look[first.name]] else None
+    r = done_of[first.name] + (i == 0)  # its round of this pass is measured already unless it is this one
+    return (first, r) if r < plans[first.name][look[first.name]] else None
 
 
 def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: MeasureRounds = run_rounds,
@@ -74,8 +77,10 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
 
     `budget` (time_budget): each round, the benchmarks the change reaches (`first`) go first, then
     the cheaper rounds and those nearer a decision; after the first round the looks are planned
-    anew to fit what the rounds left afford; a round that would not fit stops the rounds, and each
-    benchmark still undecided gets one more look at the rounds it has (`state.cut`: its rounds)."""
+    anew to fit what the rounds left afford, and where they cannot take every benchmark to a look
+    that can decide, some are held at their first round until the others are done (`_fit`); a
+    round that would not fit stops the rounds, and each benchmark still undecided gets one more
+    look at the rounds it has (`state.cut`: its rounds)."""
     budget, state, log = budget or Budget(), ctx.state, ctx.log
     plans = {b.name: look_schedule.plan_looks(b.settings.rounds, b.settings.max_rounds) for b in benches}
     look = {b.name: 0 for b in benches}
@@ -84,37 +89,36 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
     live = [s for s in ctx.sides if any(state.track(b.name, s.name).status == "ok" for b in benches)]
     ctx = ctx.on(live)
     done: set[str] = set()
-    held: list[Benchmark] = []  # kept at their first round so that the others reach a decidable look
-    r = 0
+    held: list[Benchmark] = []  # kept at the rounds they have so that the others reach a decidable look
+    rounds = {b.name: 0 for b in benches}  # each benchmark's rounds so far
     while True:
         active = [b for b in benches if b.name not in done and b not in held and state.ok(b.name, live)]
-        if held and (not active or len(live) < 2):
-            _cut(ctx, [b for b in held if state.ok(b.name, live)], plans, look, final_alpha)
-            held = []
+        if held and not active and len(live) >= 2:  # the others are done: the rest of the budget is the held's
+            again = _fit(plans, held, budget, log, first)
+            active, held = [b for b in held if b not in again], again
         if not active or len(live) < 2:
             if alone:
                 _measure_alone(ctx, benches, measure)
             return final_alpha
         order = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name),
                                               distance.get(b.name, 0.0))) if budget.on else active
-        names = [b.name for b in active + held]  # a held benchmark's passes are still to come
         for i, b in enumerate(order):
-            if budget.on and r > 0 and budget.rounds_left(names) < budget.next_round_s(b.name):
-                _cut(ctx, order, plans, look, final_alpha)
+            if budget.on and rounds[b.name] > 0 and budget.rounds_left() < budget.next_round_s(b.name):
+                _cut(ctx, [*order, *held], plans, look, final_alpha)
                 return final_alpha
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
             started = time.monotonic()
-            measure(ctx, [b], start=r, stop=r + 1, total=plans[b.name][look[b.name]],
-                    then=_then(order, i, r, plans, look))
+            measure(ctx, [b], start=rounds[b.name], stop=rounds[b.name] + 1, total=plans[b.name][look[b.name]],
+                    then=_then(order, i, rounds, plans, look))
             budget.spent(b.name, time.monotonic() - started)
-        r += 1
-        if r == 1 and budget.on:
+            rounds[b.name] += 1
+        if budget.on and all(rounds[b.name] == 1 for b in active) and not held and not done:
             held = _fit(plans, active, budget, log, first)
         for b in (b for b in active if b not in held):
             looks, k = plans[b.name], look[b.name]
-            if r < looks[k] or not state.ok(b.name, live):
+            if rounds[b.name] < looks[k] or not state.ok(b.name, live):
                 continue
-            final_alpha[b.name], more, m = _look(ctx, b, k, looks, r)
+            final_alpha[b.name], more, m = _look(ctx, b, k, looks, rounds[b.name])
             tau = b.settings.threshold_pct or 1.0
             distance[b.name] = (m.get("mde") or tau) / tau if isinstance(m.get("mde"), (int, float)) else 1.0
             if more:
@@ -140,6 +144,7 @@ def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, l
     total = 1 + more
     held = _held(active, budget, first) if total < LEAST_LOOK else []
     going = [b for b in active if b not in held]
+    said = total
     if held:
         total = max(total, LEAST_LOOK)
     fitted = []
@@ -150,9 +155,9 @@ def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, l
         rounds = max(LEAST_LOOK, min(start, total))
         plans[b.name] = look_schedule.plan_looks(rounds, max(rounds, min(last, total)))
         fitted.append(b.name)
-    log(f"profopt: time budget: {budget.left():.0f} s left after the first rounds; about {total} rounds each fit"
+    log(f"profopt: time budget: {budget.left():.0f} s left; about {said} rounds each fit"
         + (f" — looks planned to fit ({', '.join(fitted)})" if fitted else "")
-        + (f"; held at one round so that the others reach {LEAST_LOOK}: {', '.join(b.name for b in held)}"
+        + (f"; held at the rounds they have until the others reach {LEAST_LOOK}: {', '.join(b.name for b in held)}"
            if held else ""))
     return held
 
@@ -160,7 +165,7 @@ def _fit(plans: dict[str, list[int]], active: list[Benchmark], budget: Budget, l
 def _held(active: list[Benchmark], budget: Budget, first: frozenset[str]) -> list[Benchmark]:
     """The benchmarks left at one round: after as many as the rounds left take to LEAST_LOOK, those
     the change reaches first, then the cheaper rounds. None held when not even one would get there."""
-    left = budget.rounds_left([b.name for b in active])
+    left = budget.rounds_left()
     going, cost = 0, 0.0
     for b in sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name))):
         cost += (LEAST_LOOK - 1) * budget.next_round_s(b.name)
