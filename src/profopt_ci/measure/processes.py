@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import sys
@@ -121,6 +122,15 @@ def child_env(spec: Spec, bench: Benchmark | None, side: Side) -> dict[str, str]
         # (measure/side_pass.py). The spec's own PYTHONHASHSEED wins.
         env.setdefault("PYTHONHASHSEED", "0")
     return env
+
+
+def command_words(command: str) -> list[str]:
+    """A setup command's words as the shell splits them; a command it cannot split (an unclosed
+    quote) by its spaces, so what is read from it is still read."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def run_setup(spec: Spec, side: Side, log: Callable[[str], None]) -> None:

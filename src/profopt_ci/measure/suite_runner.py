@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,6 +27,7 @@ from profopt_ci.measure.processes import (
     SETUP_TIMEOUT_S,
     Side,
     child_env,
+    command_words,
     own_environment,
     run_child,
     run_setup,
@@ -126,10 +126,7 @@ def sources(setup: Iterable[str]) -> list[str]:
     """The pip options of the setup's commands that say where packages come from, in order, once each."""
     out: list[str] = []
     for command in setup:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
+        words = command_words(command)
         for i, word in enumerate(words):
             flag, eq, _ = word.partition("=")
             if word in _SOURCE_SWITCHES or (eq and flag in _SOURCE_FLAGS):

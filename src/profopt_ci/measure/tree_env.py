@@ -18,14 +18,13 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from profopt_ci.measure.checkouts import make_venv, venv_env
-from profopt_ci.measure.processes import Side
+from profopt_ci.measure.processes import Side, command_words
 from profopt_ci.measure.suite_runner import add_runners, kinds_of, set_up
 from profopt_ci.specfile.model import Spec
 
@@ -48,10 +47,7 @@ def read_files(commands: list[str], root: Path) -> list[Path]:
     the files after -r / -c, and each installed project directory's dependency files."""
     found: dict[Path, None] = {}
     for command in commands:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
+        words = command_words(command)
         for i, word in enumerate(words):
             flag, eq, value = word.partition("=")
             candidates = [value] if eq and flag in _FILE_FLAGS + _EDITABLE else [word]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
+from profopt_ci.measure.processes import command_words
 from profopt_ci.reach.trees import Tree
 
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "MANIFEST.in", "uv.lock", "poetry.lock", "pdm.lock",
@@ -50,10 +50,7 @@ def _project(tree: Tree, directory: str) -> set[str]:
 
 def _named(tree: Tree, command: str, spec_dir: str) -> set[str]:
     """The tracked files and project directories the words of one setup command name."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
+    words = command_words(command)
     out: set[str] = set()
     for i, word in enumerate(words):
         flag, eq, value = word.partition("=")
