@@ -48,7 +48,8 @@ CHECKOUT = """\
           rm -rf .profopt-action/src/*.egg-info"""
 
 
-WORKFLOW = """\
+# a pull_request job on the self-hosted runner, up to its steps after the checkout
+PR_JOB = """\
 on: pull_request
 permissions:
   contents: read
@@ -58,6 +59,8 @@ jobs:
     runs-on: self-hosted
     steps:
 {checkout}
+"""
+WORKFLOW = PR_JOB + """\
 {uses}
       - name: Keep what the test reads
         if: always()
@@ -210,16 +213,7 @@ def test_the_action_under_act_comments_once_then_updates_with_runner_docker(act_
     assert "[measure]" in proc.stdout + proc.stderr  # the container's lines, prefixed
 
 
-ACCEPT_WORKFLOW = """\
-on: pull_request
-permissions:
-  contents: read
-  pull-requests: write
-jobs:
-  bench:
-    runs-on: self-hosted
-    steps:
-{checkout}
+ACCEPT_WORKFLOW = PR_JOB + """\
       - uses: ./.profopt-action
         with:
           runner: local
