@@ -194,11 +194,19 @@ def check_hardware_label(value: str | None) -> str | None:
     return resolve_label(value.strip())
 
 
-def check_accept_label(value: str | None) -> str:
-    value = (value or "").strip() or DEFAULT_ACCEPT_LABEL
+def label_name(value: str, key: str) -> str:
+    """A GitHub label's name as `key` (an input, a flag) gives it: stripped, 1 to 50 characters."""
+    value = value.strip()
+    if not value:
+        raise UsageError(f"{key}: a label name cannot be blank")
     if len(value) > 50:
-        raise UsageError(f"accept-label: a label name has at most 50 characters, got {value!r}")
+        raise UsageError(f"{key}: a label name has at most 50 characters, got {value!r}")
     return value
+
+
+def check_accept_label(value: str | None) -> str:
+    """The `accept-label` input: empty → profopt-accept."""
+    return label_name((value or "").strip() or DEFAULT_ACCEPT_LABEL, "accept-label")
 
 
 def check_time_budget(value: str | None) -> str | None:

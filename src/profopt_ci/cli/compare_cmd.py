@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from profopt_ci.action.inputs import DEFAULT_ACCEPT_LABEL, label_name
 from profopt_ci.cli.options import SPEC_HELP, instrument_flag, load, plan, positive, suite_flag
 from profopt_ci.cli.output_files import finish, output_dir, output_flags, output_paths, write_outputs
 from profopt_ci.errors import EXIT_OK, UsageError
@@ -51,7 +52,7 @@ def register(sub) -> None:
                    help="the wall time the compare may take, e.g. 25s, 10m, 1h: rounds ordered and sized to fit, "
                         "what is still undecided then is inconclusive, the outputs written in time (the spec's "
                         "`defaults: {time_budget: …}`)")
-    c.add_argument("--accept-label", metavar="NAME", default="profopt-accept",
+    c.add_argument("--accept-label", metavar="NAME", default=DEFAULT_ACCEPT_LABEL,
                    help="a pull request carrying this label passes a failing policy (--fail-on), said in the "
                         "headline; read from the event GITHUB_EVENT_PATH names. A labeled or unlabeled event "
                         "reuses the kept comparison of the same commits instead of measuring again "
@@ -81,7 +82,7 @@ def command(args: argparse.Namespace) -> int:
 
     the_plan = plan(load(args.spec, args.suite), args)
     workdir = Path(args.workdir) if args.workdir else None
-    labels = labels_of(os.environ, _label(args.accept_label))
+    labels = labels_of(os.environ, label_name(args.accept_label, "--accept-label"))
     if args.baseline == "stored":
         return _compare_stored(the_plan, args, workdir, labels.accept)
     measured = measured_of(the_plan, args.measure, args.time_budget, args.baseline == "both")
@@ -108,14 +109,6 @@ def command(args: argparse.Namespace) -> int:
     code = finish(comparison, args)
     keep(comparison, the_plan, measured)  # after the outputs: for a later label event (pipeline/reuse.py)
     return code
-
-
-def _label(name: str) -> str:
-    """--accept-label, checked: a GitHub label's name (1 to 50 characters, not blank)."""
-    name = name.strip()
-    if not 0 < len(name) <= 50:
-        raise UsageError(f"--accept-label: expected a label name of 1 to 50 characters, got {name!r}")
-    return name
 
 
 def _duration(text: str) -> float:
