@@ -166,16 +166,14 @@ def _held(active: list[Benchmark], budget: Budget, first: frozenset[str]) -> lis
     """The benchmarks left at one round: after as many as the rounds left take to LEAST_LOOK, those
     the change reaches first, then the cheaper rounds. None held when not even one would get there."""
     left = budget.rounds_left()
+    ranked = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name)))
     going, cost = 0, 0.0
-    for b in sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name))):
+    for b in ranked:
         cost += (LEAST_LOOK - 1) * budget.next_round_s(b.name)
         if cost > left:
             break
         going += 1
-    if going == 0:
-        return []
-    ranked = sorted(active, key=lambda b: (b.name not in first, budget.next_round_s(b.name)))
-    return ranked[going:]
+    return ranked[going:] if going else []
 
 
 def _cut(ctx: RoundContext, order: list[Benchmark], plans: dict[str, list[int]], look: dict[str, int],
