@@ -116,7 +116,10 @@ def by_name_step(name="alpha"):
                  "    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n    return lambda: 1\n"),
     "suite/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef numbers():\n    return list(range(30))\n",
     "suite/test_fixture.py": "def test_sorted(benchmark, numbers):\n    benchmark(sorted, numbers)\n",
-    "suite/test_plain.py": "def test_plain(benchmark):\n    benchmark(sum, range(30))\n",
+    # two tests in one file: their records share one collection (reach/runs.by_file), and a change
+    # to one test's body reaches that test only
+    "suite/test_plain.py": ("def test_plain(benchmark):\n    benchmark(sum, range(30))\n\n\n"
+                            "def test_plain_min(benchmark):\n    benchmark(min, range(30))\n"),
     "docs/guide.md": "# guide\n",
 }
 
@@ -141,7 +144,7 @@ PRS: dict[str, tuple[dict[str, str], set[str]]] = {
     "conftest": ({"suite/conftest.py": FILES["suite/conftest.py"].replace("range(30)", "range(40)")},
                  {"test_sorted"}),
     "own-file": ({"own.py": FILES["own.py"].replace("range(20)", "range(21)")}, {"own-file"}),
-    "suite-file": ({"suite/test_plain.py": FILES["suite/test_plain.py"].replace("range(30)", "range(31)")},
+    "suite-file": ({"suite/test_plain.py": FILES["suite/test_plain.py"].replace("sum, range(30)", "sum, range(31)")},
                    {"test_plain"}),
     "shadow": ({"colorsys.py": "def rgb_to_hsv(r, g, b):\n    return (r, g, b)\n"}, {"shadow"}),
     "docs": ({"docs/guide.md": "# guide\n\nMore.\n", "docs/new.md": "# new\n", "NOTES.md": "notes\n"}, set()),

@@ -6,7 +6,8 @@ the `benchmark` fixture (pytest-benchmark, pytest-codspeed) or carry `@pytest.ma
 why, the collection errors; with `probe`, each test run once with a counting fixture, so a test
 that never reaches its call, calls it twice or fails is said per benchmark before anything is timed.
 
-In (worker): one node id and `use(step)`. The test runs under pytest as usual (fixtures, conftest,
+In (worker): one node id and `use(step)` (`run`), or several, each run in a child forked after
+their one collection (`run_each`: a suite's reach records). The test runs under pytest as usual (fixtures, conftest,
 parametrization); its body before the call is untimed setup; at the call, `use` runs nested inside
 it with the call's target as the step (the lockstep protocol, a profile…), then the test goes on
 and pytest tears its fixtures down. pytest-benchmark's and pytest-codspeed's own plugins are blocked
@@ -177,12 +178,31 @@ def run(locator: str, use: Callable[[Callable[[], object]], Any]) -> Any:
     pytest = import_pytest()
     plugin = _Plugin(pytest, use)
     pytest.main([locator, *PYTEST_ARGS], plugins=[plugin])
+    return _outcome(plugin, locator)
+
+
+def _outcome(plugin: _Hooks, locator: str) -> Any:
     if plugin.error is not None:
         raise plugin.error
     if not plugin.used:
         why = plugin.problems.get(locator) or "pytest did not run it"
         raise RuntimeError(f"{locator}: the test never reached its benchmark call — {why}")
     return plugin.result
+
+
+def run_each(locators: list[str], use: Callable[[Callable[[], object]], Any], fork: Callable[[], int],
+             done: Callable[[str, Callable[[], Any]], None]) -> None:
+    """Each locator's test in a process of its own, forked (`fork`) after one collection of them all:
+    the child runs the test as `run` would — its fixtures set up and torn down as in a session of
+    that test alone, `use(step)` at its call — then `done(locator, outcome)` (outcome: `use`'s
+    value, or raises its error), and exits. Each child holds what the collection ran and what its
+    own test ran, and nothing of the others': the reach record of a suite's benchmarks collects
+    each test file once instead of once per benchmark (pytest imports the whole file for one node id
+    too)."""
+    pytest = import_pytest()
+    plugin = _Plugin(pytest, use)
+    plugin.fork, plugin.done = fork, done
+    pytest.main([*locators, *PYTEST_ARGS], plugins=[plugin])
 
 
 class _Prepared:
@@ -258,6 +278,8 @@ class _Hooks:
 
     def __init__(self, use, *, probing: bool = False) -> None:
         self.use, self.probing = use, probing
+        self.fork: Callable[[], int] | None = None  # run_each's
+        self.done: Callable[[str, Callable[[], Any]], None] | None = None
         self.used, self.result, self.error = False, None, None
         self.calls: dict[str, int] = {}
         self.problems: dict[str, str] = {}
@@ -277,6 +299,28 @@ class _Hooks:
 
     def pytest_collection_finish(self, session) -> None:
         self.ids = {item.nodeid: _locator(item) for item in session.items}
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        """run_each's: the test in a forked child, torn down there as the session's last test."""
+        if self.fork is None:
+            return None
+        from _pytest.runner import runtestprotocol
+
+        pid = self.fork()
+        if pid:
+            os.waitpid(pid, 0)
+            return True
+        code = 0
+        try:
+            loc = self.ids.get(item.nodeid) or _locator(item)
+            runtestprotocol(item, log=True, nextitem=None)
+            self.done(loc, functools.partial(_outcome, self, loc))
+        except BaseException:  # noqa: BLE001 — the child must never go back into the parent's loop
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
 
     def pytest_runtest_logreport(self, report) -> None:
         loc = self.ids.get(report.nodeid, report.nodeid)

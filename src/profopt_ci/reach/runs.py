@@ -2,7 +2,9 @@
 
 In: the plan, benchmarks, one side (its checkout and environment), the checkout's top, a work
 directory. Out: {benchmark: (raw record, seconds)}. A callable (a suite's benchmark too) runs in a
-worker as its timed rounds would — import, build, steps — from before its module is imported; a
+worker as its timed rounds would — import, build, steps — from before its module is imported (a
+pytest suite's tests of one file share one collection, each test then in a child forked from it:
+the record of a 29-benchmark suite was mostly 29 collections of the same file); a
 `command` that is a Python process runs once with a sitecustomize that records it; any other
 command, and a run that fails, is `unknown` (measured). The runs go at once, one per CPU profopt may
 use: nothing is timed while they run.
@@ -19,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
+from profopt_ci.harness.suite_targets import parse_target
 from profopt_ci.measure import quality
 from profopt_ci.measure.forked import ForkedJob, forked_worker
 from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
@@ -72,11 +75,37 @@ def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, work
     zygote = _suite_zygote(plan, benches, side, top, workdir)
     try:
         with ThreadPoolExecutor(max_workers=width) as pool:
-            futures = {b.name: pool.submit(_one, plan, b, side, top, workdir, zygote) for b in benches}
-            return {name: f.result() for name, f in futures.items()}
+            futures = [pool.submit(_each, plan, group, side, top, workdir, zygote) if len(group) > 1
+                       else pool.submit(_solo, plan, group[0], side, top, workdir, zygote)
+                       for group in by_file(plan, benches, side.name, width)]
+            got = {name: answer for f in futures for name, answer in f.result().items()}
+            return {b.name: got[b.name] for b in benches}
     finally:
         if zygote is not None:
             zygote.close()
+
+
+def by_file(plan: Plan, benches: list[Benchmark], side: str, width: int) -> list[list[Benchmark]]:
+    """The record runs: a pytest suite's benchmarks of one file (and one env) go together, collected
+    once, each test forked from there (worker.reach_each_job), split while fewer runs than CPUs would
+    go; any other benchmark alone."""
+    files: dict[str, list[Benchmark]] = {}
+    runs: list[list[Benchmark]] = []
+    for b in benches:
+        own = plan.bench(side, b.name)
+        target = parse_target(own.callable) if own.command is None and own.suite == "pytest" else None
+        if target is None:
+            runs.append([b])
+        else:
+            # one process's environment for all: the same env and quality pass
+            key = json.dumps([target[1].partition("::")[0], own.env, required_steps(own)], sort_keys=True)
+            files.setdefault(key, []).append(b)
+    groups = list(files.values())
+    while len(runs) + len(groups) < width and any(len(g) > 1 for g in groups):
+        big = max(groups, key=len)
+        groups.remove(big)
+        groups += [big[: len(big) // 2], big[len(big) // 2:]]
+    return runs + groups
 
 
 # What a pytest suite's record runs import before their step: preloaded once, unless the repository
@@ -102,29 +131,51 @@ def _suite_zygote(plan: Plan, benches: list[Benchmark], side: Side, top: Path, w
 ZYGOTE_READY_S = 120.0
 
 
-def _one(plan: Plan, bench: Benchmark, side: Side, top: Path, workdir: Path,
-         zygote: Zygote | None) -> tuple[dict, float]:
+def _solo(plan: Plan, bench: Benchmark, side: Side, top: Path, workdir: Path,
+          zygote: Zygote | None) -> dict[str, tuple[dict, float]]:
     own, spec = plan.bench(side.name, bench.name), plan.side_spec(side.name)
     start = time.perf_counter()
     raw = (_command(spec, own, side, top, workdir) if own.command is not None
            else _callable(spec, own, side, top, workdir, zygote if own.suite == "pytest" else None))
-    return raw, time.perf_counter() - start
+    return {bench.name: (raw, time.perf_counter() - start)}
+
+
+def _each(plan: Plan, group: list[Benchmark], side: Side, top: Path, workdir: Path,
+          zygote: Zygote | None) -> dict[str, tuple[dict, float]]:
+    """One pytest file's benchmarks in one record run; each is charged an equal share of its time."""
+    own = [plan.bench(side.name, b.name) for b in group]
+    start = time.perf_counter()
+    job = {**_job(own[0], side, top), "callables": [o.callable for o in own]}
+    data = _worker(job, own[0], plan.side_spec(side.name), side, workdir, zygote,
+                   f"reach-{side.name}-{group[0].name}-{len(group)}", sum(o.settings.timeout_s for o in own))
+    share = (time.perf_counter() - start) / len(group)
+    records = data.get("records") if isinstance(data.get("records"), dict) else {}
+    return {b.name: (records.get(o.callable) or data, share) for b, o in zip(group, own, strict=True)}
+
+
+def _job(bench: Benchmark, side: Side, top: Path) -> dict:
+    return {"mode": "reach", "callable": bench.callable, "params": bench.params, "seed": quality.SEED,
+            "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV") or sys.prefix,
+                      "required": required_steps(bench), "at_least": AT_LEAST, "min_ms": MIN_MS, "max_ms": MAX_MS}}
 
 
 def _callable(spec, bench: Benchmark, side: Side, top: Path, workdir: Path, zygote: Zygote | None = None) -> dict:
-    steps = required_steps(bench)
+    return _worker(_job(bench, side, top), bench, spec, side, workdir, zygote, f"reach-{side.name}-{bench.name}",
+                   bench.settings.timeout_s)
+
+
+def _worker(job: dict, bench: Benchmark, spec, side: Side, workdir: Path, zygote: Zygote | None, tag: str,
+            timeout_s: float) -> dict:
+    """The record job's answer, forked from the zygote where there is one; a run that failed is
+    `unknown` with its cause."""
     env = child_env(spec, bench, side)
-    job = {"mode": "reach", "callable": bench.callable, "params": bench.params, "seed": quality.SEED,
-           "reach": {"repo": str(top), "venv": side.env.get("VIRTUAL_ENV") or sys.prefix, "required": steps,
-                     "at_least": AT_LEAST, "min_ms": MIN_MS, "max_ms": MAX_MS}}
-    env = quality.quality_env(env) if steps else env
-    tag = f"reach-{side.name}-{bench.name}"
+    env = quality.quality_env(env) if required_steps(bench) else env
     try:
         if zygote is None:
             raise ZygoteFailed("no zygote")
-        res, data = forked_worker(zygote, ForkedJob(job, env, side.root, bench.settings.timeout_s), workdir, tag)
+        res, data = forked_worker(zygote, ForkedJob(job, env, side.root, timeout_s), workdir, tag)
     except ZygoteFailed:
-        res, data = run_worker(job, side, env, workdir, tag, bench.settings.timeout_s)
+        res, data = run_worker(job, side, env, workdir, tag, timeout_s)
     if data is None:
         why = "timed out" if res.timed_out else f"exited {res.returncode}"
         return {"unknown": "failed", "failed": f"the record run {why}\n{tail(res.stderr)}".strip()}
