@@ -13,6 +13,7 @@ import math
 import os
 import statistics
 import sys
+import threading
 import time
 from typing import Any
 
@@ -27,6 +28,7 @@ class Progress:
         self.rounds_done: dict[str, int] = {}
         self.looks: dict[str, str] = {}  # bench → "2/5": the look its rounds are heading for
         self._drawn = 0
+        self._lock = threading.Lock()  # the sides' setups log at once (compare_refs._setup_sides)
 
     @property
     def stream(self) -> Any:
@@ -44,9 +46,10 @@ class Progress:
             return False
 
     def __call__(self, line: str) -> None:
-        self._clear()
-        print(line, file=self.stream, flush=True)
-        self._draw()
+        with self._lock:
+            self._clear()
+            print(line, file=self.stream, flush=True)
+            self._draw()
 
     def heading_for(self, bench: str, look: int, looks: int) -> None:
         """The benchmark's rounds now lead to look `look` of `looks` (pipeline/sequential.py)."""

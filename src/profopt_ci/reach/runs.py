@@ -23,6 +23,7 @@ from pathlib import Path
 from profopt_ci.filenames import file_part
 from profopt_ci.harness.suite_targets import parse_target
 from profopt_ci.measure import quality
+from profopt_ci.measure.cpus import available
 from profopt_ci.measure.forked import ForkedJob, forked_worker
 from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed
@@ -71,7 +72,8 @@ def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, work
     """Each benchmark's raw record on `side`, the runs spread over the CPUs profopt may use; a
     pytest suite's forked from a zygote that imported pytest once (each record run was a pytest
     session of its own, most of it importing pytest)."""
-    width = max(1, min(len(benches), cpus or len(os.sched_getaffinity(0))))
+    # the pool (cpus.available), not this process's affinity: a compare keeps itself to one CPU of it
+    width = max(1, min(len(benches), cpus or len(available())))
     zygote = _suite_zygote(plan, benches, side, top, workdir)
     try:
         with ThreadPoolExecutor(max_workers=width) as pool:
