@@ -15,10 +15,8 @@ trees' runs interleaved, `--runs` times:
   `--measure all` of a spec holding only the benchmarks it reaches (the wall "of measuring those
   alone"), and the record's cost against `--measure all` of the whole suite.
 
-A new tree runs each case three times: with an empty cache directory (`fresh`: environments built
-and the base recorded in the compare), with the setup environments an earlier run built but no
-records (`envs cached`: the goal's measure, and how the old tree runs), and with all an earlier
-run kept (`kept`: as after a nightly). Prints, per case
+A new tree runs each case twice: with an empty cache directory (`fresh`: the base is recorded in
+the compare) and with the records the fresh run kept (`kept`: as after a nightly). Prints, per case
 and variant, the median wall (min–max), what was measured and the decision.
 
     python bench/reach_goals.py --old /tmp/old-main/src --runs 3
@@ -196,27 +194,13 @@ def compare(src: Path, root: Path, cache: Path, *args: str) -> dict:
 
 
 def variants(case: str, old: Path | None, new: Path) -> list[tuple[str, Path, list[str], str]]:
-    """(name, src, extra args, cache) per variant of a case. Caches: `fresh` (empty: the setup
-    environments are built and the base recorded in the compare), `envs` (the environments a
-    earlier compare built, as `validate` leaves them, but no reach records nor stored comparisons:
-    the goal's "setup environments cached"), `kept` (all an earlier compare kept, as after a
-    nightly)."""
-    out = [("old, envs cached", old, [], "envs")] if old is not None else []
-    out += [("new fresh", new, [], "fresh"), ("new, envs cached", new, [], "envs"), ("new kept", new, [], "kept")]
+    """(name, src, extra args, cache: fresh | kept | none) per variant of a case."""
+    out = [("old", old, [], "none")] if old is not None else []
+    out += [("new fresh", new, [], "fresh"), ("new kept", new, [], "kept")]
     if case == "suite-one":
-        out += [("new, those alone (measure all)", new, ["--spec", "alone.yml", "--measure", "all"], "envs"),
-                ("new, whole suite, measure all", new, ["--measure", "all"], "envs")]
+        out += [("new, those alone (measure all)", new, ["--spec", "alone.yml", "--measure", "all"], "none"),
+                ("new, whole suite, measure all", new, ["--measure", "all"], "none")]
     return out
-
-
-def cache_for(kind: str, warm: Path, dest: Path) -> Path:
-    """The cache directory a variant runs with (see `variants`)."""
-    if kind == "kept":
-        return warm
-    shutil.rmtree(dest, ignore_errors=True)
-    if kind == "envs":
-        shutil.copytree(warm, dest, symlinks=True, ignore=shutil.ignore_patterns("reach", "compare"))
-    return dest
 
 
 def main() -> None:
@@ -244,10 +228,13 @@ def main() -> None:
                 if r % 2:
                     order.reverse()  # interleaved: neither variant always first
                 for name, src, extra, cache in order:
-                    warm = work / f"cache-{case}-{src.parent.name}-{abs(hash(str(src)))}"
-                    if cache != "fresh" and not warm.exists():
-                        compare(src, root, warm)  # builds the environments, keeps the records: not timed
-                    got = compare(src, root, cache_for(cache, warm, work / f"cache-{case}-{name}-{r}"), *extra)
+                    kept_dir = work / f"cache-{case}"
+                    if cache == "kept" and not kept_dir.exists():
+                        compare(src, root, kept_dir, *extra)  # fills the kept records, not timed
+                    cache_dir = kept_dir if cache == "kept" else work / f"cache-{case}-{name}-{r}"
+                    if cache != "kept":
+                        shutil.rmtree(cache_dir, ignore_errors=True)
+                    got = compare(src, root, cache_dir, *extra)
                     runs.setdefault(name, []).append(got)
                     print(f"  {case} run {r + 1} {name}: {got}", flush=True)
             print(f"\n{case}:")
