@@ -1,5 +1,5 @@
 """A pytest file's reach records from one collection: each test forked after it records what a
-worker of that test alone records (measure/worker.reach_each_job), and no other test's code.
+worker of that test alone records (measure/reach_worker.reach_each_job), and no other test's code.
 
 Real worker processes on a real test file with a conftest fixture, a module-level import, a data
 file one test reads, and a test that fails before its benchmark call.

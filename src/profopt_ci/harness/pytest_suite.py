@@ -7,13 +7,14 @@ why, the collection errors; with `probe`, each test run once with a counting fix
 that never reaches its call, calls it twice or fails is said per benchmark before anything is timed.
 
 In (worker): one node id and `use(step)` (`run`), or several, each run in a child forked after
-their one collection (`run_each`: a suite's reach records). The test runs under pytest as usual (fixtures, conftest,
-parametrization); its body before the call is untimed setup; at the call, `use` runs nested inside
-it with the call's target as the step (the lockstep protocol, a profile…), then the test goes on
-and pytest tears its fixtures down. pytest-benchmark's and pytest-codspeed's own plugins are blocked
-(`-p no:benchmark -p no:codspeed`): this module provides the fixture, so whether they are installed
-does not change what is measured; their hook specs are registered (harness/pytest_peers.py), so a
-conftest implementing their hooks loads as in a normal run.
+their one collection (`run_each`: a suite's reach records). The test runs under pytest as usual
+(fixtures, conftest, parametrization); its body before the call is untimed setup; at the call,
+`use` runs nested inside it with the call's target as the step (the lockstep protocol, a
+profile…), then the test goes on and pytest tears its fixtures down. pytest-benchmark's and
+pytest-codspeed's own plugins are blocked (`-p no:benchmark -p no:codspeed`): this module provides
+the fixture, so whether they are installed does not change what is measured; their hook specs are
+registered (harness/pytest_peers.py), so a conftest implementing their hooks loads as in a normal
+run.
 """
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, work
 
 def by_file(plan: Plan, benches: list[Benchmark], side: str, width: int) -> list[list[Benchmark]]:
     """The record runs: a pytest suite's benchmarks of one file (and one env) go together, collected
-    once, each test forked from there (worker.reach_each_job), split while fewer runs than CPUs would
+    once, each test forked from there (measure/reach_worker.reach_each_job), split while fewer runs than CPUs would
     go; any other benchmark alone."""
     files: dict[str, list[Benchmark]] = {}
     runs: list[list[Benchmark]] = []
