@@ -117,6 +117,14 @@ def repo_factory(tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def own_cache_dir(tmp_path_factory, monkeypatch):
+    """Each test's compares keep their reach records, stored comparisons and setup venvs apart: a
+    record another test (or another profopt) kept in ~/.cache/profopt once decided a test's reach.
+    A test that shares a cache between its compares sets PROFOPT_CACHE_DIR itself."""
+    monkeypatch.setenv("PROFOPT_CACHE_DIR", str(tmp_path_factory.mktemp("profopt-cache")))
+
+
+@pytest.fixture(autouse=True)
 def fresh_harness_state():
     """Each test starts with no recorded phases or quality values, whatever ran before it."""
     from profopt_ci.harness import timing as harness

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cli_env, write_files
+import pytest
+from conftest import cli_env, make_repo, run_cli, write_files
 
 from profopt_ci.harness.suite_targets import target
 
@@ -113,3 +114,34 @@ def test_each_test_forked_after_one_collection_records_what_it_alone_records(tmp
     # profopt's own fork is not the step's: only the test that failed is unknown, with its cause
     assert alpha["unknown"] is None and alpha["steps"] >= 2
     assert broken["unknown"] == "failed" and "not today" in broken["failed"]
+
+
+ITEM_ENV_SPEC = """\
+version: 1
+env: {PYTHONPATH: vendor}
+defaults: {rounds: 2, max_rounds: 2, round_ms: 20, warmup: 0, profile: "off", threshold: 50%}
+suites:
+  - {pytest: suite, env: {PYTHONPATH: src}}
+"""
+LIB = "def f(n):\n    return sum(range(n))\n\n\ndef g(n):\n    return n * 2\n"
+
+
+@pytest.mark.slow
+def test_a_suite_items_env_is_the_record_processes_env_so_its_own_package_is_recorded(tmp_path):
+    """The item's `PYTHONPATH: src` puts the checkout's package first, and the spec's `env` a stale
+    copy of it (vendor/, as an installed copy would be): the record runs what the timed rounds run,
+    the checkout's, so a change to src/mylib.f reaches the benchmark that calls it and no other. A
+    zygote started without the item's env recorded vendor's copy, which no PR changes."""
+    root = tmp_path / "repo"
+    make_repo(root, [{"profopt.yml": ITEM_ENV_SPEC, "vendor/mylib.py": LIB, "src/mylib.py": LIB,
+                      "suite/test_lib.py": "import mylib\n\n\ndef test_f(benchmark):\n    benchmark(mylib.f, 200)\n\n\n"
+                                           "def test_g(benchmark):\n    benchmark(mylib.g, 200)\n\n\n"
+                                           "def test_h(benchmark):\n    benchmark(sum, [1, 2])\n"},
+                     {"src/mylib.py": LIB.replace("sum(range(n))", "sum(list(range(n)))")}])
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--out", "c.json"], root, timeout=600,
+                   env={"PROFOPT_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    c = json.loads((root / "c.json").read_text())
+    reach = {b["name"]: b["reach"] for b in c["benchmarks"]}
+    assert {n for n, r in reach.items() if r["measured"]} == {"test_f"}, {n: r["why"]["text"] for n, r in reach.items()}
+    assert reach["test_f"]["changed"] == ["src/mylib.py:f"], reach["test_f"]

@@ -24,7 +24,7 @@ import msgspec
 from profopt_ci.reach.trees import Tree, blob_id
 from profopt_ci.reach.units import MODULE, Units, units_of
 
-VERSION = 1
+VERSION = 2  # 2: a suite item's env is the record process's (records of 1 may hold an installed copy's code)
 NATIVE_SUFFIXES = (".so", ".pyd", ".dylib")
 # the names pytest's collection reads in a directory it walks past on its way to the test
 PYTEST_OWN = ("conftest.py", "__init__.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")

@@ -71,26 +71,35 @@ def record_all(plan: Plan, benches: list[Benchmark], side: Side, top: Path, work
                cpus: int | None = None) -> dict[str, tuple[dict, float]]:
     """Each benchmark's raw record on `side`, the runs spread over the CPUs profopt may use; a
     pytest suite's forked from a zygote that imported pytest once (each record run was a pytest
-    session of its own, most of it importing pytest)."""
+    session of its own, most of it importing pytest), one zygote per environment its benchmarks
+    run in."""
     # the pool (cpus.available), not this process's affinity: a compare keeps itself to one CPU of it
     width = max(1, min(len(benches), cpus or len(available())))
-    zygote = _suite_zygote(plan, benches, side, top, workdir)
+    zygotes = _suite_zygotes(plan, benches, side, top, workdir)
     try:
         with ThreadPoolExecutor(max_workers=width) as pool:
-            futures = [pool.submit(_each, plan, group, side, top, workdir, zygote) if len(group) > 1
-                       else pool.submit(_solo, plan, group[0], side, top, workdir, zygote)
-                       for group in by_file(plan, benches, side.name, width)]
+            futures = []
+            for group in by_file(plan, benches, side.name, width):
+                zygote = zygotes.get(_env_key(plan.bench(side.name, group[0].name)))
+                futures.append(pool.submit(_each, plan, group, side, top, workdir, zygote) if len(group) > 1
+                               else pool.submit(_solo, plan, group[0], side, top, workdir, zygote))
             got = {name: answer for f in futures for name, answer in f.result().items()}
             return {b.name: got[b.name] for b in benches}
     finally:
-        if zygote is not None:
+        for zygote in zygotes.values():
             zygote.close()
 
 
+def _env_key(own: Benchmark) -> str:
+    """What a record process's environment depends on beyond the side: the benchmark's `env` (a
+    suite item's `PYTHONPATH: src` is where its package is imported from) and its quality pass."""
+    return json.dumps([own.env, required_steps(own)], sort_keys=True)
+
+
 def by_file(plan: Plan, benches: list[Benchmark], side: str, width: int) -> list[list[Benchmark]]:
-    """The record runs: a pytest suite's benchmarks of one file (and one env) go together, collected
-    once, each test forked from there (measure/reach_worker.reach_each_job), split while fewer runs than CPUs would
-    go; any other benchmark alone."""
+    """The record runs: a pytest suite's benchmarks of one file (and one environment) go together,
+    collected once, each test forked from there (measure/reach_worker.reach_each_job), split while
+    fewer runs than CPUs would go; any other benchmark alone."""
     files: dict[str, list[Benchmark]] = {}
     runs: list[list[Benchmark]] = []
     for b in benches:
@@ -99,9 +108,7 @@ def by_file(plan: Plan, benches: list[Benchmark], side: str, width: int) -> list
         if target is None:
             runs.append([b])
         else:
-            # one process's environment for all: the same env and quality pass
-            key = json.dumps([target[1].partition("::")[0], own.env, required_steps(own)], sort_keys=True)
-            files.setdefault(key, []).append(b)
+            files.setdefault(json.dumps([target[1].partition("::")[0], _env_key(own)]), []).append(b)
     groups = list(files.values())
     while len(runs) + len(groups) < width and any(len(g) > 1 for g in groups):
         big = max(groups, key=len)
@@ -115,19 +122,34 @@ def by_file(plan: Plan, benches: list[Benchmark], side: str, width: int) -> list
 SUITE_PRELOAD = ("pytest", "_pytest", "pluggy", "iniconfig")
 
 
-def _suite_zygote(plan: Plan, benches: list[Benchmark], side: Side, top: Path, workdir: Path) -> Zygote | None:
-    suite = [b for b in benches if plan.bench(side.name, b.name).suite == "pytest"]
+def _suite_zygotes(plan: Plan, benches: list[Benchmark], side: Side, top: Path, workdir: Path) -> dict[str, Zygote]:
+    """A zygote per environment (`_env_key`) that two or more of the pytest suite's benchmarks run in,
+    started in that environment: a child forked from a zygote keeps the zygote's sys.path and hash
+    seed whatever its own env says, and one zygote for all ran a `PYTHONPATH: src` item's record on
+    the installed copy of its package instead of the checkout's (attrs #1469: nothing reached)."""
     mine = any((where / name).exists() or (where / f"{name}.py").exists()
                for where in (top, top / "src", side.root) for name in SUITE_PRELOAD)
-    if len(suite) < 2 or mine:
-        return None
-    try:
-        zygote = Zygote(side.python, side.root, child_env(plan.side_spec(side.name), None, side), list(SUITE_PRELOAD),
-                        workdir, f"reach-{side.name}")
-        zygote.ready(ZYGOTE_READY_S)
-        return zygote
-    except ZygoteFailed:  # pytest not importable there: each record run says so itself
-        return None
+    keys: dict[str, list[Benchmark]] = {}
+    for b in benches:
+        own = plan.bench(side.name, b.name)
+        if own.suite == "pytest" and own.command is None:
+            keys.setdefault(_env_key(own), []).append(own)
+    out: dict[str, Zygote] = {}
+    if mine:
+        return out
+    spec = plan.side_spec(side.name)
+    for i, (key, owns) in enumerate(sorted(keys.items())):
+        if len(owns) < 2:
+            continue
+        env = child_env(spec, owns[0], side)
+        env = quality.quality_env(env) if required_steps(owns[0]) else env
+        try:
+            zygote = Zygote(side.python, side.root, env, list(SUITE_PRELOAD), workdir, f"reach-{side.name}-{i}")
+            zygote.ready(ZYGOTE_READY_S)
+        except ZygoteFailed:  # pytest not importable there: each record run says so itself
+            continue
+        out[key] = zygote
+    return out
 
 
 ZYGOTE_READY_S = 120.0
