@@ -9,6 +9,7 @@ measured, its decision, and per benchmark the two verdicts and step-time changes
 benchmark the changed run left unmeasured whose `measure: all` verdict is a change is a miss.
 
     python bench/reach_real_prs.py --cases cattrs attrs-astuple pluggy
+    python bench/reach_real_prs.py --cases attrs-evolve --changed-only
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ CASES = {
     "attrs-astuple": ("python-attrs+attrs", "1315e42f~1", "1315e42f",
                       "version: 1\nsuites:\n  - {pytest: bench/test_benchmarks.py, env: {PYTHONPATH: src}, "
                       "select: \"astuple or asdict\"}\n"),
+    "attrs-evolve": ("python-attrs+attrs", "f53fc544~1", "f53fc544",
+                     "version: 1\nsuites:\n  - {pytest: bench/, env: {PYTHONPATH: src}, "
+                     "select: \"instantiate or create_simple_class or eq_equal or asdict_atomic\"}\n"),
     "rich": ("Textualize+rich", "12301e30^1", "12301e30",
              "version: 1\nsuites:\n  - {asv: asv.conf.json, env: {PYTHONPATH: .},\n"
              "     select: \"^benchmarks\\\\.TextSuite\\\\.time_(fit|split|divide|render)(_unicode_heavy)?$\"}\n"),
@@ -79,15 +83,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--changed-only", action="store_true",
+                    help="run only `measure: changed` (its measured set against docs/suites.md's figures)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="profopt-real-prs-") as tmp:
         for i, case in enumerate(args.cases):
             mirror, base, head, spec = CASES[case]
             root = clone(args.mirrors / mirror / "repo", Path(tmp) / case, head, spec)
             order = ["changed", "all"] if i % 2 == 0 else ["all", "changed"]
+            order = ["changed"] if args.changed_only else order
             got = {m: compare(root, base, head, m, Path(tmp) / f"cache-{case}-{m}") for m in order}
             print(f"\n{case} ({base} → {head}):", flush=True)
-            for m in ("changed", "all"):
+            for m in order:
                 g = got[m]
                 if "error" in g:
                     print(f"  measure {m}: {g['wall']:.0f} s, no comparison: {g['error']}")
@@ -95,6 +102,10 @@ def main() -> None:
                 n = sum(1 for p in g["per"].values() if p["measured"])
                 print(f"  measure {m:7s}: {g['wall']:6.1f} s, {n} of {len(g['per'])} measured, {g['decision']}")
             if any("error" in g for g in got.values()):
+                continue
+            if "all" not in got:
+                for name, c in sorted(got["changed"]["per"].items()):
+                    print(f"    {name[:70]:70s} {('not measured' if not c['measured'] else c['verdict'])}")
                 continue
             misses = same = 0
             for name in sorted(got["all"]["per"]):
