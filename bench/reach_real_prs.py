@@ -105,19 +105,22 @@ def main() -> None:
                 continue
             if "all" not in got:
                 for name, c in sorted(got["changed"]["per"].items()):
-                    print(f"    {name[:70]:70s} {('not measured' if not c['measured'] else c['verdict'])}")
+                    print(f"    {name[:70]:70s} {'not measured' if not c['measured'] else c['verdict'] or c['decision']}")
                 continue
             misses = same = 0
             for name in sorted(got["all"]["per"]):
                 a, c = got["all"]["per"][name], got["changed"]["per"].get(name, {})
                 miss = not c.get("measured") and a["verdict"] in CHANGES
                 misses += miss
-                same += c.get("measured") and c.get("verdict") == a["verdict"]
+                same += bool(c.get("measured")) and (c.get("verdict"), c.get("decision")) == (a["verdict"], a["decision"])
 
                 def pct(p):
                     return "—" if p.get("change") is None else f"{p['change']:+.1f}%"
-                print(f"    {name[:70]:70s} changed: {('not measured' if not c.get('measured') else c.get('verdict')):13s} "
-                      f"{pct(c):>8s} | all: {a['verdict'] or a['decision']:13s} {pct(a):>8s}" + ("  MISS" if miss else ""))
+
+                def said(p):  # a benchmark that failed on a side has a decision and no verdict
+                    return "not measured" if not p.get("measured") else str(p.get("verdict") or p.get("decision"))
+                print(f"    {name[:70]:70s} changed: {said(c):13s} {pct(c):>8s} | all: {said(a):13s} {pct(a):>8s}"
+                      + ("  MISS" if miss else ""))
             n = sum(1 for p in got["changed"]["per"].values() if p["measured"])
             print(f"  same verdict on {same} of {n} measured; misses (a change left unmeasured): {misses}", flush=True)
 
