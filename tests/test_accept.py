@@ -309,10 +309,11 @@ def test_the_container_gets_the_cache_dir_and_the_events_labels_alone(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_action_reuses_its_comparison_for_the_accept_label(tmp_path):
+def test_the_action_reuses_its_comparison_for_the_accept_label(tmp_path, monkeypatch):
     """The action's entry point (`runner: local`) on a real PR repository: a synchronize event
     measures a regression and fails; the labeled event finds the comparison in the workspace's
     .profopt/cache, passes, and the step outputs and summary say it."""
+    monkeypatch.delenv("PROFOPT_CACHE_DIR")  # the action's own cache: a job that sets none
     ws = tmp_path / "ws"
     base, head = make_pr_repo(ws, bench_files(1, rounds=10), bench_files(3, rounds=10))  # head does 3× the work
     event = pr_event(tmp_path / "event.json", base, head)

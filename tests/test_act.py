@@ -223,10 +223,11 @@ ACCEPT_WORKFLOW = PR_JOB + """\
 """
 
 
-def test_the_accept_label_under_act_reuses_what_the_push_measured(act_bin, gh, tmp_path, act_home):
+def test_the_accept_label_under_act_reuses_what_the_push_measured(act_bin, gh, tmp_path, act_home, monkeypatch):
     """A real regression: the push's job measures it and fails; the `labeled` event's job restores
     .profopt/cache through action.yml's cache steps (a folder standing in for GitHub's cache
     service), reuses the comparison without a round and passes, and the comment says it."""
+    monkeypatch.delenv("PROFOPT_CACHE_DIR")  # the action's own cache (.profopt/cache): a job that sets none
     token = "ghs_" + secrets.token_hex(18)
     gh.add_token(token)
     workflow = ACCEPT_WORKFLOW.format(checkout=_checkout())

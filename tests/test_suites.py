@@ -95,8 +95,10 @@ SPEC = "version: 1\nhardware_label: test-cpu\n" + SETTINGS + "suites:\n  - {pyte
 
 
 def _compare(root, *extra: str) -> tuple[object, dict]:
-    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--report", "report.md", *extra], root,
-                   timeout=900)
+    """`--measure all`: these tests read every benchmark's verdict, the ones the change does not reach
+    too (tests/test_reach_*.py test what `measure: changed` leaves out)."""
+    proc = run_cli(["compare", "--base", "HEAD~1", "--fail-on", "none", "--report", "report.md", "--measure", "all",
+                    *extra], root, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc, json.loads((root / ".profopt" / "comparison.json").read_text())
 

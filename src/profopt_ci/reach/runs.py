@@ -62,6 +62,15 @@ except ImportError:
 """
 
 
+def record_env(spec, bench: Benchmark, side: Side) -> dict[str, str]:
+    """A record process's environment: the benchmark's own (child_env), writing no bytecode. The
+    record runs before the rounds, in the base's checkout only: the .pyc files it left there were
+    the base's alone, and a step's instruction count follows the interpreter's memory state, which
+    importing from bytecode leaves other than compiling does (tests/test_instructions.py's 1% PR
+    read 1.9%)."""
+    return {**child_env(spec, bench, side), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def required_steps(bench: Benchmark) -> int:
     """The steps the record must run: the quality pass's, where constraints read it."""
     return bench.settings.quality_steps if bench.constraints else 0
@@ -141,7 +150,7 @@ def _suite_zygotes(plan: Plan, benches: list[Benchmark], side: Side, top: Path, 
     for i, (key, owns) in enumerate(sorted(keys.items())):
         if len(owns) < 2:
             continue
-        env = child_env(spec, owns[0], side)
+        env = record_env(spec, owns[0], side)
         env = quality.quality_env(env) if required_steps(owns[0]) else env
         try:
             zygote = Zygote(side.python, side.root, env, list(SUITE_PRELOAD), workdir, f"reach-{side.name}-{i}")
@@ -192,7 +201,7 @@ def _worker(job: dict, bench: Benchmark, spec, side: Side, workdir: Path, zygote
             timeout_s: float) -> dict:
     """The record job's answer, forked from the zygote where there is one; a run that failed is
     `unknown` with its cause."""
-    env = child_env(spec, bench, side)
+    env = record_env(spec, bench, side)
     env = quality.quality_env(env) if required_steps(bench) else env
     try:
         if zygote is None:
@@ -233,7 +242,7 @@ def _command(spec, bench: Benchmark, side: Side, top: Path, workdir: Path) -> di
     (site / "sitecustomize.py").write_text(SITE)
     out = workdir / f"reach-out-{file_part(side.name + '-' + bench.name)}"
     out.mkdir(exist_ok=True)
-    env = child_env(spec, bench, side)
+    env = record_env(spec, bench, side)
     env.update({"PROFOPT_REACH_REPO": str(top), "PROFOPT_REACH_VENV": side.env.get("VIRTUAL_ENV") or sys.prefix,
                 "PROFOPT_REACH_OUT": str(out), "PYTHONPATH": os.pathsep.join([str(site), env.get("PYTHONPATH", "")])})
     res = run_command(command_argv(argv), cwd=side.root, env=env, timeout_s=bench.settings.timeout_s, workdir=workdir)
