@@ -24,31 +24,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+def spec(*items: str, setup: str | None = None) -> str:
+    """A spec as docs/suites.md gives it: the setup, if any, and the suite items (flow mappings)."""
+    return "version: 1\n" + (f"setup: {setup}\n" if setup else "") + "suites:\n" + "".join(f"  - {i}\n" for i in items)
+
+
+PINT_ASV_SELECT = ("^01_registry_creation\\\\.time_create_registry\\\\(\\\\((None,|'', None)?\\\\)\\\\)$"
+                   "|^10_registry\\\\.time_(load_definitions_stage_[123]|parse_unit_name)")
 # name: (mirror, base, head, spec)
 CASES = {
     "jsonschema": ("python-jsonschema+jsonschema", "1a4bd969~1", "1a4bd969",
-                   "version: 1\nsuites:\n  - {pyperf: jsonschema/benchmarks/useless_keywords.py}\n"
-                   "  - {pyperf: jsonschema/benchmarks/contains.py, select: \"^(middle|end)$\"}\n"),
+                   spec("{pyperf: jsonschema/benchmarks/useless_keywords.py}",
+                        "{pyperf: jsonschema/benchmarks/contains.py, select: \"^(middle|end)$\"}")),
     "attrs-astuple": ("python-attrs+attrs", "1315e42f~1", "1315e42f",
-                      "version: 1\nsuites:\n  - {pytest: bench/test_benchmarks.py, env: {PYTHONPATH: src}, "
-                      "select: \"astuple or asdict\"}\n"),
+                      spec("{pytest: bench/test_benchmarks.py, env: {PYTHONPATH: src}, select: \"astuple or asdict\"}")),
     "attrs-evolve": ("python-attrs+attrs", "f53fc544~1", "f53fc544",
-                     "version: 1\nsuites:\n  - {pytest: bench/, env: {PYTHONPATH: src}, "
-                     "select: \"instantiate or create_simple_class or eq_equal or asdict_atomic\"}\n"),
+                     spec("{pytest: bench/, env: {PYTHONPATH: src}, "
+                          "select: \"instantiate or create_simple_class or eq_equal or asdict_atomic\"}")),
     "rich": ("Textualize+rich", "12301e30^1", "12301e30",
-             "version: 1\nsuites:\n  - {asv: asv.conf.json, env: {PYTHONPATH: .},\n"
-             "     select: \"^benchmarks\\\\.TextSuite\\\\.time_(fit|split|divide|render)(_unicode_heavy)?$\"}\n"),
+             spec("{asv: asv.conf.json, env: {PYTHONPATH: .}, "
+                  "select: \"^benchmarks\\\\.TextSuite\\\\.time_(fit|split|divide|render)(_unicode_heavy)?$\"}")),
     "cattrs": ("python-attrs+cattrs", "39e698f~1", "39e698f",
-               "version: 1\nsuites:\n  - {pytest: bench/test_attrs_collections.py, env: {PYTHONPATH: src}, "
-               "select: \"test_unstructure_attrs_lists\"}\n"),
+               spec("{pytest: bench/test_attrs_collections.py, env: {PYTHONPATH: src}, "
+                    "select: \"test_unstructure_attrs_lists\"}")),
     "pluggy": ("pytest-dev+pluggy", "054a787", "5e51582",
-               "version: 1\nsetup: pip install -q -e . \"pytest<8\" pytest-benchmark\n"
-               "suites:\n  - {pytest: testing/benchmark.py}\n"),
+               spec("{pytest: testing/benchmark.py}", setup="pip install -q -e . \"pytest<8\" pytest-benchmark")),
     "pint-asv": ("hgrecco+pint", "c07fc9b2^1", "c07fc9b2",
-                 "version: 1\nsetup: pip install -q -e . asv_runner \"numpy<2\"\nsuites:\n"
-                 "  - {asv: benchmarks/asv.conf.json,\n"
-                 "     select: \"^01_registry_creation\\\\.time_create_registry\\\\(\\\\((None,|'', None)?\\\\)\\\\)$"
-                 "|^10_registry\\\\.time_(load_definitions_stage_[123]|parse_unit_name)\"}\n"),
+                 spec(f"{{asv: benchmarks/asv.conf.json, select: \"{PINT_ASV_SELECT}\"}}",
+                      setup="pip install -q -e . asv_runner \"numpy<2\"")),
 }
 CHANGES = ("improved", "regressed")
 
@@ -79,6 +82,42 @@ def compare(root: Path, base: str, head: str, measure: str, cache: Path) -> dict
     return {"wall": wall, "decision": c["decision"], "per": per, "rc": proc.returncode}
 
 
+def said(p: dict) -> str:
+    """A benchmark's verdict; one that failed on a side has a decision and no verdict."""
+    return "not measured" if not p.get("measured") else str(p.get("verdict") or p.get("decision"))
+
+
+def pct(p: dict) -> str:
+    return "—" if p.get("change") is None else f"{p['change']:+.1f}%"
+
+
+def report(case: str, base: str, head: str, got: dict[str, dict]) -> None:
+    """Each run's wall, what it measured and its decision; per benchmark the verdicts side by side."""
+    print(f"\n{case} ({base} → {head}):", flush=True)
+    for m, g in got.items():
+        if "error" in g:
+            print(f"  measure {m}: {g['wall']:.0f} s, no comparison: {g['error']}")
+            continue
+        n = sum(1 for p in g["per"].values() if p["measured"])
+        print(f"  measure {m:7s}: {g['wall']:6.1f} s, {n} of {len(g['per'])} measured, {g['decision']}")
+    if any("error" in g for g in got.values()):
+        return
+    if "all" not in got:
+        for name, c in sorted(got["changed"]["per"].items()):
+            print(f"    {name[:70]:70s} {said(c)}")
+        return
+    misses = same = 0
+    for name in sorted(got["all"]["per"]):
+        a, c = got["all"]["per"][name], got["changed"]["per"].get(name, {})
+        miss = not c.get("measured") and a["verdict"] in CHANGES
+        misses += miss
+        same += bool(c.get("measured")) and (c.get("verdict"), c.get("decision")) == (a["verdict"], a["decision"])
+        print(f"    {name[:70]:70s} changed: {said(c):13s} {pct(c):>8s} | all: {said(a):13s} {pct(a):>8s}"
+              + ("  MISS" if miss else ""))
+    n = sum(1 for p in got["changed"]["per"].values() if p["measured"])
+    print(f"  same verdict on {same} of {n} measured; misses (a change left unmeasured): {misses}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
@@ -88,41 +127,10 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="profopt-real-prs-") as tmp:
         for i, case in enumerate(args.cases):
-            mirror, base, head, spec = CASES[case]
-            root = clone(args.mirrors / mirror / "repo", Path(tmp) / case, head, spec)
-            order = ["changed", "all"] if i % 2 == 0 else ["all", "changed"]
-            order = ["changed"] if args.changed_only else order
-            got = {m: compare(root, base, head, m, Path(tmp) / f"cache-{case}-{m}") for m in order}
-            print(f"\n{case} ({base} → {head}):", flush=True)
-            for m in order:
-                g = got[m]
-                if "error" in g:
-                    print(f"  measure {m}: {g['wall']:.0f} s, no comparison: {g['error']}")
-                    continue
-                n = sum(1 for p in g["per"].values() if p["measured"])
-                print(f"  measure {m:7s}: {g['wall']:6.1f} s, {n} of {len(g['per'])} measured, {g['decision']}")
-            if any("error" in g for g in got.values()):
-                continue
-            if "all" not in got:
-                for name, c in sorted(got["changed"]["per"].items()):
-                    print(f"    {name[:70]:70s} {'not measured' if not c['measured'] else c['verdict'] or c['decision']}")
-                continue
-            misses = same = 0
-            for name in sorted(got["all"]["per"]):
-                a, c = got["all"]["per"][name], got["changed"]["per"].get(name, {})
-                miss = not c.get("measured") and a["verdict"] in CHANGES
-                misses += miss
-                same += bool(c.get("measured")) and (c.get("verdict"), c.get("decision")) == (a["verdict"], a["decision"])
-
-                def pct(p):
-                    return "—" if p.get("change") is None else f"{p['change']:+.1f}%"
-
-                def said(p):  # a benchmark that failed on a side has a decision and no verdict
-                    return "not measured" if not p.get("measured") else str(p.get("verdict") or p.get("decision"))
-                print(f"    {name[:70]:70s} changed: {said(c):13s} {pct(c):>8s} | all: {said(a):13s} {pct(a):>8s}"
-                      + ("  MISS" if miss else ""))
-            n = sum(1 for p in got["changed"]["per"].values() if p["measured"])
-            print(f"  same verdict on {same} of {n} measured; misses (a change left unmeasured): {misses}", flush=True)
+            mirror, base, head, text = CASES[case]
+            root = clone(args.mirrors / mirror / "repo", Path(tmp) / case, head, text)
+            order = ["changed"] if args.changed_only else ["changed", "all"] if i % 2 == 0 else ["all", "changed"]
+            report(case, base, head, {m: compare(root, base, head, m, Path(tmp) / f"cache-{case}-{m}") for m in order})
 
 
 if __name__ == "__main__":

@@ -19,20 +19,36 @@ def reach_job(job: dict, with_step: Callable) -> dict:  # with_step: worker.with
 
     where = job["reach"]
     rec = reach.Recorder(where["repo"], where.get("venv"))
-    steps = int(where.get("required") or 0)
+    seed = int(job.get("seed", 0)) if _required(where) else None
     rec.start()
+    return _finished(rec, lambda: with_step(job, lambda step: _run_steps(where, step), seed=seed))
+
+
+def _required(where: dict) -> int:
+    return int(where.get("required") or 0)
+
+
+def _run_steps(where: dict, step) -> int:
+    """The record's steps (harness/reach.run_steps) as the job's `reach` settings say."""
+    from profopt_ci.harness import reach
+
+    return reach.run_steps(step, required=_required(where), at_least=int(where.get("at_least", 5)),
+                           min_ms=float(where.get("min_ms", 300)), max_ms=float(where.get("max_ms", 3000)))
+
+
+def _finished(rec, run: Callable[[], int]) -> dict:
+    """The record once `run` (the build and steps; it returns the steps run) is over: a failure of
+    any kind leaves it unknown with its cause, and the rounds show it."""
     ran, failed = 0, None
     try:
-        ran = with_step(job, lambda step: reach.run_steps(
-            step, required=steps, at_least=int(where.get("at_least", 5)), min_ms=float(where.get("min_ms", 300)),
-            max_ms=float(where.get("max_ms", 3000))), seed=int(job.get("seed", 0)) if steps else None)
-    except (Exception, SystemExit) as exc:  # any failure: the record says so and the rounds show it
+        ran = run()
+    except (Exception, SystemExit) as exc:
         failed = f"{type(exc).__name__}: {str(exc)[:300]}"
-    record = rec.stop()
+    record = {**rec.stop(), "steps": ran}
     if failed is not None:
         record["unknown"] = record["unknown"] or "failed"
         record["failed"] = failed
-    return {**record, "steps": ran}
+    return record
 
 
 def reach_each_job(job: dict, out: str) -> dict:
@@ -44,19 +60,17 @@ def reach_each_job(job: dict, out: str) -> dict:
     from profopt_ci.harness.suite_targets import parse_target
 
     where, targets = job["reach"], list(job["callables"])
-    by_loc = {parse_target(t)[1]: t for t in targets}
-    steps, seed = int(where.get("required") or 0), int(job.get("seed", 0))
+    index = {parse_target(t)[1]: i for i, t in enumerate(targets)}  # a test's locator → its answer's file
     folder = out + ".each"
     os.makedirs(folder, exist_ok=True)
     rec = reach.Recorder(where["repo"], where.get("venv"))
 
     def use(step):
-        if steps:
+        if _required(where):  # as suite_run seeds a quality pass's steps
             from profopt_ci.harness import timing as harness
 
-            harness.seed_all(seed)
-        return reach.run_steps(step, required=steps, at_least=int(where.get("at_least", 5)),
-                               min_ms=float(where.get("min_ms", 300)), max_ms=float(where.get("max_ms", 3000)))
+            harness.seed_all(int(job.get("seed", 0)))
+        return _run_steps(where, step)
 
     def fork() -> int:
         rec.active = False  # profopt's own fork is not the step's
@@ -65,25 +79,17 @@ def reach_each_job(job: dict, out: str) -> dict:
         finally:
             rec.active = True
 
-    def done(loc: str, outcome) -> None:
-        ran, failed = 0, None
-        try:
-            ran = outcome()
-        except (Exception, SystemExit) as exc:
-            failed = f"{type(exc).__name__}: {str(exc)[:300]}"
-        record = {**rec.stop(), "steps": ran}
-        if failed is not None:
-            record["unknown"] = record["unknown"] or "failed"
-            record["failed"] = failed
-        path = os.path.join(folder, f"{targets.index(by_loc[loc])}.json") if loc in by_loc else None
-        if path is not None:
-            with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(record))
-            os.replace(path + ".tmp", path)
+    def done(loc: str, outcome: Callable[[], int]) -> None:
+        if loc not in index:
+            return
+        path = os.path.join(folder, f"{index[loc]}.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(_finished(rec, outcome)))
+        os.replace(path + ".tmp", path)
 
     rec.start()
     try:
-        pytest_suite.run_each(list(by_loc), use, fork, done)
+        pytest_suite.run_each(list(index), use, fork, done)
     finally:
         rec.stop()
     records = {}

@@ -71,6 +71,13 @@ def record_env(spec, bench: Benchmark, side: Side) -> dict[str, str]:
     return {**child_env(spec, bench, side), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def _worker_env(spec, bench: Benchmark, side: Side) -> dict[str, str]:
+    """A record worker's (or its zygote's) environment: record_env, and the quality pass's where the
+    record runs its steps."""
+    env = record_env(spec, bench, side)
+    return quality.quality_env(env) if required_steps(bench) else env
+
+
 def required_steps(bench: Benchmark) -> int:
     """The steps the record must run: the quality pass's, where constraints read it."""
     return bench.settings.quality_steps if bench.constraints else 0
@@ -136,24 +143,22 @@ def _suite_zygotes(plan: Plan, benches: list[Benchmark], side: Side, top: Path, 
     started in that environment: a child forked from a zygote keeps the zygote's sys.path and hash
     seed whatever its own env says, and one zygote for all ran a `PYTHONPATH: src` item's record on
     the installed copy of its package instead of the checkout's (attrs #1469: nothing reached)."""
-    mine = any((where / name).exists() or (where / f"{name}.py").exists()
-               for where in (top, top / "src", side.root) for name in SUITE_PRELOAD)
+    if any((where / name).exists() or (where / f"{name}.py").exists()
+           for where in (top, top / "src", side.root) for name in SUITE_PRELOAD):
+        return {}
     keys: dict[str, list[Benchmark]] = {}
     for b in benches:
         own = plan.bench(side.name, b.name)
         if own.suite == "pytest" and own.command is None:
             keys.setdefault(_env_key(own), []).append(own)
     out: dict[str, Zygote] = {}
-    if mine:
-        return out
     spec = plan.side_spec(side.name)
     for i, (key, owns) in enumerate(sorted(keys.items())):
         if len(owns) < 2:
             continue
-        env = record_env(spec, owns[0], side)
-        env = quality.quality_env(env) if required_steps(owns[0]) else env
         try:
-            zygote = Zygote(side.python, side.root, env, list(SUITE_PRELOAD), workdir, f"reach-{side.name}-{i}")
+            zygote = Zygote(side.python, side.root, _worker_env(spec, owns[0], side), list(SUITE_PRELOAD), workdir,
+                            f"reach-{side.name}-{i}")
             zygote.ready(ZYGOTE_READY_S)
         except ZygoteFailed:  # pytest not importable there: each record run says so itself
             continue
@@ -201,8 +206,7 @@ def _worker(job: dict, bench: Benchmark, spec, side: Side, workdir: Path, zygote
             timeout_s: float) -> dict:
     """The record job's answer, forked from the zygote where there is one; a run that failed is
     `unknown` with its cause."""
-    env = record_env(spec, bench, side)
-    env = quality.quality_env(env) if required_steps(bench) else env
+    env = _worker_env(spec, bench, side)
     try:
         if zygote is None:
             raise ZygoteFailed("no zygote")
