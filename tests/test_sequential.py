@@ -246,3 +246,18 @@ def test_a_budget_too_short_for_all_takes_those_it_can_to_a_decision_and_holds_t
     assert released.startswith("profopt: time budget:") and "held" not in released  # then the rest is its
     assert 1 < state.cut["noisy"] < 8 and _rounds(state, "noisy")[0] == state.cut["noisy"]
     assert budget.left() > 0
+    # same held within ±0.12% and has no constraint: no pass is to come, so its passes' time went back
+    # to the rounds; slower regressed and will be profiled, and noisy is undecided
+    assert budget.settled == {"same"}
+
+
+def test_a_settled_benchmark_gives_its_passes_time_back_to_the_rounds():
+    from profopt_ci.pipeline.budget import PASS_SHARE, Budget
+
+    budget = Budget(seconds=30.0)
+    budget.spent("a", 1.0)
+    budget.spent("b", 2.0)
+    before = budget.rounds_left()
+    budget.settle("b")
+    assert budget.rounds_left() - before == pytest.approx(2.0 * PASS_SHARE, abs=0.05)
+    assert budget.passes_s(["a", "b"]) == pytest.approx(1.0 * PASS_SHARE)

@@ -5,7 +5,8 @@ In: the budget in seconds (`time_budget`, `--time-budget`) and the moment the co
 the rounds go, each benchmark's first-round wall (what its passes will take: a process per side,
 built, stepped) and the wall of its later rounds. Out: how long the rounds may still run
 (`rounds_left`), what a benchmark's next round costs, how many rounds the rest affords
-(`affordable`), whether a pass still fits (`pass_fits`). No budget: all infinite.
+(`affordable`), whether a pass still fits (`pass_fits`). A benchmark decided with nothing for a
+pass to do gives its passes' time back (`settle`). No budget: all infinite.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class Budget:
     started: float = field(default_factory=time.monotonic)
     first_round_s: dict[str, float] = field(default_factory=dict)  # each benchmark's first round: its passes' cost
     round_s: dict[str, float] = field(default_factory=dict)  # its latest later round
+    settled: set[str] = field(default_factory=set)  # decided with no pass to come: nothing kept for it
 
     @property
     def on(self) -> bool:
@@ -37,7 +39,12 @@ class Budget:
 
     def passes_s(self, names: list[str]) -> float:
         """What the passes of these benchmarks will take, as their first rounds say."""
-        return sum(self.first_round_s.get(n, 0.0) for n in names) * PASS_SHARE
+        return sum(self.first_round_s.get(n, 0.0) for n in names if n not in self.settled) * PASS_SHARE
+
+    def settle(self, name: str) -> None:
+        """`name` is decided and will have no pass (its figures held, no quality constraint): the time
+        kept for its passes goes back to the rounds."""
+        self.settled.add(name)
 
     def rounds_left(self, names: list[str] | None = None) -> float:
         """Seconds the rounds may still run: the budget less the passes of every benchmark measured so

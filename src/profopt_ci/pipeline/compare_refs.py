@@ -55,6 +55,7 @@ from profopt_ci.pipeline.entries import (
     policy,
     track_dict,
     verdict,
+    worth_profiling,
 )
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_entries, new_note, tree_dirty
 from profopt_ci.pipeline.reach_gate import Gate, everything, gate, unmeasured_entry
@@ -257,26 +258,16 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
 
 
-PROFILED = ("regressed", "improved", "inconclusive", "unstable")
-
-
 def _skip_profile(run: CompareRun) -> Callable[[str], dict | None]:
-    """Whose profile is worth its pass: a benchmark whose step time or a memory peak changed, or
-    whose step time the rounds left undecided (one whose figures held has nothing for a bottleneck
-    note to explain: a profile of each side was ~12% of a suite compare, docs/reach.md), while the
-    time budget leaves room for it."""
+    """Whose profile is worth its pass (`entries.worth_profiling`), while the time budget leaves room
+    for it."""
     def skip(name: str) -> dict | None:
-        if not worth(name):
-            return SKIPPED
-        return None if run.budget.pass_fits(name) else NO_TIME
-
-    def worth(name: str) -> bool:
         bench = run.plan.judged(name)
         entry = build_entry(bench, track_dict(run.state, bench, "base"), track_dict(run.state, bench, "head"),
                             paired=True, alpha=run.alphas.get(name, ALPHA))
-        metrics = entry.get("metrics") or {}
-        return any((metrics.get(key) or {}).get("verdict") in PROFILED for key in
-                   ("step_time_ms", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"))
+        if not worth_profiling(entry):
+            return SKIPPED
+        return None if run.budget.pass_fits(name) else NO_TIME
     return skip
 
 

@@ -254,6 +254,18 @@ def _paired_follows(samples: dict[str, list]) -> dict | None:
             "ratio_low_pct": round(100 * (min(ratio) - 1), 1), "ratio_high_pct": round(100 * (max(ratio) - 1), 1)}
 
 
+PROFILED = ("regressed", "improved", "inconclusive", "unstable")
+
+
+def worth_profiling(entry: dict) -> bool:
+    """Whether a benchmark's profile has something to explain: its step time or a memory peak
+    changed, or its step time was left undecided (one whose figures held has nothing for a
+    bottleneck note: a profile of each side was ~12% of a suite compare, docs/reach.md)."""
+    metrics = entry.get("metrics") or {}
+    return any((metrics.get(key) or {}).get("verdict") in PROFILED for key in
+               ("step_time_ms", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"))
+
+
 def track_dict(state: RoundState, bench: Benchmark, side: str) -> dict:
     t = state.track(bench.name, side)
     return {"status": t.status, "error": t.error, "samples": t.samples, "quality": t.quality}

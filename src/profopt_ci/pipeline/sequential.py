@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
+from profopt_ci.measure import quality
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundContext, run_rounds
 from profopt_ci.pipeline.budget import Budget
-from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict
+from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict, worth_profiling
 from profopt_ci.specfile.load import Benchmark
 
 # run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.
@@ -35,7 +36,7 @@ def _measure_alone(ctx: RoundContext, benches: list[Benchmark], measure: Measure
 
 
 def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds: int) -> tuple[float, bool, dict]:
-    """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on, its step time)."""
+    """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on, its entry)."""
     state, log = ctx.state, ctx.log
     alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
     entry = build_entry(ctx.plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
@@ -53,7 +54,7 @@ def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds:
     log(f"profopt: {bench.name}: look {k + 1}/{len(looks)} after {rounds} rounds: {verdict}{figures}{then}")
     if not more:
         progress_of(log).done(bench.name)
-    return alpha, more, m
+    return alpha, more, entry
 
 
 def _then(active: list[Benchmark], i: int, done_of: dict[str, int], plans: dict[str, list[int]],
@@ -118,13 +119,16 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
             looks, k = plans[b.name], look[b.name]
             if rounds[b.name] < looks[k] or not state.ok(b.name, live):
                 continue
-            final_alpha[b.name], more, m = _look(ctx, b, k, looks, rounds[b.name])
+            final_alpha[b.name], more, entry = _look(ctx, b, k, looks, rounds[b.name])
+            m = entry["metrics"].get(SPEED, {})
             tau = b.settings.threshold_pct or 1.0
             distance[b.name] = (m.get("mde") or tau) / tau if isinstance(m.get("mde"), (int, float)) else 1.0
             if more:
                 look[b.name] = k + 1
             else:
                 done.add(b.name)
+                if not worth_profiling(entry) and not quality.wanted(b):
+                    budget.settle(b.name)
 
 
 LEAST_LOOK = 8  # rounds a first look needs to decide at a look's share of α = 0.01 (signed ranks)
