@@ -286,23 +286,29 @@ NUMERIC = frozenset({"torch", "numpy", "scipy", "jax", "tensorflow", "sklearn"})
 def process_pairs(bench: Benchmark, zygotes, state: RoundState) -> int:
     """Pairs of worker processes a lockstep round of a callable forked from its zygotes takes its
     values from, each for its share of the round. A step that hands memory back to the kernel and
-    faults it in again (≥ FAULTING a step) runs at a speed its process's allocator history sets, and
-    a process's state lasts: with one pair a round, a 2-thread torch A/A's rounds followed their
-    processes' faults and took 20–48 rounds to decide; two pairs a round put two draws of each side's
-    state in every round (docs/accuracy.md). PROFOPT_ROUND_PAIRS=N sets N for every forked round."""
+    faults it in again (≥ FAULTING a step), or a tensor library's, runs at a speed its process's
+    history sets: two pairs a round put two draws of each side's state in every round — where each
+    pair's share of the round still holds lockstep.MIN_PAIRS values a side. Where it does not (a
+    2-thread GPT step of ~18 ms), the split stretched the round to twice its length and paid a second
+    build and warm-up for values no less exchangeable (docs/accuracy.md). PROFOPT_ROUND_PAIRS=N sets
+    N for every forked round."""
     if not zygotes or bench.command is not None:
         return 1
     text = os.environ.get("PROFOPT_ROUND_PAIRS", "").strip()
     if text.isdigit() and int(text) >= 1:
         return int(text)
-    if any(p.partition(".")[0] in NUMERIC for p in state.preload.get(bench.name) or ()):
-        return FAULTING_PAIRS  # a tensor library's allocator and thread pools: a process state of their own
-    for (name, _), track in state.tracks.items():
-        faults = sorted(s["faults_per_step"] for s in track.samples if name == bench.name
-                        and s.get("faults_per_step") is not None)
-        if faults and faults[len(faults) // 2] >= FAULTING:
-            return FAULTING_PAIRS
-    return 1
+    mine = [track for (name, _), track in state.tracks.items() if name == bench.name]
+    numeric = any(p.partition(".")[0] in NUMERIC for p in state.preload.get(bench.name) or ())
+    if not numeric and not any(_median([s.get("faults_per_step") for s in t.samples]) >= FAULTING for t in mine):
+        return 1
+    # the values a side's round held: split in two, each share must still hold MIN_PAIRS
+    held = min((t.samples[-1].get("pairs") or 0 for t in mine if t.samples), default=0)
+    return FAULTING_PAIRS if held > FAULTING_PAIRS * lockstep.MIN_PAIRS else 1
+
+
+def _median(xs: list) -> float:
+    xs = sorted(x for x in xs if isinstance(x, (int, float)))
+    return xs[len(xs) // 2] if xs else 0.0
 
 
 def _shorter(own: dict[str, Benchmark], pairs: int) -> dict[str, Benchmark]:
