@@ -13,7 +13,7 @@ import pytest
 from conftest import make_repo, run_cli
 from test_suites import LIB, SETTINGS
 
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 BENCH = """\
 import mylib
@@ -58,8 +58,8 @@ def test_head_callables_run_on_the_base_and_what_it_cannot_run_is_new(tmp_path):
     assert set(new) == {"cube"}
     assert "the base cannot run it" in new["cube"]["cause"] and "cube_sum" in new["cube"]["cause"]
     assert any("callables: the head's 2 definition(s) ran against each side's code (benchmarks_from: head); "
-               "bench/callables.py" in text_of(n) for n in c["notes"]), c["notes"]
-    assert any(text_of(n).startswith("base has no profopt.yml (this pull request adds it): the head's benchmarks ran on the "
+               "bench/callables.py" in say("en", n) for n in c["notes"]), c["notes"]
+    assert any(say("en", n).startswith("base has no profopt.yml (this pull request adds it): the head's benchmarks ran on the "
                             "base's code") for n in c["notes"]), c["notes"]
     assert "reject" in (root / "report.md").read_text().splitlines()[0]
 

@@ -17,7 +17,7 @@ from profopt_ci.analyze.look_schedule import plan_looks
 from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 BUSY = CPU_STEP
 
@@ -172,7 +172,7 @@ def test_params_changed_in_head_spec_are_reported(tmp_path):
     assert proc.returncode == 0, proc.stderr
     c = load(root)
     assert {"scope": "params", "benchmark": "busy", "key": "us", "base": 2000, "head": 1000} in c["differences"]
-    assert any("not only the code differs" in text_of(n) for n in c["notes"])
+    assert any("not only the code differs" in say("en", n) for n in c["notes"])
     assert c["benchmarks"][0]["metrics"]["step_time_ms"]["verdict"] == "improved"
 
 
@@ -272,7 +272,7 @@ def test_diff_of_two_results_is_unpaired_and_says_so(tmp_path):
     assert proc.returncode == 1, proc.stderr
     c = json.loads((tmp_path / "diff.json").read_text())
     assert c["mode"] == "unpaired"
-    assert any("pairing was impossible" in text_of(n) for n in c["notes"])
+    assert any("pairing was impossible" in say("en", n) for n in c["notes"])
     st = c["benchmarks"][0]["metrics"]["step_time_ms"]
     assert st["paired"] is False and st["verdict"] == "regressed"
     bad = run_cli(["diff", "../base.json", "../nope.json"], root)
@@ -289,7 +289,7 @@ def test_benchmark_new_in_head_is_measured_on_head_only_with_a_note(tmp_path):
     assert proc.returncode == 0, proc.stderr
     c = load(root)
     assert [b["name"] for b in c["benchmarks"]] == ["busy"]
-    assert any("new in this PR: measured on head only" in text_of(n) and "brand-new" in text_of(n) for n in c["notes"])
+    assert any("new in this PR: measured on head only" in say("en", n) and "brand-new" in say("en", n) for n in c["notes"])
     assert [(e["name"], e["status"], e["rounds"]) for e in c["new_in_pr"]] == [("brand-new", "ok", 3)]
 
 

@@ -27,7 +27,7 @@ from profopt_ci.action import image as action_image
 from profopt_ci.action import inputs as action_inputs
 from profopt_ci.action import local, runs, workspace
 from profopt_ci.errors import InfraError, UsageError
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 
 def settings(tmp_path: Path, argv: list[str] | None = None, env: dict[str, str] | None = None) -> action_inputs.ActionSettings:
@@ -315,7 +315,7 @@ def test_local_runner_timeout_is_exit_3_and_keeps_what_was_measured(tmp_path):
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "timed out" in proc.stderr
     comparison = json.loads((ws / ".profopt" / "comparison.json").read_text())
-    assert any("interrupted" in text_of(n) for n in comparison["notes"])
+    assert any("interrupted" in say("en", n) for n in comparison["notes"])
     assert comparison["benchmarks"][0]["samples"]["base"]  # what ran before the limit is kept
     report = (ws / ".profopt" / "report.md").read_text()
     assert report.startswith("## profopt: the benchmark run failed") and "timed out" in report

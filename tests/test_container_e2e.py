@@ -34,7 +34,7 @@ from conftest import ROOT
 from profopt_ci.action import image as action_image
 from profopt_ci.action import inputs as action_inputs
 from profopt_ci.action import runs
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -271,7 +271,7 @@ def test_a_container_past_its_time_limit_is_exit_3_and_keeps_partial_results(eng
     measure = containers(engine, env)["measure"]
     assert measure.attrs["State"]["Status"] == "exited"
     comparison = json.loads((ws / ".profopt" / "comparison.json").read_text())
-    assert any("interrupted" in text_of(n) for n in comparison["notes"])
+    assert any("interrupted" in say("en", n) for n in comparison["notes"])
     assert 0 < len(comparison["benchmarks"][0]["samples"]["base"]) < 300
     assert "timed out" in (ws / ".profopt" / "report.md").read_text()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import cli_env, git, make_repo, run_cli
 
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 STEP = """\
 import os, time
@@ -97,7 +97,7 @@ def test_a_second_sigint_right_after_the_first_keeps_the_partial_file(tmp_path):
     reader.join(timeout=10)
     assert proc.returncode == 130, "".join(lines)
     partial = json.loads((root / ".profopt" / "comparison.json").read_text())
-    assert any("interrupted" in text_of(n) for n in partial["notes"])
+    assert any("interrupted" in say("en", n) for n in partial["notes"])
     assert len(partial["benchmarks"][0]["samples"]["base"]) >= 1
     assert git(root, "worktree", "list").count("\n") == 0
 
@@ -127,5 +127,5 @@ def test_a_spec_added_by_the_pr_is_measured_on_head_only(tmp_path):
     (entry,) = c["new_in_pr"]
     assert entry["name"] == "s" and entry["status"] == "ok" and entry["rounds"] == 3
     assert entry["head"]["step_time_ms"] > 0
-    assert any("new in this PR" in text_of(n) for n in c["notes"])
+    assert any("new in this PR" in say("en", n) for n in c["notes"])
     assert os.path.exists(root / "report.md")

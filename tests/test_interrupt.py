@@ -10,7 +10,7 @@ import time
 
 from conftest import cli_env, git, make_repo
 
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 WORK = """\
 import time
@@ -53,5 +53,5 @@ def test_sigterm_cleans_worktrees_and_writes_partial_comparison(tmp_path):
     assert "interrupted" in err
     assert git(root, "worktree", "list").count("\n") == 0  # only the main checkout remains
     partial = json.loads((root / ".profopt" / "comparison.json").read_text())
-    assert any("interrupted" in text_of(n) for n in partial["notes"])
+    assert any("interrupted" in say("en", n) for n in partial["notes"])
     assert len(partial["benchmarks"][0]["samples"]["base"]) >= 1

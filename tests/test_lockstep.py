@@ -20,7 +20,7 @@ from conftest import CPU_STEP, make_repo, run_cli
 from profopt_ci.measure import cpus, lockstep
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 SPEC = """\
 version: 1
@@ -138,7 +138,7 @@ def test_plan_records_a_sides_own_settings_and_a_missing_spec(tmp_path):
     assert plan.bench("base", "a").params == {"n": 2}  # what the code is: the side's own
     assert plan.bench("base", "a").settings.threshold_pct == 3.0  # how to judge: the plan's
     assert any(d["scope"] == "settings" and d["key"] == "threshold_pct" for d in plan.differences)
-    assert any("head: its own spec was not used (its profopt.yml is invalid" in text_of(n) for n in plan.notes)
+    assert any("head: its own spec was not used (its profopt.yml is invalid" in say("en", n) for n in plan.notes)
 
 
 def test_bad_cpuset_is_a_usage_error(tmp_path):
@@ -332,4 +332,4 @@ def test_diff_ten_times_slower_with_outliers_is_regressed_and_fails_the_policy(t
     c = load(tmp_path)
     st = c["benchmarks"][0]["metrics"]["step_time_ms"]
     assert st["p_value"] < 0.01 and st["outliers"] >= 3 and st["verdict"] == "regressed"
-    assert c["policy"]["failing"] == ["busy"] and any("outliers" in text_of(n) for n in c["notes"])
+    assert c["policy"]["failing"] == ["busy"] and any("outliers" in say("en", n) for n in c["notes"])

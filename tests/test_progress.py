@@ -7,7 +7,7 @@ import json
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.measure.progress import Progress, progress_of
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 
 class Tty(io.StringIO):
@@ -59,4 +59,4 @@ def test_a_three_benchmark_compare_in_ci_prints_a_line_per_look_not_per_round(tm
     assert not [ln for ln in lines if " round " in ln and "look" not in ln]
     assert len(lines) <= 12, "\n".join(lines)  # a line a round would be 18 (3 benchmarks × 3 rounds × 2 sides)
     notes = json.loads((root / ".profopt" / "comparison.json").read_text())["notes"]
-    assert sum("pairing lockstep" in text_of(n) for n in notes) == 1  # how the pairing ran: said once
+    assert sum("pairing lockstep" in say("en", n) for n in notes) == 1  # how the pairing ran: said once

@@ -262,13 +262,13 @@ def test_compact_rows_are_what_a_template_loop_prints(lang):
     from profopt_ci.report.bench_view import _change_text, _ci_or_tolerance
     from profopt_ci.report.format import DASH, NAME_MAX, clip
     from profopt_ci.report.instruction_words import cell_suffix
-    from profopt_ci.words.i18n import word
+    from profopt_ci.words.i18n import say
 
     def compact_row(b: dict, lang: str) -> dict:  # what the page's template loop printed per row
         decision = str(b.get("decision") or "inconclusive")
         m = (b.get("metrics") or {}).get("step_time_ms")
         return {"name": clip(str(b.get("name", "?")), NAME_MAX), "icon": icons.decision(decision),
-                "word": word(lang, "decision", decision), "change": _change_text(m) if m else DASH,
+                "word": say(lang, f"decision.{decision}", default=str(decision)), "change": _change_text(m) if m else DASH,
                 "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, "step_time_ms", m) if m else DASH}
 
     c = copy.deepcopy(mixed(7, 9))

@@ -18,7 +18,7 @@ from profopt_ci.analyze.decide import ordered_metrics, summary_sentence
 from profopt_ci.report.render import render
 from profopt_ci.report.svg import ticks
 from profopt_ci.report.text import width
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("PROFOPT_UPDATE_SNAPSHOTS") == "1"
@@ -134,7 +134,7 @@ def test_terminal_view_has_no_markup(name):
     for markup in ("\\_", "\\~", "\\|", "&lt;", "&amp;", "&#8203;"):  # Markdown/HTML escapes: never
         assert markup not in out, (name, markup)
     ours = "\n".join(ln for ln in out.splitlines() if not ln.startswith("    │"))  # error tails are the PR's
-    untrusted = _data_strings(c) | {str(b.get("reason")) for b in c["benchmarks"]} | {text_of(n) for n in c.get("notes") or []}
+    untrusted = _data_strings(c) | {str(b.get("reason")) for b in c["benchmarks"]} | {say("en", n) for n in c.get("notes") or []}
     for b in c["benchmarks"]:
         untrusted |= {str(x) for x in ((b.get("bottleneck") or {}).get("evidence") or [])}
         untrusted.add(str((b.get("bottleneck") or {}).get("next_action")))

@@ -18,7 +18,7 @@ from profopt_ci.errors import UsageError
 from profopt_ci.measure import shard
 from profopt_ci.store import layout, stored_baselines
 from profopt_ci.store import stores as store
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 BUSY = CPU_STEP
 
@@ -215,8 +215,8 @@ def test_stored_baseline_from_another_cpu_is_refused_then_allowed(tmp_path):
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     assert c["mode"] == "unpaired" and c["base"]["commit"] == shas[0] and c["head"]["commit"] == shas[1]
     assert c["baseline"]["mode"] == "stored" and c["baseline"]["commits_before_base"] == 0
-    assert any("stored baseline of commit " + shas[0][:12] in text_of(n) for n in c["notes"])
-    assert any("different environment" in text_of(n) and "cpu_model" in text_of(n) for n in c["notes"])
+    assert any("stored baseline of commit " + shas[0][:12] in say("en", n) for n in c["notes"])
+    assert any("different environment" in say("en", n) and "cpu_model" in say("en", n) for n in c["notes"])
     assert [d["key"] for d in c["differences"] if d.get("material")] == ["cpu_model"]
     b = c["benchmarks"][0]
     assert b["name"] == "busy" and len(b["samples"]["base"]) == 8 and len(b["samples"]["head"]) == 6
@@ -266,7 +266,7 @@ def test_both_reports_drift_of_the_fresh_base(tmp_path):
     assert c["mode"] == "paired" and c["baseline"]["mode"] == "both"
     d = c["drift"]["busy"]
     assert d["drifted"] is True and d["n"] == 6 and d["delta_pct"] < -90   # ~1 ms measured vs 1000 stored
-    assert any("drifted from its nightly history" in text_of(n) for n in c["notes"])
+    assert any("drifted from its nightly history" in say("en", n) for n in c["notes"])
     assert len(c["history"]["busy"]["values"]) == 6
 
 
@@ -581,7 +581,7 @@ def test_a_runner_far_off_its_stored_history_is_said_and_recorded(tmp_path):
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     r = c["runner"]
     assert r["probe"] == runner.PROBE and r["history_n"] == 3 and r["state"] == "slow" and r["off_pct"] > 50
-    assert any(text_of(n).startswith("this runner ran ") and "slower than its usual" in text_of(n) and "label test-cpu" in text_of(n)
+    assert any(say("en", n).startswith("this runner ran ") and "slower than its usual" in say("en", n) and "label test-cpu" in say("en", n)
                for n in c["notes"])
     assert "warning: this runner ran" in proc.stderr
     zh = (root / "report.md").read_text()

@@ -14,7 +14,7 @@ from conftest import make_repo, run_cli
 
 from profopt_ci.harness import timing as harness
 from profopt_ci.report.render import render
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 LIB = """\
 def work(n):
@@ -118,7 +118,7 @@ def test_pytest_suite_in_every_style_regresses_exactly_the_slowed_benchmark(tmp_
     assert [n for n, v in verdicts.items() if v == "regressed"] == ["test_work"]
     join = next(b for b in c["benchmarks"] if b["name"] == "test_join[400]")
     assert join["samples"]["head"][0]["quality"].get("extra_info.n") == 400  # extra_info reaches the comparison
-    assert any("benchmark(s) collected; the head's suite ran against each side's code" in text_of(n) for n in c["notes"])
+    assert any("benchmark(s) collected; the head's suite ran against each side's code" in say("en", n) for n in c["notes"])
     report = (root / "report.md").read_text()
     assert "test_work" in report and "reject" in report.splitlines()[0]
 
@@ -184,7 +184,7 @@ def test_a_suite_only_in_head_is_measured_on_both_sides(tmp_path):
     assert set(new) == {"test_cube"}  # the base's mylib has no cube_sum: new in this PR, with why
     assert "the base cannot run it" in new["test_cube"]["cause"] and "cube_sum" in new["test_cube"]["cause"]
     assert new["test_cube"]["head"]["step_time_ms"] > 0
-    assert any(text_of(n).startswith("base has no profopt.yml (this pull request adds it): the head's suites ran")
+    assert any(say("en", n).startswith("base has no profopt.yml (this pull request adds it): the head's suites ran")
                for n in c["notes"])
     report = (root / "report.md").read_text()
     assert "New in this PR (1)" in report and "| test\\_cube |" in report  # the name is Markdown-escaped

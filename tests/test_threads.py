@@ -18,7 +18,7 @@ from conftest import cli_env, make_repo
 from profopt_ci.harness import threads
 from profopt_ci.measure import cpus
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.words.i18n import text_of
+from profopt_ci.words.i18n import say
 
 ALL = sorted(range(os.cpu_count() or 1))
 
@@ -200,7 +200,7 @@ def _check_placement(root, proc) -> dict:
     assert len(cpus.parse_cpuset(b["cpuset"])) == want and b["cpuset"] == b["threads"]["cpuset"]
     for side in ("base", "head"):
         assert b["threads"]["sides"][side]["need"] >= 2
-    warned = [text_of(n) for n in c["notes"] if "the step uses" in text_of(n)]
+    warned = [say("en", n) for n in c["notes"] if "the step uses" in say("en", n)]
     if len(ALL) < 2:
         assert warned and "profopt may use 1" in warned[0] and "warning: par: the step uses" in proc.stderr
     else:
@@ -237,4 +237,4 @@ def test_an_explicit_cpuset_narrower_than_the_step_is_kept_and_warned_about(tmp_
     c = json.loads((root / ".profopt" / "comparison.json").read_text())
     b = c["benchmarks"][0]
     assert b["cpuset"] == str(ALL[0]) and b["threads"]["requested"] == str(ALL[0]) and b["threads"]["narrow"]
-    assert any("the cpuset asked for 1" in text_of(n) for n in c["notes"])
+    assert any("the cpuset asked for 1" in say("en", n) for n in c["notes"])

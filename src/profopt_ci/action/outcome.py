@@ -26,7 +26,7 @@ class Cause:
     fields: dict[str, Any] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
-        return i18n.t(lang, self.key, **self.fields)
+        return i18n.say(lang, self.key, **self.fields)
 
 
 class CauseError(InfraError):
@@ -73,7 +73,7 @@ class Outcome:
 def failure_note(cause: Cause | str, lang: str, *, partial: bool) -> str:
     """The Markdown put on top of the report: a title, the cause, and whether partial results follow."""
     text = cause.text(lang) if isinstance(cause, Cause) else cause
-    lines = [i18n.t(lang, "action.failed.title"), "", f"{i18n.t(lang, 'action.failed.cause')} {text}", ""]
+    lines = [i18n.say(lang, "action.failed.title"), "", f"{i18n.say(lang, 'action.failed.cause')} {text}", ""]
     if partial:
-        lines += [i18n.t(lang, "action.failed.partial"), "", "---", ""]
+        lines += [i18n.say(lang, "action.failed.partial"), "", "---", ""]
     return "\n".join(lines)

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from profopt_ci.documents.statement import put
 from profopt_ci.figures import is_measurement as _usable
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 METRIC = "step_time_ms"
 DEFAULT_N = 30

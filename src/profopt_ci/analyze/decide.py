@@ -32,12 +32,13 @@ from profopt_ci.analyze import multiplicity, quality, stats
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
 from profopt_ci.analyze.unpaired import memory_change
 from profopt_ci.documents.comparison import revised
+from profopt_ci.documents.statement import put
 from profopt_ci.documents.types_comparison import Entry, Metric, typed_messages
 from profopt_ci.errors import cause_lines
 from profopt_ci.figures import is_measurement as _usable
 from profopt_ci.specfile.load import Benchmark, Constraint
 from profopt_ci.specfile.model import GOAL_METRICS
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 
 class DecisionRow(NamedTuple):

@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from profopt_ci.documents.statement import put
 from profopt_ci.specfile.model import Constraint
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 
 def _number(v: Any) -> bool:

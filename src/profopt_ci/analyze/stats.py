@@ -85,9 +85,10 @@ from profopt_ci.analyze.ranks import (
     walsh_averages,
     wilcoxon_p,
 )
+from profopt_ci.documents.statement import put
 from profopt_ci.documents.types import Message
 from profopt_ci.documents.types_comparison import Metric, typed_messages
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 SPEED = "step_time_ms"
 MEMORY_METRICS = ("peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb")

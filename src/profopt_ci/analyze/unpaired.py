@@ -35,10 +35,11 @@ from profopt_ci.analyze.ranks import (
     row_medians,
 )
 from profopt_ci.analyze.stats import MEMORY_METRICS, SPEED
+from profopt_ci.documents.statement import put
 from profopt_ci.documents.types import Sample, picked
 from profopt_ci.figures import is_measurement
 from profopt_ci.specfile.load import Benchmark
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 CELLS = 1 << 20  # pairwise differences held at once by one vectorized step: small arrays, little overhead
 _ENERGY = "energy_per_step_j"  # a GPU step's (decide.ENERGY): only its rows have it

@@ -82,13 +82,13 @@ def _where(spec, side, args) -> str:
 def _runners(side) -> None:
     """The suites' runners in the setup environment, and whether profopt added them."""
     from profopt_ci.measure.suite_runner import read
-    from profopt_ci.words.i18n import message, text_of
+    from profopt_ci.words.i18n import message, say
 
     record = read(side)
     for name, runner in (record.get("runners") or {}).items():
         also = [f"{k} {v}" for k, v in (record.get("added") or {}).items() if k != name] if runner.get("added") else []
         said = "runner.setup" if not runner.get("added") else "runner.added_with" if also else "runner.added"
-        print(text_of(message(said, name=name, version=runner.get("version"), also=also)))
+        print(say("en", message(said, name=name, version=runner.get("version"), also=also)))
 
 
 def _suites(spec, side=None, *, probe: bool = True) -> None:
@@ -97,7 +97,7 @@ def _suites(spec, side=None, *, probe: bool = True) -> None:
     or a benchmark that cannot run, is a spec error (exit 2) naming where."""
     from profopt_ci.measure.processes import Side
     from profopt_ci.suites.collect import collect
-    from profopt_ci.words.i18n import text_of
+    from profopt_ci.words.i18n import say
 
     side = side or Side(name="tree", root=spec.path.resolve().parent)
     col = collect(spec, spec.suites, side)
@@ -109,7 +109,7 @@ def _suites(spec, side=None, *, probe: bool = True) -> None:
     for s in col.skipped:
         print(f"{s['suite']}: skipped {s.get('name')} at {s.get('file')}:{s.get('line')} — {s.get('why')}")
     for note in col.notes:
-        print(text_of(note))
+        print(say("en", note))
     problems = [f"{e.get('file') or e['suite']}:{e.get('line') or 1}: {e['suite']}: {e['error']}" for e in col.errors]
     broken = {e["suite"] for e in col.errors}  # a suite that did not collect cleanly is its error, not each benchmark's
     if probe and any(e["suite"] not in broken for e in col.entries):

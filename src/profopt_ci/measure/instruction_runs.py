@@ -32,10 +32,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from profopt_ci.documents.statement import put
 from profopt_ci.measure import callgrind
 from profopt_ci.measure.processes import BenchmarkFailed, Side
 from profopt_ci.specfile.load import Benchmark, Spec
-from profopt_ci.words.i18n import EN, message, put
+from profopt_ci.words.i18n import EN, message
 
 MIN_RUNS = 2
 MAX_RUNS = 5

@@ -10,7 +10,7 @@ from profopt_ci.cpulists import format_cpuset, parse_cpuset
 from profopt_ci.measure.cpus import Placement, placement_for
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.words.i18n import Note, message, text_of
+from profopt_ci.words.i18n import Note, message, say
 
 
 def pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
@@ -39,7 +39,7 @@ def pairing_notes(plan: Plan, benches: list[Benchmark], log) -> list[Note]:
         names = [b.name for b in benches if b.settings.pairing == "rounds"]
         lines.append(message("note.pairing_rounds", names=names, values=r.values, min_time_ms=r.min_time_ms))
     for line in lines:
-        log(f"profopt: {text_of(line)}")
+        log(f"profopt: {say('en', line)}")
     return lines
 
 

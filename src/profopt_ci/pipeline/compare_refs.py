@@ -68,7 +68,7 @@ from profopt_ci.specfile.plan import Plan
 from profopt_ci.store.stored_baselines import nightly_step_times, runner_history
 from profopt_ci.suites.callables import expand_callables
 from profopt_ci.suites.expand import expand_compare
-from profopt_ci.words.i18n import Note, message, text_of
+from profopt_ci.words.i18n import Note, message, say
 
 
 @dataclass
@@ -238,11 +238,11 @@ def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> No
         ctx = RoundContext(plan, sides, state, work, random.Random(run.seed), log)
         run.alphas = sequential_rounds(ctx, timed, alone=run.alone, budget=run.budget, first=reached)
         for line in other_load_notes(run.benches, run.state.placements):
-            log(f"profopt: warning: {text_of(line)}")
+            log(f"profopt: warning: {say('en', line)}")
         measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
                     for b in timed]
         for line in [*gpu_notes(measured), *compile_notes(measured)]:  # said now, and in the report
-            log(f"profopt: warning: {text_of(line)}")
+            log(f"profopt: warning: {say('en', line)}")
         measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
                     work, random.Random(run.seed), log)
         state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
@@ -450,7 +450,7 @@ def _check_runner(run: CompareRun, record: dict | None, store: str | None, log) 
     history = runner_history(run.plan.spec, store, record)
     run.runner, run.runner_note = runner.check(record, history, run.plan.hardware_label)
     if run.runner_note:
-        log(f"profopt: warning: {text_of(run.runner_note)}")
+        log(f"profopt: warning: {say('en', run.runner_note)}")
 
 
 AA_LOG = "A/A: this measures noise only"  # the terminal line; the note is note.aa

@@ -16,12 +16,13 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from profopt_ci.documents.statement import put
 from profopt_ci.gitutil import is_dirty
 from profopt_ci.measure.processes import Side, summarize
 from profopt_ci.measure.rounds import RoundContext, RoundState, run_rounds
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
-from profopt_ci.words.i18n import message, put
+from profopt_ci.words.i18n import message
 
 
 def tree_dirty(repo: Path, log: Callable[[str], None]) -> bool:

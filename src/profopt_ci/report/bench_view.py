@@ -18,7 +18,7 @@ from profopt_ci.report import icons
 from profopt_ci.report.format import DASH, NAME_MAX, ci, clip, num, pct, value_text
 from profopt_ci.report.headline import DECISION_EMOJI, VERDICT_SYMBOL, metric_label, metric_word
 from profopt_ci.report.instruction_words import cell_suffix, column_header, is_runs_range
-from profopt_ci.words.i18n import EN, bottleneck_class, said, say, t, word
+from profopt_ci.words.i18n import EN, say
 
 EVIDENCE_MAX = 5
 
@@ -31,8 +31,8 @@ def bench_view(b: dict, lang: str, conf: str, diffs: list[str], error_cap: int) 
         "name": clip(str(b.get("name", "?")), NAME_MAX),
         "decision": decision,
         "emoji": DECISION_EMOJI.get(decision, "❔"),
-        "word": word(lang, "decision", decision),
-        "reason": clip(said(lang, b.get("reason"), b.get("reason_msg")), 400),
+        "word": say(lang, f"decision.{decision}", default=str(decision)),
+        "reason": clip(say(lang, b.get("reason_msg") or b.get("reason")), 400),
         "reach": _reach(b, lang),
         "sensitivity": _sensitivity(b, lang, decision),
         "goal": _goal(b, lang, conf),
@@ -54,7 +54,7 @@ def _sensitivity(b: dict, lang: str, decision: str) -> str | None:
         m = (b.get("metrics") or {}).get(key) or {}
         mde = m.get("mde")
         if isinstance(mde, (int, float)) and not isinstance(mde, bool):
-            return t(lang, "mde.line", mde=f"{mde:.1f}", metric=metric_word(lang, key), n=m.get("n") or 0)
+            return say(lang, "mde.line", mde=f"{mde:.1f}", metric=metric_word(lang, key), n=m.get("n") or 0)
     return None
 
 
@@ -65,7 +65,7 @@ def _reach(b: dict, lang: str) -> str | None:
     if not reach.get("measured") or (why.get("id") if isinstance(why, Mapping) else getattr(why, "id", None)) in (
             "reach.all", "reach.aa"):
         return None
-    return clip(said(lang, why.get("text") if isinstance(why, Mapping) else why.text, why), 600)
+    return clip(say(lang, why), 600)
 
 
 def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) -> Iterator[Markup]:
@@ -81,7 +81,7 @@ def compact_rows_html(benches: Sequence[Mapping], lang: str, chunk: int = 1000) 
             decision = str(b.get("decision") or "inconclusive")
             cell = decided.get(decision)
             if cell is None:
-                cell = decided[decision] = f"{icons.decision(decision)} {escape(word(lang, 'decision', decision))}"
+                cell = decided[decision] = f"{icons.decision(decision)} {escape(say(lang, f'decision.{decision}', default=str(decision)))}"
             change, interval = _compact_cells(lang, (b.get("metrics") or {}).get("step_time_ms"))
             out.append(f'<tr><td>{escape(clip(str(b.get("name", "?")), NAME_MAX))}</td><td>{cell}</td>'
                        f'<td class="n">{escape(change)}</td><td class="n">{escape(interval)}</td></tr>\n')
@@ -103,7 +103,7 @@ def _metric_row(lang: str, key: str, m: dict, unit: str | None) -> dict:
         "change": _change_text(m), "ci": _ci_or_tolerance(lang, m) + cell_suffix(lang, key, m),
         "runs_range": is_runs_range(key, m),
         "verdict": verdict, "symbol": VERDICT_SYMBOL.get(verdict, "🟡"),
-        "word": word(lang, "verdict", verdict),
+        "word": say(lang, f"verdict.{verdict}", default=str(verdict)),
     }
 
 
@@ -118,7 +118,7 @@ def _change_text(m: dict) -> str:
 def _ci_or_tolerance(lang: str, m: dict) -> str:
     """The CI; a metric judged against a tolerance (memory) shows the tolerance instead."""
     if m.get("ci_low_pct") is None and isinstance(m.get("tolerance_mb"), (int, float)):
-        return t(lang, "tolerance", mb=f"{m['tolerance_mb']:.3g}")
+        return say(lang, "tolerance", mb=f"{m['tolerance_mb']:.3g}")
     return ci(m.get("ci_low_pct"), m.get("ci_high_pct"))
 
 
@@ -126,21 +126,21 @@ def _constraint_row(lang: str, con: dict) -> dict:
     limit = con.get("limit")
     shown = None if limit is None or isinstance(limit, bool) else _exact(limit)  # `equal: true` says it all
     rule = con.get("rule")
-    rule = word(lang, "rule", rule) if rule else None
+    rule = say(lang, f"rule.{rule}", default=str(rule)) if rule else None
     rule = " ".join(str(x) for x in (rule, shown) if x)
     ok = bool(con.get("ok"))
     return {
         "label": clip(f"{con.get('metric', '?')} {rule}".strip(), 80),
         "base": _exact(con.get("base")), "head": _exact(con.get("head")),
         "ok": ok, "symbol": "🟢" if ok else "🔴",
-        "word": t(lang, "constraint.ok" if ok else "constraint.broken"),
+        "word": say(lang, "constraint.ok" if ok else "constraint.broken"),
         "detail": _constraint_detail(lang, con),
     }
 
 
 def _constraint_detail(lang: str, con: dict) -> str:
     """The constraint's detail in `lang`: its message (a file from before messages: its English)."""
-    return clip(said(lang, con.get("detail"), con.get("detail_msg")), 200)
+    return clip(say(lang, con.get("detail_msg") or con.get("detail")), 200)
 
 
 def _exact(value: object) -> str:
@@ -160,16 +160,16 @@ def _goal(b: dict, lang: str, conf: str) -> str | None:
     if target is None:
         return label
     direction = "increase" if goal.get("direction") == "increase" else "decrease"
-    text = t(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
+    text = say(lang, f"goal.{direction}", metric=label, target=f"{target:g}")
     achieved, met = _finite(goal.get("achieved_pct")), goal.get("met")
     met = met if isinstance(met, bool) else None
     m = (b.get("metrics") or {}).get(key) or {}
     if achieved is not None and m.get("verdict") in ("inconclusive", "unstable"):
         # Not "missed": at this noise the CI cannot say either way.
-        return text + " — " + t(lang, "goal.unclear", achieved=f"{achieved:.1f}", ci=t(lang, "col.ci", conf=conf),
+        return text + " — " + say(lang, "goal.unclear", achieved=f"{achieved:.1f}", ci=say(lang, "col.ci", conf=conf),
                                 lo=pct(m.get("ci_low_pct")), hi=pct(m.get("ci_high_pct")))
     if met is not None and achieved is not None:
-        text += " — " + t(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
+        text += " — " + say(lang, "goal.met" if met else "goal.missed", achieved=f"{achieved:.1f}")
     return text
 
 
@@ -193,13 +193,13 @@ def _bottleneck(b: dict, lang: str) -> dict:
     if not bn.get("class"):
         # analyze's "no clear bottleneck" is what the class line now says.
         lines = [e for e in lines if e not in (NO_CLEAR, "no clear bottleneck") and _id(e) != "bottleneck.no_clear"]
-        lines = [t(lang, "no_profile", reason=e[len("no profile: "):])
+        lines = [say(lang, "no_profile", reason=e[len("no profile: "):])
                  if isinstance(e, str) and e.startswith("no profile: ") else e for e in lines]
-    cls = (bottleneck_class(lang, bn["class"]) if bn.get("class")
-           else t(lang, "bottleneck.not_profiled_cls") if bn.get("rule") == "skipped"
-           else t(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
+    cls = (_class_said(lang, bn["class"]) if bn.get("class")
+           else say(lang, "bottleneck.not_profiled_cls") if bn.get("rule") == "skipped"
+           else say(lang, "bottleneck.none" if bn else "bottleneck.not_analysed"))
     if bn.get("class") and bn.get("side") == "base":  # what the change removed (analyze/bottleneck.py)
-        cls = t(lang, "bottleneck_side.base", cls=cls)
+        cls = say(lang, "bottleneck_side.base", cls=cls)
     return {
         "cls": cls,
         "evidence": [clip(say(lang, e), 200) for e in lines[:EVIDENCE_MAX]],
@@ -232,10 +232,10 @@ def _action(bn: Mapping) -> object:
         return {"id": "next_action.no_profile", "args": {}}
     rule = bn.get("rule")
     key = "compute" if rule == "fallback: GEMM largest" else rule
-    old = {t("en", "next_action.no_clear"): "next_action.no_clear",
-           t("en", "next_action.no_profile"): "next_action.no_profile"}
+    old = {say("en", "next_action.no_clear"): "next_action.no_clear",
+           say("en", "next_action.no_profile"): "next_action.no_profile"}
     found = action_id(str(key)) if key else old.get(text)
-    if found and found in EN and t("en", found) == text:
+    if found and found in EN and say("en", found) == text:
         return {"id": found, "args": {}, "text": text}
     return text
 
@@ -255,16 +255,16 @@ def _error(b: dict, lang: str, cap: int) -> dict | None:
         "side": side,
         "title": _failed_title(lang, side, status.get(side)),
         "tail": tail,
-        "capped": t(lang, "error_capped", shown=f"{len(tail):,}", total=f"{len(message):,}")
+        "capped": say(lang, "error_capped", shown=f"{len(tail):,}", total=f"{len(message):,}")
         if len(tail) < len(message) else None,
     }
 
 
 def _failed_title(lang: str, side: str, status: str | None) -> str:
-    name = word(lang, "side", clip(str(side), 20))
+    name = say(lang, f"side.{clip(str(side), 20)}", default=clip(str(side), 20))
     if status in (None, "ok", "failed"):
-        return t(lang, "failed_plain", side=name)
-    return t(lang, "failed_side", side=name, status=clip(str(status), 40))
+        return say(lang, "failed_plain", side=name)
+    return say(lang, "failed_side", side=name, status=clip(str(status), 40))
 
 
 def error_tail(message: str, cap: int, max_lines: int = 60) -> str:
@@ -278,3 +278,11 @@ def error_tail(message: str, cap: int, max_lines: int = 60) -> str:
         if 0 <= newline < len(text) - 1:
             text = text[newline + 1:]
     return text
+
+
+def _class_said(lang: str, cls: object) -> str:
+    """The analyzer's bottleneck class id said in `lang`; an id the catalog does not know (a file's
+    from another version) is shown as it is."""
+    text = cls if isinstance(cls, str) else ("unknown" if cls is None else str(cls))
+    key = (text or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
+    return say(lang, f"class.{key}", default=text or "unknown")

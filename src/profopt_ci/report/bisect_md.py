@@ -8,7 +8,7 @@ text: escaped like any cell (no mentions, no raw HTML, no markers).
 from __future__ import annotations
 
 from profopt_ci.report.format import DASH, NAME_MAX, clip, md_inline
-from profopt_ci.words.i18n import say, t, word
+from profopt_ci.words.i18n import say
 
 
 class _Words:
@@ -18,7 +18,7 @@ class _Words:
         self.lang = lang
 
     def __call__(self, key: str, **fields: object) -> str:
-        return t(self.lang, f"bisect.{key}", **fields)
+        return say(self.lang, f"bisect.{key}", **fields)
 
 
 def cell(text: object) -> str:
@@ -64,7 +64,7 @@ def _steps(doc: dict, w: _Words) -> list[str]:
         e = s["effect"]
         pr = f"#{s['pr']}" if s.get("pr") else "—"
         out.append(f"| {cell(s['benchmark'])} | `{s['commit'][:12]}` | {cell(s['subject'])} | {pr} | "
-                   f"{_pct(e['delta_pct'])} {word(w.lang, 'bisect.verdict', e['verdict'])} | {_ci(e)} | `{s['good_end'][:12]}` |")
+                   f"{_pct(e['delta_pct'])} {say(w.lang, 'bisect.verdict.' + str(e['verdict']), default=str(e['verdict']))} | {_ci(e)} | `{s['good_end'][:12]}` |")
         if len(s["candidates"]) > 1:
             others = ", ".join(f"`{c['commit'][:12]}`" for c in s["candidates"][:-1])
             out.append(f"| | | {w('maybe', list=others)} | | | | |")
@@ -76,7 +76,7 @@ def _ends(doc: dict, w: _Words) -> list[str]:
     for e in doc["ends"]:
         est = e["estimate"]
         out.append(f"| {cell(e['benchmark'])} | {_pct(est['delta_pct'])} | {_ci(est)} | "
-                   f"{word(w.lang, 'bisect.verdict', est['verdict'])} | {est.get('rounds') or '—'} |")
+                   f"{say(w.lang, 'bisect.verdict.' + str(est['verdict']), default=str(est['verdict']))} | {est.get('rounds') or '—'} |")
     return [*out, ""]
 
 
@@ -88,6 +88,6 @@ def _probes(doc: dict, w: _Words) -> list[str]:
         est = p["estimate"]
         rounds = " + ".join(str(a.get("rounds") or "—") for a in p["attempts"])
         out.append(f"| {i} | {cell(p['benchmark'])} | `{p['commit'][:12]}` | {cell(p['subject'])} | "
-                   f"{_pct(est['delta_pct'])} | {_ci(est)} | {word(w.lang, 'bisect.verdict', est['verdict'])} | "
-                   f"{word(w.lang, 'bisect.class', p['class'])} | {rounds} |")
+                   f"{_pct(est['delta_pct'])} | {_ci(est)} | {say(w.lang, 'bisect.verdict.' + str(est['verdict']), default=str(est['verdict']))} | "
+                   f"{say(w.lang, 'bisect.class.' + str(p['class']), default=str(p['class']))} | {rounds} |")
     return [*out, ""]

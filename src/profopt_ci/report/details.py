@@ -16,7 +16,7 @@ from profopt_ci.documents.types import Sample
 from profopt_ci.report.format import DASH, NAME_MAX, clip, num, pct, pvalue, value_text
 from profopt_ci.report.headline import metric_word
 from profopt_ci.report.instruction_words import block_note
-from profopt_ci.words.i18n import t
+from profopt_ci.words.i18n import say
 
 _PHASES = attrgetter("phases_ms")
 
@@ -47,7 +47,7 @@ def chart(benches: list[dict], lang: str, conf: str) -> dict | None:
     if not points:
         return None
     top = max(max(max(v for v in p if v is not None) for _, p in points), 100.0)
-    return {"title": t(lang, "chart.title", what=what), "y_label": t(lang, "chart.y"),
+    return {"title": say(lang, "chart.title", what=what), "y_label": say(lang, "chart.y"),
             "labels": [p[0] for p in points],
             "head": [p[1][0] for p in points],
             "low": [p[1][1] for p in points], "high": [p[1][2] for p in points],
@@ -84,19 +84,19 @@ def _point(m: dict | None) -> tuple[float, float | None, float | None] | None:
 
 def environments(c: dict, lang: str) -> list[dict]:
     base, head = c.get("base") or {}, c.get("head") or {}
-    sides = [(t(lang, "env.ref"), base.get("ref"), head.get("ref")),
-             (t(lang, "env.commit"), base.get("commit"), head.get("commit"))]
+    sides = [(say(lang, "env.ref"), base.get("ref"), head.get("ref")),
+             (say(lang, "env.commit"), base.get("commit"), head.get("commit"))]
     rows: list[tuple] = []
     fb, fh = base.get("fingerprint") or {}, head.get("fingerprint") or {}
     keys = [k for k in FINGERPRINT_ORDER if k in fb or k in fh]
     keys += sorted((set(fb) | set(fh)) - set(keys))
     rows += [(k, fb.get(k), fh.get(k)) for k in keys]
     eb, eh = base.get("env") or {}, head.get("env") or {}
-    rows += [(t(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
+    rows += [(say(lang, "env.var", name=k), eb.get(k), eh.get(k)) for k in sorted(set(eb) | set(eh))]
     vb, vh = base.get("environment") or {}, head.get("environment") or {}
     if vb or vh:  # each side's venv has a path of its own by design; where each ran should match
-        sides.append((t(lang, "env.python"), vb.get("python"), vh.get("python")))
-        rows += [(t(lang, "env.where"), _where(vb, lang), _where(vh, lang)), *_packages(vb, vh, lang)]
+        sides.append((say(lang, "env.python"), vb.get("python"), vh.get("python")))
+        rows += [(say(lang, "env.where"), _where(vb, lang), _where(vh, lang)), *_packages(vb, vh, lang)]
     # ref and commit differ by design; only what should have been equal is marked.
     return [{"key": clip(str(k), 60), "base": value_text(b, 100), "head": value_text(h, 100),
              "differs": b != h and not designed} for designed, (k, b, h) in
@@ -105,14 +105,14 @@ def environments(c: dict, lang: str) -> list[dict]:
 
 def _where(e: dict, lang: str) -> str | None:
     """A side's own setup venv (nothing of profopt's but its worker), or profopt's environment."""
-    return None if not e else t(lang, "env.own" if e.get("own") else "env.profopt")
+    return None if not e else say(lang, "env.own" if e.get("own") else "env.profopt")
 
 
 def _packages(eb: dict, eh: dict, lang: str) -> list[tuple]:
     """The versions of the packages each side's steps imported, its suites' runners and what profopt
     added with them, each said as such ("8.3.4, added: the suite's runner"): one that differs is marked."""
     pb, ph = _versions(eb, lang), _versions(eh, lang)
-    return [(t(lang, "env.package", name=k), pb.get(k), ph.get(k)) for k in sorted(set(pb) | set(ph))]
+    return [(say(lang, "env.package", name=k), pb.get(k), ph.get(k)) for k in sorted(set(pb) | set(ph))]
 
 
 def _versions(e: dict, lang: str) -> dict[str, str]:
@@ -122,9 +122,9 @@ def _versions(e: dict, lang: str) -> dict[str, str]:
     def put(name: str, text: str) -> None:
         out[named.setdefault(_canonical(name), name)] = text
     for name, version in (e.get("added") or {}).items():
-        put(name, t(lang, "env.runner_dep", version=version))
+        put(name, say(lang, "env.runner_dep", version=version))
     for name, runner in (e.get("runners") or {}).items():
-        put(name, t(lang, "env.runner_added" if runner.get("added") else "env.runner_setup", version=runner.get("version")))
+        put(name, say(lang, "env.runner_added" if runner.get("added") else "env.runner_setup", version=runner.get("version")))
     return out
 
 
@@ -198,20 +198,20 @@ def hot_ops(b: dict, lang: str) -> dict:
              "delta": (NOISE_MARK if r.get("noise") is True else "") + num(r.get("delta_ms"))} for r in diff]
     notes = []
     if any(isinstance(r.get("noise"), bool) for r in diff):
-        notes.append(t(lang, "hot.noise", mark=NOISE_MARK.strip(), base=_chunks(prof, "base"),
+        notes.append(say(lang, "hot.noise", mark=NOISE_MARK.strip(), base=_chunks(prof, "base"),
                        head=_chunks(prof, "head")))
     for side in ("base", "head"):
         summary = prof.get(side) or {}
         summary = summary if isinstance(summary, dict) else {}
-        label = t(lang, f"side.{side}") + t(lang, "colon")
+        label = say(lang, f"side.{side}") + say(lang, "colon")
         if summary.get("kind") == "none" and summary.get("reason"):
-            notes.append(f"{label} " + t(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
+            notes.append(f"{label} " + say(lang, "no_profile", reason=clip(str(summary["reason"]), 160)))
         elif summary.get("trace_path"):
-            notes.append(f"{label} " + t(lang, "trace", path=clip(shown_path(str(summary["trace_path"])), 160)))
+            notes.append(f"{label} " + say(lang, "trace", path=clip(shown_path(str(summary["trace_path"])), 160)))
         counters = summary.get("counters")  # a free-form summary: anything a file holds
         profiled = counters.get("profiled_step_ms") if isinstance(counters, dict) else None
         if rows and isinstance(profiled, (int, float)) and isinstance(summary.get("step_time_ms"), (int, float)):
-            notes.append(t(lang, "hot.profiled_step", side=t(lang, f"side.{side}"), profiled=num(profiled),
+            notes.append(say(lang, "hot.profiled_step", side=say(lang, f"side.{side}"), profiled=num(profiled),
                            plain=num(summary["step_time_ms"])))
     notes += _instruction_notes(b, lang)
     return {"name": clip(str(b.get("name", "?")), NAME_MAX), "rows": rows, "notes": notes}

@@ -14,7 +14,7 @@ from profopt_ci.analyze.decide import gain, main_metric, ordered_metrics
 from profopt_ci.errors import cause_lines
 from profopt_ci.report.format import clip, confidence_label, num, pct
 from profopt_ci.report.instruction_words import floor_text, is_runs_range, threshold_shown
-from profopt_ci.words.i18n import EN, said, t, word
+from profopt_ci.words.i18n import EN, say
 
 DECISION_EMOJI = {"keep": "✅", "reject": "❌", "trade-off": "⚖️", "no-change": "➖",
                   "inconclusive": "❔", "failed": "💥"}
@@ -25,7 +25,7 @@ VERDICT_SYMBOL = {"regressed": "🔴", "improved": "🟢", "unchanged": "⚪", "
 def metric_label(lang: str, key: str, unit: str | None = None) -> str:
     """"step time (ms)", "throughput (samples/s)"; an unknown metric keeps its key."""
     if f"metric.{key}" in EN:
-        return t(lang, f"metric.{key}", unit=unit or "items")
+        return say(lang, f"metric.{key}", unit=unit or "items")
     return key
 
 
@@ -40,9 +40,9 @@ def headline(comparison: dict, lang: str = "en") -> str:
     emoji = DECISION_EMOJI.get(decision, "❔")
     new = _new(comparison, lang)
     if new and not comparison.get("benchmarks"):  # nothing compared: the PR's first benchmarks are the news
-        return f"{emoji} {word(lang, 'decision', decision)} — {new}"
-    return f"{emoji} {word(lang, 'decision', decision)} — {_accepted(comparison, lang)}" \
-           f"{_sentence(comparison, decision, lang)}" + (t(lang, "sep2") + new if new else "")
+        return f"{emoji} {say(lang, f'decision.{decision}', default=str(decision))} — {new}"
+    return f"{emoji} {say(lang, f'decision.{decision}', default=str(decision))} — {_accepted(comparison, lang)}" \
+           f"{_sentence(comparison, decision, lang)}" + (say(lang, "sep2") + new if new else "")
 
 
 def _accepted(c: dict, lang: str) -> str:
@@ -54,7 +54,7 @@ def _accepted(c: dict, lang: str) -> str:
     failing = set(policy.get("failing") or [])
     broken = any(not con.get("ok") for b in c.get("benchmarks") or [] if b.get("name") in failing
                  for con in b.get("constraints") or [])
-    return t(lang, "hl.accepted_constraint" if broken else "hl.accepted", label=policy.get("label")) + t(lang, "sep2")
+    return say(lang, "hl.accepted_constraint" if broken else "hl.accepted", label=policy.get("label")) + say(lang, "sep2")
 
 
 def _new(c: dict, lang: str) -> str:
@@ -64,11 +64,11 @@ def _new(c: dict, lang: str) -> str:
         return ""
     first = new[0]
     ms = (first.get("head") or {}).get("step_time_ms")
-    phrase = (t(lang, "hl.new", name=first["name"], ms=num(ms)) if first.get("status") == "ok" and ms is not None
-              else t(lang, "hl.new_failed", name=first["name"]))
+    phrase = (say(lang, "hl.new", name=first["name"], ms=num(ms)) if first.get("status") == "ok" and ms is not None
+              else say(lang, "hl.new_failed", name=first["name"]))
     more = len(new) - 1
     if more:
-        phrase += t(lang, "sep2") + (t(lang, "hl.more1") if more == 1 else t(lang, "hl.more", n=more))
+        phrase += say(lang, "sep2") + (say(lang, "hl.more1") if more == 1 else say(lang, "hl.more", n=more))
     return phrase
 
 
@@ -82,30 +82,30 @@ def _sentence(c: dict, decision: str, lang: str) -> str:
     benches = measured(everyone)
     skipped = len(everyone) - len(benches)
     if everyone and not benches:
-        return t(lang, "hl.unreached", n=skipped)
+        return say(lang, "hl.unreached", n=skipped)
     phrase = _measured_sentence(c, benches, decision, lang)
-    return phrase + (t(lang, "sep2") + t(lang, "hl.not_measured", n=skipped) if skipped else "")
+    return phrase + (say(lang, "sep2") + say(lang, "hl.not_measured", n=skipped) if skipped else "")
 
 
 def _measured_sentence(c: dict, benches: list[dict], decision: str, lang: str) -> str:
     if not benches:
-        return said(lang, c.get("summary"), c.get("summary_msg")) or t(lang, "hl.none")
+        return say(lang, c.get("summary_msg") or c.get("summary")) or say(lang, "hl.none")
     if decision == "no-change":
-        return t(lang, "hl.no_change", t=threshold_shown(c), n=len(benches))
-    conf = t(lang, "col.ci", conf=confidence_label(c.get("confidence")))
+        return say(lang, "hl.no_change", t=threshold_shown(c), n=len(benches))
+    conf = say(lang, "col.ci", conf=confidence_label(c.get("confidence")))
     if decision == "failed":
         pick = [b for b in benches if _failed_side(b)]
     else:
         pick = [b for b in benches if b.get("decision") == decision]
     if not pick:
-        return clip(said(lang, c.get("summary"), c.get("summary_msg")) or t(lang, "hl.none"), 200)
+        return clip(say(lang, c.get("summary_msg") or c.get("summary")) or say(lang, "hl.none"), 200)
     if decision == "keep":
         pick.sort(key=gain, reverse=True)
     phrase = {"failed": _failed, "reject": _reject, "keep": _keep, "trade-off": _tradeoff,
               "inconclusive": _inconclusive}.get(decision, _inconclusive)(pick[0], lang, conf)
     if len(pick) > 1:
         more = len(pick) - 1
-        phrase += t(lang, "sep2") + (t(lang, "hl.more1") if more == 1 else t(lang, "hl.more", n=more))
+        phrase += say(lang, "sep2") + (say(lang, "hl.more1") if more == 1 else say(lang, "hl.more", n=more))
     return phrase
 
 
@@ -119,15 +119,15 @@ def _change(lang: str, conf: str, key: str, m: dict, name: str) -> str:
     if delta is None:
         return f"{name} {metric_word(lang, key)} {num(m.get('base'))} → {num(m.get('head'))}".strip()
     if low is not None and high is not None and is_runs_range(key, m):  # not a CI: say what it is
-        return t(lang, "hl.metric_runs", name=name, metric=metric_word(lang, key), pct=pct(delta), lo=pct(low),
+        return say(lang, "hl.metric_runs", name=name, metric=metric_word(lang, key), pct=pct(delta), lo=pct(low),
                  hi=pct(high), floor=floor_text(m)).strip()
     same_sign = low is not None and high is not None and (low < 0) == (high < 0) == (delta < 0)
     if key == "step_time_ms" and same_sign:
         lo, hi = sorted((abs(low), abs(high)))
         phrase = "hl.faster" if delta < 0 else "hl.slower"
-        return t(lang, phrase, name=name, pct=pct(delta, False), ci=conf, lo=f"{lo:.1f}", hi=f"{hi:.1f}").strip()
+        return say(lang, phrase, name=name, pct=pct(delta, False), ci=conf, lo=f"{lo:.1f}", hi=f"{hi:.1f}").strip()
     if low is not None and high is not None:
-        return t(lang, "hl.metric", name=name, metric=metric_word(lang, key), pct=pct(delta), ci=conf,
+        return say(lang, "hl.metric", name=name, metric=metric_word(lang, key), pct=pct(delta), ci=conf,
                  lo=pct(low), hi=pct(high)).strip()
     return f"{name} {metric_word(lang, key)} {pct(delta)}".strip()
 
@@ -135,12 +135,12 @@ def _change(lang: str, conf: str, key: str, m: dict, name: str) -> str:
 def _constraint_phrase(lang: str, con: dict) -> str:
     metric, rule, limit = con.get("metric", "?"), con.get("rule"), con.get("limit")
     if rule == "rel_tol" and isinstance(limit, (int, float)):
-        return t(lang, "hl.rel_tol", metric=metric, limit=f"{limit * 100:g}")
+        return say(lang, "hl.rel_tol", metric=metric, limit=f"{limit * 100:g}")
     if rule == "abs_tol" and limit is not None:
-        return t(lang, "hl.abs_tol", metric=metric, limit=f"{limit:g}")
+        return say(lang, "hl.abs_tol", metric=metric, limit=f"{limit:g}")
     if rule == "equal":
-        return t(lang, "hl.equal", metric=metric)
-    return said(lang, con.get("detail"), con.get("detail_msg")) or str(metric)
+        return say(lang, "hl.equal", metric=metric)
+    return say(lang, con.get("detail_msg") or con.get("detail")) or str(metric)
 
 
 def _keep(bench: dict, lang: str, conf: str) -> str:
@@ -150,18 +150,18 @@ def _keep(bench: dict, lang: str, conf: str) -> str:
     mem = metrics.get("peak_memory_mb")
     if mem and key != "peak_memory_mb":
         unchanged = mem.get("verdict") == "unchanged"
-        parts.append(t(lang, "hl.memory_unchanged") if unchanged else t(lang, "hl.memory", pct=pct(mem.get("delta_pct"))))
+        parts.append(say(lang, "hl.memory_unchanged") if unchanged else say(lang, "hl.memory", pct=pct(mem.get("delta_pct"))))
     held = [c for c in bench.get("constraints") or [] if c.get("ok")]
     parts += [_constraint_phrase(lang, c) for c in held[:2]]
-    return t(lang, "sep").join(parts)
+    return say(lang, "sep").join(parts)
 
 
 def _reject(bench: dict, lang: str, conf: str) -> str:
     broken = [c for c in bench.get("constraints") or [] if not c.get("ok")]
     if broken:
         con = broken[0]
-        return t(lang, "hl.broken", name=_name(bench), metric=con.get("metric", "?"),
-                 detail=clip(said(lang, con.get("detail"), con.get("detail_msg")), 80))
+        return say(lang, "hl.broken", name=_name(bench), metric=con.get("metric", "?"),
+                 detail=clip(say(lang, con.get("detail_msg") or con.get("detail")), 80))
     return _by_verdict(bench, lang, conf, "regressed") or _name(bench)
 
 
@@ -177,7 +177,7 @@ def _tradeoff(bench: dict, lang: str, conf: str) -> str:
     gain = _by_verdict(bench, lang, conf, "improved")
     loss = _by_verdict(bench, lang, conf, "regressed", name="")
     if gain and loss:
-        return t(lang, "hl.tradeoff", gain=gain, loss=loss)
+        return say(lang, "hl.tradeoff", gain=gain, loss=loss)
     return gain or loss or _name(bench)
 
 
@@ -189,16 +189,16 @@ def _inconclusive(bench: dict, lang: str, conf: str) -> str:
             if m.get("verdict") != verdict:
                 continue
             if verdict == "unstable":
-                return t(lang, "hl.unstable", name=_name(bench), metric=metric_word(lang, key),
+                return say(lang, "hl.unstable", name=_name(bench), metric=metric_word(lang, key),
                          outliers=bench.get("outlier_rounds", "?"), rounds=bench.get("rounds", "?"))
             if is_runs_range(key, m):
-                return t(lang, "hl.inconclusive_runs", name=_name(bench), metric=metric_word(lang, key),
+                return say(lang, "hl.inconclusive_runs", name=_name(bench), metric=metric_word(lang, key),
                          runs=min(m.get("n_base") or 0, m.get("n_head") or 0), lo=pct(m.get("ci_low_pct")),
                          hi=pct(m.get("ci_high_pct")), floor=floor_text(m))
-            return t(lang, "hl.inconclusive", name=_name(bench), metric=metric_word(lang, key),
+            return say(lang, "hl.inconclusive", name=_name(bench), metric=metric_word(lang, key),
                      rounds=bench.get("rounds", "?"), ci=conf, lo=pct(m.get("ci_low_pct")),
                      hi=pct(m.get("ci_high_pct")))
-    return f"{_name(bench)}: {clip(said(lang, bench.get('reason'), bench.get('reason_msg')), 120)}"
+    return f"{_name(bench)}: {clip(say(lang, bench.get('reason_msg') or bench.get('reason')), 120)}"
 
 
 def _failed_side(bench: dict) -> str | None:
@@ -218,4 +218,4 @@ def _failed(bench: dict, lang: str, conf: str) -> str:
     message = str((bench.get("error") or {}).get("message") or "")
     last = cause_lines(message, 1)
     cause = last[0].strip() if last else str((bench.get("status") or {}).get(side) or "failed")
-    return t(lang, "hl.failed", side=word(lang, "side", clip(side, 20)), name=_name(bench), cause=clip(cause, 120))
+    return say(lang, "hl.failed", side=say(lang, f"side.{clip(side, 20)}", default=clip(side, 20)), name=_name(bench), cause=clip(cause, 120))

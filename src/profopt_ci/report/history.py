@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from profopt_ci.report.format import Raw, chart_label, chart_title, clip, num, pct
-from profopt_ci.words.i18n import t
+from profopt_ci.words.i18n import say
 
 HISTORY_MAX = 12      # benchmarks with a trend in the comment
 POINTS_MAX = 40       # nightly values per trend
@@ -31,23 +31,23 @@ def history_view(c: dict, lang: str) -> list[dict]:
             continue
         commits = [str(x)[:7] for x in (h.get("commits") or [])]
         offset = max(len(values) - POINTS_MAX, 0)
-        steps = [t(lang, "history.step", delta=pct(cp.get("delta_pct")), start=str(cp.get("from_commit"))[:7],
+        steps = [say(lang, "history.step", delta=pct(cp.get("delta_pct")), start=str(cp.get("from_commit"))[:7],
                    end=str(cp.get("to_commit"))[:7], date=_date(h, cp.get("index")))
                  for cp in h.get("change_points") or []]
         d = drift.get(name) or {}
         drift_text = None
         if d.get("history_median") is not None and d.get("fresh") is not None:
             key = "history.drifted" if d.get("drifted") else "history.no_drift"
-            drift_text = t(lang, key, fresh=num(d["fresh"]), median=num(d["history_median"]),
+            drift_text = say(lang, key, fresh=num(d["fresh"]), median=num(d["history_median"]),
                            delta=pct(d.get("delta_pct")), n=d.get("n"))
         head = h.get("head") if isinstance(h.get("head"), (int, float)) else None
         out.append({
             "name": clip(str(name), 120),
-            "caption": t(lang, "history.caption", n=len(values), first=commits[0] if commits else "?",
+            "caption": say(lang, "history.caption", n=len(values), first=commits[0] if commits else "?",
                          last=commits[-1] if commits else "?", latest=num(values[-1]),
                          head=num(head) if head is not None else "—"),
             "chart": trend_chart(str(name), values[offset:], commits[offset:], head, lang),
-            "steps": steps or [t(lang, "history.no_steps")],
+            "steps": steps or [say(lang, "history.no_steps")],
             "drift": drift_text,
             "rows": [{"commit": commits[i] if i < len(commits) else "?", "date": _date(h, i), "value": num(v)}
                      for i, v in enumerate(values)][offset:],
@@ -63,13 +63,13 @@ def _date(h: dict, index: object) -> str:
 
 def trend_chart(name: str, values: list[float], commits: list[str], head: float | None, lang: str) -> Raw:
     """A mermaid line of the nightly values; the head, when measured, is the last point and a bar."""
-    labels = [chart_label(c, 12) for c in commits] + ([t(lang, "history.head_label")] if head is not None else [])
+    labels = [chart_label(c, 12) for c in commits] + ([say(lang, "history.head_label")] if head is not None else [])
     line = list(values) + ([head] if head is not None else [])
     lo, hi = min(line), max(line)
     pad = (hi - lo) * 0.15 or hi * 0.05 or 1.0
     y_min, y_max = max(lo - pad, 0.0), hi + pad
-    title = chart_title(t(lang, "history.title", name=name))
-    y_label = chart_title(t(lang, "history.y"), 40)
+    title = chart_title(say(lang, "history.title", name=name))
+    y_label = chart_title(say(lang, "history.y"), 40)
     body = ["```mermaid", "xychart-beta", f'    title "{title}"',
             "    x-axis [" + ", ".join(f'"{x}"' for x in labels) + "]",
             f'    y-axis "{y_label}" {_g(y_min)} --> {_g(y_max)}']

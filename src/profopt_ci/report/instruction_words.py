@@ -12,7 +12,7 @@ No statistics here, only words around the JSON's figures.
 from __future__ import annotations
 
 from profopt_ci.measure.instruction_runs import FUNCTIONS_NOTE, WHAT_IT_IS
-from profopt_ci.words.i18n import note, t, text_of
+from profopt_ci.words.i18n import say
 
 INSTRUCTION_METRICS = ("instructions", "est_cycles")
 
@@ -59,7 +59,7 @@ def meta_part(c: dict, lang: str) -> str | None:
         return None
     taus = sorted({m["threshold_pct"] for m in ms if isinstance(m.get("threshold_pct"), (int, float))})
     runs = [m.get(k) for m in ms for k in ("n_base", "n_head")]
-    return t(lang, "meta.instr", t="/".join(f"{x:g}" for x in taus) or "?", runs=_span(runs))
+    return say(lang, "meta.instr", t="/".join(f"{x:g}" for x in taus) or "?", runs=_span(runs))
 
 
 def threshold_shown(c: dict) -> str:
@@ -75,26 +75,26 @@ def threshold_shown(c: dict) -> str:
 
 def cell_suffix(lang: str, key: str, m: dict) -> str:
     """Appended to the interval cell of an instruction metric: "(range of runs ±0.02%)"."""
-    return t(lang, "instr.cell", floor=floor_text(m)) if is_runs_range(key, m) else ""
+    return say(lang, "instr.cell", floor=floor_text(m)) if is_runs_range(key, m) else ""
 
 
 def column_header(lang: str, conf: str, rows: list[dict]) -> str:
     """The interval column's header: CI, range of runs, or both when the table mixes them."""
     runs = [r.get("runs_range", False) for r in rows]
     if runs and all(runs):
-        return t(lang, "col.runs_range")
+        return say(lang, "col.runs_range")
     if any(runs):
-        return t(lang, "col.ci_or_runs", conf=conf)
-    return t(lang, "col.ci", conf=conf)
+        return say(lang, "col.ci_or_runs", conf=conf)
+    return say(lang, "col.ci", conf=conf)
 
 
 def notes(c: dict, lang: str, given: list) -> list:
     """The comparison's notes (messages, or an older file's English) with what an instruction count is
     said once, in `lang`, whichever producer wrote it."""
-    kept = [n for n in given if text_of(n) != WHAT_IT_IS]
-    return kept + [t(lang, "instr.what")] if counted(c) else kept
+    kept = [n for n in given if say("en", n) != WHAT_IT_IS]
+    return kept + [say(lang, "instr.what")] if counted(c) else kept
 
 
 def block_note(lang: str, n: object) -> str:
     """An instructions block's note in `lang` (an older file's English one too)."""
-    return t(lang, "instr.functions") if text_of(n) == FUNCTIONS_NOTE else note(lang, n)
+    return say(lang, "instr.functions") if say("en", n) == FUNCTIONS_NOTE else say(lang, n)

@@ -12,7 +12,7 @@ them; `template=` replaces the top one and may include the package's partials. T
 format is report/text.py, JSON the comparison itself. The Markdown environment escapes every
 `{{ … }}` by default (see report/format.md_inline): benchmark names, params, op names and error
 tails are untrusted PR content. HTML autoescapes. The context a template gets: `v` (the view as
-the format reads it, report/view.Page), `c` (the raw comparison), `lang`, `t(key, **fields)` (the
+the format reads it, report/view.Page), `c` (the raw comparison), `lang`, `say(key, **fields)` (the
 message catalog), `full_report_hint`, `preface` (trusted Markdown written first, or None); in
 Markdown also `mermaid(chart)` and the filter `code` (a fenced block).
 
@@ -40,7 +40,7 @@ from profopt_ci.report.headline import headline
 from profopt_ci.report.markdown import markdown
 from profopt_ci.report.shrink import shrink
 from profopt_ci.report.view import View, build_view
-from profopt_ci.words.i18n import LANGS, t
+from profopt_ci.words.i18n import LANGS, say
 
 __all__ = ["render", "write_html", "build_view", "headline", "shrink", "load_comparison", "FORMATS", "MAX_CHARS"]
 
@@ -98,7 +98,7 @@ def _html_page(view: View) -> view_mod.Page:
 
 
 def _context(view: object, comparison: dict, lang: str, hint: str | None, preface: Raw | None = None) -> dict:
-    return dict(v=view, c=comparison, lang=lang, t=functools.partial(t, lang), full_report_hint=hint, preface=preface)
+    return dict(v=view, c=comparison, lang=lang, t=functools.partial(say, lang), full_report_hint=hint, preface=preface)
 
 
 def _check(comparison: object, fmt: str, lang: str) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from profopt_ci.words.i18n import EN, t
+from profopt_ci.words.i18n import EN, say
 
 SECTION = re.compile(
     r"<!-- profopt:section (?P<name>[a-z0-9-]+) (?P<rank>\d+)(?P<collapse> collapse)? -->\n"
@@ -79,18 +79,18 @@ def _drop(m: re.Match, rank: int, lang: str, dropped: list[str]) -> str:
 def section_title(lang: str, name: str) -> str:
     """How the note names a dropped section: its catalog title, else its marker name."""
     key = f"section.{name}"
-    return t(lang, key) if key in EN else name
+    return say(lang, key) if key in EN else name
 
 
 def _note(lang: str, dropped: list[str], hint: str | None, cut: int = 0) -> str:
     parts = list(dropped)
     if cut:
-        parts.append(t(lang, "section.tail", n=cut))
+        parts.append(say(lang, "section.tail", n=cut))
     if not parts:
         return "\n"
-    note = t(lang, "shrunk", parts=t(lang, "sep").join(parts))
+    note = say(lang, "shrunk", parts=say(lang, "sep").join(parts))
     if hint:
-        note += " " + t(lang, "full_report", hint=hint)
+        note += " " + say(lang, "full_report", hint=hint)
     return f"\n\n---\n{note}\n"
 
 

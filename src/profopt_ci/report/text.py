@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from profopt_ci.words.i18n import t
+from profopt_ci.words.i18n import say
 
 if TYPE_CHECKING:
     from profopt_ci.report.view import Page
@@ -129,10 +129,10 @@ def text(v: Page, cols: int = WIDTH) -> str:
     page of the comparison's view (report/view.py)."""
     lang = v.lang
     out = [_clean(v.headline), _clean(v.meta), ""]
-    notes = ([t(lang, "unpaired_note")] if v.unpaired else []) + v.notes
+    notes = ([say(lang, "unpaired_note")] if v.unpaired else []) + v.notes
     out += [f"  • {_clean(n)}" for n in notes]
     if v.differences:
-        out.append(f"  ⚠ {t(lang, 'differences')}{t(lang, 'colon')} " + " · ".join(map(_clean, v.differences)))
+        out.append(f"  ⚠ {say(lang, 'differences')}{say(lang, 'colon')} " + " · ".join(map(_clean, v.differences)))
     if notes or v.differences:
         out.append("")
     for b in v.benchmarks:
@@ -140,19 +140,19 @@ def text(v: Page, cols: int = WIDTH) -> str:
     if v.benchmarks:
         out += [_clean(v.legend), ""]
     if v.unchanged:
-        out.append(f"⚪ {t(lang, 'unchanged_group', n=len(v.unchanged))}")
+        out.append(f"⚪ {say(lang, 'unchanged_group', n=len(v.unchanged))}")
         for b in v.unchanged[:UNCHANGED_MAX]:
             step = next((r for r in b["rows"] if r["key"] == "step_time_ms"), None)
             out.append(f"  {_clean(b['name'])}" + (f"  {step['change']}  ({step['ci']})" if step else ""))
         if len(v.unchanged) > UNCHANGED_MAX:
-            out.append(f"  … {t(lang, 'hl.more', n=len(v.unchanged) - UNCHANGED_MAX)}")
+            out.append(f"  … {say(lang, 'hl.more', n=len(v.unchanged) - UNCHANGED_MAX)}")
         out.append("")
     if v.not_measured:
-        out.append(f"⏭ {t(lang, 'reach.title', n=len(v.not_measured))}")
+        out.append(f"⏭ {say(lang, 'reach.title', n=len(v.not_measured))}")
         for r in v.not_measured[:UNCHANGED_MAX]:
             out.append(f"  {_clean(r['name'])}: " + (f"{_clean(r['nightly'])} · " if r["nightly"] else "") + _clean(r["why"]))
         if len(v.not_measured) > UNCHANGED_MAX:
-            out.append(f"  … {t(lang, 'hl.more', n=len(v.not_measured) - UNCHANGED_MAX)}")
+            out.append(f"  … {say(lang, 'hl.more', n=len(v.not_measured) - UNCHANGED_MAX)}")
         out.append("")
     lines: list[str] = []
     for ln in out:
@@ -161,42 +161,42 @@ def text(v: Page, cols: int = WIDTH) -> str:
 
 
 def _bench(b: dict, lang: str, cols: int) -> list[str]:
-    colon = t(lang, "colon")
+    colon = say(lang, "colon")
     out = [f"{b['emoji']} {_clean(b['name'])} — {b['word']}"]
     if b["reason"]:
         out.append(f"  {_clean(b['reason'])}")
     if b.get("sensitivity"):
         out.append(f"  {_clean(b['sensitivity'])}")
     if b.get("reach"):
-        out.append(f"  {t(lang, 'reach.label')}{colon} {_clean(b['reach'])}")
+        out.append(f"  {say(lang, 'reach.label')}{colon} {_clean(b['reach'])}")
     if b["error"]:
         e = b["error"]
         out.append(f"  💥 {e['title']}" + (f" ({e['capped']})" if e["capped"] else ""))
         out += [f"    │ {_clean(ln)}" for ln in e["tail"].splitlines()]
     if b["rows"]:
-        header = [t(lang, k) for k in ("col.metric", "col.base_median", "col.head_median", "col.estimate")]
-        header += [b["ci_header"], t(lang, "col.verdict")]
+        header = [say(lang, k) for k in ("col.metric", "col.base_median", "col.head_median", "col.estimate")]
+        header += [b["ci_header"], say(lang, "col.verdict")]
         rows = [[r["label"], r["base"], r["head"], r["change"], r["ci"], f"{r['symbol']} {r['word']}"]
                 for r in b["rows"]]
         out += [""] + [_indent(ln) for ln in table(header, rows, right={1, 2, 3}, cols=cols - 2)]
     if b["goal"]:
-        out += ["", f"  {t(lang, 'goal')}{colon} {_clean(b['goal'])}"]
+        out += ["", f"  {say(lang, 'goal')}{colon} {_clean(b['goal'])}"]
     if b["constraints"]:
-        header = [t(lang, k) for k in ("col.constraint", "col.base", "col.head", "col.result")]
+        header = [say(lang, k) for k in ("col.constraint", "col.base", "col.head", "col.result")]
         rows = [[r["label"], r["base"], r["head"], f"{r['symbol']} {r['word']}" + (f" — {r['detail']}" if r["detail"] else "")]
                 for r in b["constraints"]]
         out += [""] + [_indent(ln) for ln in table(header, rows, right={1, 2}, cols=cols - 2)]
     bn = b["bottleneck"]
     if bn:
-        out += ["", f"  {t(lang, 'bottleneck')}{colon} {_clean(bn['cls'])}"]
+        out += ["", f"  {say(lang, 'bottleneck')}{colon} {_clean(bn['cls'])}"]
         if bn["evidence"]:
-            out.append(f"  {t(lang, 'evidence')}{colon} " + t(lang, "sep2").join(map(_clean, bn["evidence"])))
+            out.append(f"  {say(lang, 'evidence')}{colon} " + say(lang, "sep2").join(map(_clean, bn["evidence"])))
         if bn["cost"]:
-            out.append(f"  {t(lang, 'cost')}{colon} " + t(lang, "sep2").join(map(_clean, bn["cost"])))
+            out.append(f"  {say(lang, 'cost')}{colon} " + say(lang, "sep2").join(map(_clean, bn["cost"])))
         if bn["next_action"]:
-            out.append(f"  {t(lang, 'next_action')}{colon} {_clean(bn['next_action'])}")
+            out.append(f"  {say(lang, 'next_action')}{colon} {_clean(bn['next_action'])}")
     if b["differences"]:
-        out.append(f"  ⚠ {t(lang, 'differences')}{colon} " + " · ".join(map(_clean, b["differences"])))
+        out.append(f"  ⚠ {say(lang, 'differences')}{colon} " + " · ".join(map(_clean, b["differences"])))
     return out + [""]
 
 

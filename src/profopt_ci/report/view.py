@@ -36,7 +36,7 @@ from profopt_ci.report.instruction_words import meta_part as instr_meta
 from profopt_ci.report.instruction_words import notes as instr_notes
 from profopt_ci.report.site_links import page_url
 from profopt_ci.report.svg import bench_plots, overview_plot
-from profopt_ci.words.i18n import EN, note, said, t
+from profopt_ci.words.i18n import EN, say
 
 HTML_FULL_MAX = 500  # benchmarks the HTML page shows as full sections with plots; the rest are rows
 
@@ -67,7 +67,7 @@ class View:
 
     @functools.cached_property
     def notes(self) -> list[str]:
-        return [note(self.lang, n) for n in instr_notes(self.c, self.lang, list(self.c.get("notes") or []))]
+        return [say(self.lang, n) for n in instr_notes(self.c, self.lang, list(self.c.get("notes") or []))]
 
     @functools.cached_property
     def new_in_pr(self) -> list[dict]:
@@ -75,9 +75,9 @@ class View:
         rows = []
         for n in self.c.get("new_in_pr") or []:
             ms = (n.get("head") or {}).get("step_time_ms")
-            head = f"{num(ms)} ms" if n.get("status") == "ok" and ms is not None else t(self.lang, "new.failed")
+            head = f"{num(ms)} ms" if n.get("status") == "ok" and ms is not None else say(self.lang, "new.failed")
             rows.append({"name": n.get("name"), "head": head, "rounds": n.get("rounds", 0),
-                         "why": said(self.lang, n.get("cause"), n.get("cause_msg")) or t(self.lang, "new.why.none")})
+                         "why": say(self.lang, n.get("cause_msg") or n.get("cause")) or say(self.lang, "new.why.none")})
         return rows
 
     @functools.cached_property
@@ -87,10 +87,10 @@ class View:
         for b in self.skipped:
             reach = b.get("reach") or {}
             ms = reach.get("nightly_ms")
-            nightly = (t(self.lang, "reach.nightly", value=f"{num(ms)} ms", commit=str(reach.get("nightly_commit"))[:7])
+            nightly = (say(self.lang, "reach.nightly", value=f"{num(ms)} ms", commit=str(reach.get("nightly_commit"))[:7])
                        if isinstance(ms, (int, float)) else "")
             rows.append({"name": clip(str(b.get("name")), 100), "nightly": nightly,
-                         "why": said(self.lang, b.get("reason"), b.get("reason_msg"))})
+                         "why": say(self.lang, b.get("reason_msg") or b.get("reason"))})
         return rows
 
     @functools.cached_property
@@ -99,7 +99,7 @@ class View:
 
     @functools.cached_property
     def legend(self) -> str:
-        return t(self.lang, "table.legend", how=t(self.lang, "how.unpaired" if self.unpaired else "how.paired"))
+        return say(self.lang, "table.legend", how=say(self.lang, "how.unpaired" if self.unpaired else "how.paired"))
 
     @functools.cached_property
     def chart(self) -> dict | None:
@@ -157,8 +157,8 @@ class Page:
         label = v.c.get("hardware_label")
         section["site"] = page_url(v.site_url, str(label), str(b.get("name"))) if v.site_url and label else None
         if self.plots:
-            sides = (t(v.lang, "side.base"), t(v.lang, "side.head"))
-            section["plots"] = bench_plots(b, v.c.get("threshold_pct"), sides, t(v.lang, "plots"))
+            sides = (say(v.lang, "side.base"), say(v.lang, "side.head"))
+            section["plots"] = bench_plots(b, v.c.get("threshold_pct"), sides, say(v.lang, "plots"))
         return section
 
     @property
@@ -253,24 +253,24 @@ def error_cap(benches: list[dict], error_budget: int) -> int:
 def _meta(c: dict, lang: str, conf: str) -> str:
     counts = c.get("counts") or {}
     n = counts.get("benchmarks", len(c.get("benchmarks") or []))
-    parts = [t(lang, "meta.benchmark") if n == 1 else t(lang, "meta.benchmarks", n=n)]
+    parts = [say(lang, "meta.benchmark") if n == 1 else say(lang, "meta.benchmarks", n=n)]
     for key in ("improved", "regressed", "constraint_failures", "inconclusive", "failed", "not_measured"):
         if counts.get(key):
-            parts.append(t(lang, f"count.{key}", n=counts[key]))
+            parts.append(say(lang, f"count.{key}", n=counts[key]))
     # nothing timed (instructions only; or nothing measured: the change reaches no benchmark): no
     # rounds, no time threshold to show
     timed = not instructions_only(c) and not (n and counts.get("not_measured") == n)
     if c.get("mode") == "unpaired":
-        parts.append(t(lang, "meta.unpaired"))
+        parts.append(say(lang, "meta.unpaired"))
     elif timed:
         parts.append(_paired_rounds(c, lang))
     if timed:
-        parts.append(t(lang, "meta.threshold", t=f"{c.get('threshold_pct') or 0:g}"))
+        parts.append(say(lang, "meta.threshold", t=f"{c.get('threshold_pct') or 0:g}"))
     parts += [p for p in (instr_meta(c, lang),) if p]
-    parts.append(t(lang, "meta.confidence", conf=conf))
+    parts.append(say(lang, "meta.confidence", conf=conf))
     if c.get("hardware_label"):
         parts.append(str(c["hardware_label"]))
-    parts.append(t(lang, "meta.sides", base=_side(c.get("base")), head=_side(c.get("head"))))
+    parts.append(say(lang, "meta.sides", base=_side(c.get("base")), head=_side(c.get("head"))))
     return " · ".join(parts)
 
 
@@ -280,8 +280,8 @@ def _paired_rounds(c: dict, lang: str) -> str:
     ran = [r for r in (b.get("rounds") for b in c.get("benchmarks") or [])
            if isinstance(r, int) and not isinstance(r, bool) and r > 0]
     if not ran or min(ran) == max(ran):
-        return t(lang, "meta.paired", rounds=ran[0] if ran else c.get("rounds", "?"))
-    return t(lang, "meta.paired_range", lo=min(ran), hi=max(ran))
+        return say(lang, "meta.paired", rounds=ran[0] if ran else c.get("rounds", "?"))
+    return say(lang, "meta.paired_range", lo=min(ran), hi=max(ran))
 
 
 def _side(side: dict | None) -> str:
@@ -295,7 +295,7 @@ def differences_by_benchmark(diffs: list[dict], lang: str) -> dict[str | None, l
     out: dict[str | None, list[str]] = {}
     for d in diffs:
         scope = str(d.get("scope", "?"))
-        scope = t(lang, f"scope.{scope}") if f"scope.{scope}" in EN else clip(scope, 30)
+        scope = say(lang, f"scope.{scope}") if f"scope.{scope}" in EN else clip(scope, 30)
         text = f"{scope} {clip(str(d.get('key', '?')), 60)}: {value_text(d.get('base'))} → {value_text(d.get('head'))}"
         out.setdefault(d.get("benchmark"), []).append(text)
     return out

@@ -25,7 +25,7 @@ from profopt_ci.site.series import labels_of
 from profopt_ci.site.table import RowCache
 from profopt_ci.store.layout import Store, stderr_warn
 from profopt_ci.store.stores import changes
-from profopt_ci.words.i18n import t
+from profopt_ci.words.i18n import say
 
 ASSETS = ("site.css", "index.js", "bench.js", "uplot/uPlot.iife.min.js", "uplot/uPlot.min.css", "uplot/LICENSE")
 UPLOT_VERSION = "1.6.32"
@@ -52,7 +52,7 @@ def _assets(output: Output) -> None:
 
 
 def _words(lang: str) -> str:
-    return json.dumps({k: t(lang, f"site.hover.{k}") for k in ("commit", "date", "value", "ci")}, ensure_ascii=False)
+    return json.dumps({k: say(lang, f"site.hover.{k}") for k in ("commit", "date", "value", "ci")}, ensure_ascii=False)
 
 
 def build_site(store: Store, out: Path, *, labels: list[str] | None = None, lang: str = "en",

@@ -23,7 +23,7 @@ from profopt_ci.site.marks import Change
 from profopt_ci.site.series import Label, Series
 from profopt_ci.site.sparkline import sparkline
 from profopt_ci.site.table import RowCache, rows
-from profopt_ci.words.i18n import t, word
+from profopt_ci.words.i18n import say
 
 TEMPLATES = Path(__file__).parent / "templates"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
@@ -42,7 +42,7 @@ def labels_of_metrics(lang: str, s: Series) -> dict[str, str]:
     out = {}
     for key in s.metrics:
         if key.startswith("quality:"):
-            out[key] = t(lang, "site.metric.quality", name=key.split(":", 1)[1])
+            out[key] = say(lang, "site.metric.quality", name=key.split(":", 1)[1])
         else:
             out[key] = metric_label(lang, key, s.unit)
     return out
@@ -51,7 +51,7 @@ def labels_of_metrics(lang: str, s: Series) -> dict[str, str]:
 def band_word(lang: str, key: str) -> str:
     """What a metric's band is: the median's 95% CI, or for a count or a recorded value the range."""
     ranged = key == "instructions" or key.startswith("quality:")
-    return t(lang, "site.col.range" if ranged else "site.col.ci")
+    return say(lang, "site.col.range" if ranged else "site.col.ci")
 
 
 def _ci(low: float, high: float) -> str:
@@ -65,16 +65,16 @@ def _bisect_words(lang: str, doc: dict, repo_url: str | None) -> tuple[str, list
     """(the culprit's sentence, its links: pull request, issue search)."""
     first = doc.get("first_bad") or {}
     effect = first.get("effect") or {}
-    text = t(lang, "site.mark.first_bad", commit=str(first.get("commit"))[:12], subject=str(first.get("subject") or ""),
+    text = say(lang, "site.mark.first_bad", commit=str(first.get("commit"))[:12], subject=str(first.get("subject") or ""),
              date=str(first.get("author_date") or "")[:10], effect=pct(effect.get("delta_pct")))
     if len(first.get("candidates") or []) > 1:
-        text += "; " + t(lang, "site.mark.candidates", n=len(first["candidates"]))
+        text += "; " + say(lang, "site.mark.candidates", n=len(first["candidates"]))
     links = []
     if repo_url:
         if isinstance(first.get("pr"), int):
-            links.append((t(lang, "site.mark.pr", number=first["pr"]), f"{repo_url}/pull/{first['pr']}"))
+            links.append((say(lang, "site.mark.pr", number=first["pr"]), f"{repo_url}/pull/{first['pr']}"))
         query = quote(f'is:issue in:title "{str(first.get("commit"))[:12]}"')
-        links.append((t(lang, "site.mark.issue"), f"{repo_url}/issues?q={query}"))
+        links.append((say(lang, "site.mark.issue"), f"{repo_url}/issues?q={query}"))
     return text, links
 
 
@@ -83,10 +83,10 @@ def marks_of(lang: str, lab: Label, s: Series, changes: list[Change], labels: di
     """The marks of one benchmark's nightlies: {i (point), kind, metric, text, links}, in order."""
     out = []
     for c in changes:
-        where = t(lang, "site.cp", delta=pct(c.delta_pct), commit=c.to_commit[:12], date=c.date)
-        text = f"{labels.get(c.metric, c.metric)}: {t(lang, 'site.mark.change', delta=where)}"
+        where = say(lang, "site.cp", delta=pct(c.delta_pct), commit=c.to_commit[:12], date=c.date)
+        text = f"{labels.get(c.metric, c.metric)}: {say(lang, 'site.mark.change', delta=where)}"
         links: list[tuple[str, str]] = []
-        state = t(lang, f"site.state.{c.state}", commit=str(((c.bisect or {}).get('first_bad') or {}).get('commit'))[:12])
+        state = say(lang, f"site.state.{c.state}", commit=str(((c.bisect or {}).get('first_bad') or {}).get('commit'))[:12])
         text += f" ({state})"
         if c.bisect and c.bisect.get("first_bad"):
             words, links = _bisect_words(lang, c.bisect, repo_url)
@@ -95,13 +95,13 @@ def marks_of(lang: str, lab: Label, s: Series, changes: list[Change], labels: di
     for j, night in enumerate(s.at):
         if night in lab.env_changes:
             moved = ", ".join(f"{k} {a} → {b}" for k, a, b in lab.env_changes[night])
-            out.append({"i": j, "kind": "env", "metric": None, "text": t(lang, "site.mark.env", changes=moved), "links": []})
+            out.append({"i": j, "kind": "env", "metric": None, "text": say(lang, "site.mark.env", changes=moved), "links": []})
         if night in lab.runner_off:
             out.append({"i": j, "kind": "runner", "metric": None,
-                        "text": t(lang, "site.mark.runner", pct=pct(lab.runner_off[night])), "links": []})
+                        "text": say(lang, "site.mark.runner", pct=pct(lab.runner_off[night])), "links": []})
         if s.failed[j] is not None:
             out.append({"i": j, "kind": "failed", "metric": None,
-                        "text": t(lang, "site.mark.failed", status=word(lang, "site.status", s.failed[j])), "links": []})
+                        "text": say(lang, "site.mark.failed", status=say(lang, f"site.status.{s.failed[j]}", default=str(s.failed[j]))), "links": []})
     out.sort(key=lambda m: m["i"])
     return out
 
@@ -114,7 +114,7 @@ def bench_html(lang: str, lab: Label, s: Series, marks: list[dict], labels: dict
     path = page_path(lab.label, s.name)
     up = "../" * path.count("/")
     ctx = dict(
-        lang=lang, t=functools.partial(t, lang), csp=CSP, up=up, data=up + data_path(lab.label, s.name),
+        lang=lang, t=functools.partial(say, lang), csp=CSP, up=up, data=up + data_path(lab.label, s.name),
         canonical=f"{base_url.rstrip('/')}/{path}" if base_url else None, label=lab.label, name=s.name,
         unit=s.unit, params=s.params, metrics=[(k, v, band_word(lang, k)) for k, v in labels.items()],
         rows=rows(lab, s, marks, cache),
@@ -147,8 +147,8 @@ def index_row(lang: str, lab: Label, s: Series, changes: list[Change]) -> dict:
     d30, d30v = _since(v.median, 30) if v else (DASH, None)
     newest_night = len(lab.nightlies) - 1
     if s.at and s.at[-1] == newest_night:
-        status = (t(lang, "site.failed", status=word(lang, "site.status", s.failed[-1])) if s.failed[-1]
-                  else t(lang, "site.ok"))
+        status = (say(lang, "site.failed", status=say(lang, f"site.status.{s.failed[-1]}", default=str(s.failed[-1]))) if s.failed[-1]
+                  else say(lang, "site.ok"))
         failed = s.failed[-1] is not None
     else:
         status, failed = DASH, False
@@ -156,8 +156,8 @@ def index_row(lang: str, lab: Label, s: Series, changes: list[Change]) -> dict:
     cp_text = DASH
     if cp is not None:
         first = ((cp.bisect or {}).get("first_bad") or {}).get("commit")
-        cp_text = (t(lang, "site.cp", delta=pct(cp.delta_pct), commit=cp.to_commit[:12], date=cp.date) + " · "
-                   + t(lang, f"site.state.{cp.state}", commit=str(first)[:12]))
+        cp_text = (say(lang, "site.cp", delta=pct(cp.delta_pct), commit=cp.to_commit[:12], date=cp.date) + " · "
+                   + say(lang, f"site.state.{cp.state}", commit=str(first)[:12]))
     return {
         "name": s.name, "href": page_path(lab.label, s.name),
         "metric": labels_of_metrics(lang, s).get(key, "") if key and key != MAIN else "",
@@ -176,9 +176,9 @@ def index_html(lang: str, labels: list[Label], rows: dict[str, list[dict]], *, b
     for lab in labels:
         newest = lab.nightlies[-1]
         sections.append({"label": lab.label, "anchor": "l-" + page_path(lab.label, "")[2:].split("/")[0],
-                         "meta": t(lang, "site.label.meta", n=len(lab.nightlies), date=newest.created[:10],
+                         "meta": say(lang, "site.label.meta", n=len(lab.nightlies), date=newest.created[:10],
                                    commit=newest.commit[:12]),
                          "rows": rows[lab.label]})
-    ctx = dict(lang=lang, t=functools.partial(t, lang), csp=CSP, up="", sections=sections, built=built,
+    ctx = dict(lang=lang, t=functools.partial(say, lang), csp=CSP, up="", sections=sections, built=built,
                version=version, canonical=f"{base_url.rstrip('/')}/index.html" if base_url else None)
     return _env().get_template("index.html.j2").render(**ctx)

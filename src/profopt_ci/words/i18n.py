@@ -1,8 +1,8 @@
-"""The report's words in its language: message lookup, messages as data, decision/verdict words,
-bottleneck classes.
+"""The words in their language, by two functions: producers make messages (`message`: a statement
+as data, its id, its fields and its English), renderers say them (`say`).
 
-In: a language (`en` or `zh`), a message key and its fields, or a message object a producer wrote
-(`{"id", "args", "text"}`, see `message`: a bottleneck's evidence, a comparison's notes). Out: plain
+In: a language (`en` or `zh`), a message object a producer wrote (`{"id", "args", "text"}`: a
+bottleneck's evidence, a comparison's notes), or a catalog key and its fields. Out: plain
 text in that language; English when the catalog lacks a key, and a plain string from an older file
 as it is (English beats a wrong guess). The catalogs are data modules (words/messages_en.py,
 words/messages_zh.py and the i18n_* parts merged into them): adding a language is one more catalog;
@@ -22,8 +22,7 @@ from profopt_ci.words import i18n_action, i18n_bisect, i18n_policy, i18n_reach, 
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
-__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "Note", "message", "put", "said", "say", "note", "text_of", "t",
-           "word", "bottleneck_class"]
+__all__ = ["LANGS", "EN", "ZH", "TERMS_ZH", "CATALOGS", "Note", "message", "say"]
 
 LANGS = ("en", "zh")
 Note = dict | str  # a comparison note: a message (`message`), or a plain string passed on from elsewhere
@@ -63,24 +62,6 @@ def _specs_in(template: str) -> bool:
     return any(spec in SPECS["en"] for _, _, spec, _ in string.Formatter().parse(template) if spec)
 
 
-def put(doc: dict, key: str, msg: dict | msgspec.Struct) -> dict:
-    """`doc` with a statement under `key`: its English, and its message beside it under `<key>_msg`
-    (a `message()` dict, or a shared frozen `Message` made from one)."""
-    doc[key], doc[f"{key}_msg"] = msg["text"] if type(msg) is dict else msg.text, msg
-    return doc
-
-
-def said(lang: str, text: object, msg: object = None) -> str:
-    """A statement a document holds as its English (`text`) with its message beside it (`msg`,
-    `<key>_msg`): in English the English the producer wrote, in another language its message said
-    by the catalog. A file from before the message (no `msg`) is said by its English."""
-    if msg is not None and lang != "en":
-        return say(lang, msg)
-    if text is None and msg is not None:
-        return say(lang, msg)
-    return str(text or "")
-
-
 def _json(value: object) -> object:
     """A field as a JSON value: numpy's numbers become Python's, tuples lists."""
     kind = type(value)
@@ -99,9 +80,23 @@ def _json(value: object) -> object:
     return str(value)
 
 
-def say(lang: str, m: object) -> str:
-    """A message object in `lang`; a plain string (a file written before messages) as it is. A
-    message the catalogs do not know, or whose fields do not fit its entry, is shown by its `text`."""
+def say(lang: str, m: object, /, default: str | None = None, **fields: object) -> str:
+    """What a renderer shows, in `lang` (English where the catalog lacks it):
+
+    - a message (`message()`'s dict, or a read document's `Message` struct): said by the catalog with
+      its fields; one the catalogs do not know, or whose fields do not fit its entry (a document
+      from another version of profopt), by its own `text`;
+    - a catalog key (`"hl.none"`, `f"decision.{d}"`) with `fields` filled in; a key the catalog lacks
+      is `default` where given (a document's word this version does not know), else itself;
+    - any other string (an older file's English, words passed on from elsewhere) as it is; None as "".
+    """
+    if m is None:
+        return ""
+    if isinstance(m, str):
+        template = CATALOGS.get(lang, EN).get(m) or EN.get(m)
+        if template is None:
+            return m if default is None else default
+        return _Fields(lang).format(template, **fields) if fields else template
     if not isinstance(m, Mapping):
         if not isinstance(getattr(m, "id", None), str):
             return str(m)
@@ -234,33 +229,3 @@ class _Fields(string.Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         spec = self.specs.get(format_spec)
         return spec(value) if spec else format(value, format_spec)
-
-
-def note(lang: str, n: object) -> str:
-    """A comparison note in `lang`: a message said by the catalog, a plain string (an older file's
-    English, or words a producer passes on from elsewhere) as it is."""
-    return say(lang, n)
-
-
-def text_of(n: object) -> str:
-    """A note's English: a message's `text`, a plain string itself (for logs and for machines)."""
-    return str(n.get("text") or n.get("id") or "") if isinstance(n, Mapping) else str(n)
-
-
-def t(lang: str, key: str, **fields: object) -> str:
-    """The message `key` in `lang` (English when missing), with `fields` filled in."""
-    text = CATALOGS.get(lang, EN).get(key) or EN.get(key, key)
-    return text.format(**fields) if fields else text
-
-
-def word(lang: str, kind: str, value: object) -> str:
-    """A decision / verdict / side word; a value the catalog does not know is shown as it is."""
-    key = f"{kind}.{value}"
-    return t(lang, key) if key in EN else str(value)
-
-
-def bottleneck_class(lang: str, cls: object) -> str:
-    """The analyzer's bottleneck class id in `lang`; an unknown id (or a file's non-text one) is shown as it is."""
-    text = cls if isinstance(cls, str) else ("unknown" if cls is None else str(cls))
-    key = (text or "unknown").strip().lower().replace("-", "_").replace(" ", "_").replace("/", "_")
-    return t(lang, f"class.{key}") if f"class.{key}" in EN else text or "unknown"

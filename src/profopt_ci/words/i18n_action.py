@@ -1,7 +1,7 @@
 """The action's messages: why a run failed (on top of the report), in English and Chinese.
 
 In: nothing (two dicts of message keys to `str.format` templates). Out: `EN` and `ZH`, merged into
-`i18n.EN` / `i18n.ZH`, so `i18n.t(lang, "action.…", **fields)` renders them. The fields are data
+`i18n.EN` / `i18n.ZH`, so `i18n.say(lang, "action.…", **fields)` renders them. The fields are data
 (a phase name, an engine's error text, a path) and are not translated.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The site's messages (`profopt site`): the index, the benchmark pages, their charts' hover text.
 
 In: nothing (two dicts of message keys to `str.format` templates). Out: `EN` and `ZH`, merged into
-`i18n.EN` / `i18n.ZH` as the action's are, so `i18n.t(lang, "site.…", **fields)` renders them. The
+`i18n.EN` / `i18n.ZH` as the action's are, so `i18n.say(lang, "site.…", **fields)` renders them. The
 fields are data (names, commits, dates, figures) and are not translated; the metric labels are the
 report's own (`metric.*`).
 """

@@ -396,7 +396,7 @@ EN: dict[str, str] = {
     "note.bisect_quiet": "not changed beyond τ between the ends, not searched: {names:names}",
     "note.bisect_failed": "failed at the ends, not searched: {names:names}",
     "note.bisect_one_commit": "one commit between the nightlies: named without bisecting (the effect is the nightly medians')",
-    # bottleneck classes (analyze/rules.py ids; i18n.bottleneck_class)
+    # bottleneck classes (analyze/rules.py ids; report/bench_view._class_said)
     "class.compute": "compute", "class.memory_capacity": "memory capacity",
     "class.memory_bandwidth": "memory bandwidth", "class.communication": "communication",
     "class.launch_overhead": "scheduling / launch overhead", "class.scheduling": "scheduling / launch overhead",

@@ -364,7 +364,7 @@ ZH: dict[str, str] = {
     "note.bisect_quiet": "两端之间的变化未超过 τ，未查找：{names:names}",
     "note.bisect_failed": "在两端运行失败，未查找：{names:names}",
     "note.bisect_one_commit": "两次每日运行之间只有一个提交：未经二分即指认（影响取自每日运行的中位数）",
-    # bottleneck classes (analyze/rules.py ids; i18n.bottleneck_class)
+    # bottleneck classes (analyze/rules.py ids; report/bench_view._class_said)
     "class.compute": "计算", "class.memory_capacity": "内存容量", "class.memory_bandwidth": "内存带宽",
     "class.communication": "通信", "class.launch_overhead": "调度 / 启动开销", "class.scheduling": "调度 / 启动开销",
     "class.framework_overhead": "框架 / 解释器开销", "class.data_loading": "数据加载 / IO", "class.io": "数据加载 / IO",
