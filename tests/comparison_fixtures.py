@@ -147,7 +147,7 @@ def meta(side: str, env: dict | None = None) -> dict:
 
 def comparison(measured: list[Measured], decision: str | None = None, *, notes: list | None = None,
                head_env: dict | None = None, same_commit: bool = False) -> dict:
-    """The comparison a compare of `measured` writes (compare_refs._entries and .comparison), as its
+    """The comparison a compare of `measured` writes (compare_run.entries_of and .comparison), as its
     JSON file holds it. `decision`: the one the fixture is meant to reach, checked."""
     entries = [instruction_entries.merge(build_entry(m.bench, m.base, m.head, paired=True, alpha=ALPHA), m.bench,
                                          m.counted) for m in measured]
