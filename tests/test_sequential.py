@@ -261,3 +261,14 @@ def test_a_settled_benchmark_gives_its_passes_time_back_to_the_rounds():
     budget.settle("b")
     assert budget.rounds_left() - before == pytest.approx(2.0 * PASS_SHARE, abs=0.05)
     assert budget.passes_s(["a", "b"]) == pytest.approx(1.0 * PASS_SHARE)
+
+
+def test_each_benchmarks_last_look_is_kept_for_the_passes_after_the_rounds(tmp_path):
+    """The passes ask whether a benchmark's profile is worth taking: they read the entry of its last
+    look (state.looked), judged on the rounds it ended with, instead of judging it again."""
+    _, state, _, lines = _run(tmp_path)
+    for name in FIGURES:
+        entry = state.looked[name]
+        assert entry["rounds"] == _rounds(state, name)[0]
+        said = [line for line in lines if line.startswith(f"profopt: {name}: look")][-1]
+        assert f"after {entry['rounds']} rounds: {entry['metrics']['step_time_ms']['verdict']}" in said

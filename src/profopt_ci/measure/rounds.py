@@ -66,6 +66,7 @@ class RoundState:
     zygotes: ZygotePool = field(default_factory=lambda: ZygotePool())
     ahead: dict[str, Ahead] = field(default_factory=dict)  # by benchmark: its next round's workers
     cut: dict[str, int] = field(default_factory=dict)  # time budget spent: each undecided benchmark's rounds
+    looked: dict[str, dict] = field(default_factory=dict)  # each benchmark's entry at its latest look (sequential)
     # PROFOPT_START_AHEAD=0: every round starts its own workers (to compare, bench/suite_speed.py)
     start_ahead: bool = field(default_factory=lambda: os.environ.get("PROFOPT_START_AHEAD", "").strip() != "0")
 

@@ -128,8 +128,11 @@ def _skip_profile(run: CompareRun) -> Callable[[str], dict | None]:
     for it."""
     def skip(name: str) -> dict | None:
         bench = run.plan.judged(name)
-        entry = build_entry(bench, track_dict(run.state, bench, "base"), track_dict(run.state, bench, "head"),
-                            paired=True, alpha=run.alphas.get(name, ALPHA))
+        sides = [track_dict(run.state, bench, s) for s in ("base", "head")]
+        entry = run.state.looked.get(name)  # its last look's, where nothing was measured since
+        if entry is None or entry["status"] != {"base": sides[0]["status"], "head": sides[1]["status"]} \
+                or entry["rounds"] != min(len(d["samples"]) for d in sides):
+            entry = build_entry(bench, *sides, paired=True, alpha=run.alphas.get(name, ALPHA))
         if not worth_profiling(entry):
             return SKIPPED
         return None if run.budget.pass_fits(name) else NO_TIME

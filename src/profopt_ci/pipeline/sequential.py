@@ -41,6 +41,7 @@ def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds:
     alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
     entry = build_entry(ctx.plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
                         paired=True, alpha=alpha)
+    state.looked[bench.name] = entry  # what the passes after the rounds ask of it, judged once
     m = entry["metrics"].get(SPEED, {})
     verdict = m.get("verdict")
     # unstable too: outlier rounds are diluted by more rounds, and the estimate is robust to them
