@@ -128,8 +128,8 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
                 look[b.name] = k + 1
             else:
                 done.add(b.name)
-                if not worth_profiling(entry) and not quality.wanted(b):
-                    budget.settle(b.name)
+                if not quality.wanted(b) and (b.settings.profile == "off" or not worth_profiling(entry)):
+                    budget.settle(b.name)  # no pass is to come: the time kept for it goes back to the rounds
 
 
 LEAST_LOOK = 8  # rounds a first look needs to decide at a look's share of α = 0.01 (signed ranks)
