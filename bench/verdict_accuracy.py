@@ -49,9 +49,10 @@ from pathlib import Path
 
 from profopt_ci.analyze import look_schedule, stats
 from profopt_ci.analyze.decide import compare_metrics, round_ratio
+from profopt_ci.analyze.judge import ALPHA
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundContext, RoundState
-from profopt_ci.pipeline.entries import ALPHA, track_dict
+from profopt_ci.pipeline.entries import track_dict
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides

@@ -18,11 +18,12 @@ import msgspec
 
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
+from profopt_ci.analyze.judge import ALPHA, build_entry, finish
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents import results as results_doc
 from profopt_ci.documents.decode import view
 from profopt_ci.pipeline.diff_results import run_diff
-from profopt_ci.pipeline.entries import ALPHA, build_entry, differences, finish, outlier_notes, verdict
+from profopt_ci.pipeline.entries import differences, outlier_notes, verdict
 from profopt_ci.specfile.load import Benchmark, parse_spec
 from profopt_ci.words.i18n import message
 

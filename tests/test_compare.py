@@ -13,8 +13,8 @@ import pytest
 from conftest import CPU_STEP, git, make_repo, run_cli
 
 from profopt_ci.analyze.decide import multiplicity_corrected, policy_failures, summary_sentence
+from profopt_ci.analyze.judge import build_entry, finish
 from profopt_ci.analyze.look_schedule import plan_looks
-from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
 from profopt_ci.words.i18n import say

@@ -11,8 +11,8 @@ import json
 import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
+from profopt_ci.analyze.judge import build_entry, finish
 from profopt_ci.pipeline import confirm
-from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.words.i18n import say
 

@@ -12,11 +12,11 @@ import pytest
 
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
+from profopt_ci.analyze.judge import build_entry, finish
 from profopt_ci.documents.comparison import revised
 from profopt_ci.documents.types import Message
 from profopt_ci.documents.types_comparison import Confirm, Entry, EntryError, ProfilePair
 from profopt_ci.pipeline import confirm
-from profopt_ci.pipeline.entries import build_entry, finish
 from profopt_ci.specfile.load import parse_spec
 
 SPEC = """\

@@ -198,7 +198,7 @@ def test_a_file_from_before_messages_still_renders():
 ACTION_PRODUCERS = ("action.outcome", "action.workspace", "action.image", "action.runs", "action.local",
                     "action.host", "action.entry")
 # Every module that writes a comparison note (a suite collector's own words ride inside note.suite_said).
-PRODUCERS = ("pipeline.compare_refs", "pipeline.compare_run", "pipeline.compare_notes", "pipeline.diff_results", "pipeline.entries", "pipeline.stored", "pipeline.guards",
+PRODUCERS = ("pipeline.compare_refs", "pipeline.compare_run", "pipeline.compare_notes", "pipeline.diff_results", "pipeline.entries", "analyze.judge", "pipeline.stored", "pipeline.guards",
              "pipeline.confirm", "pipeline.run_tree", "pipeline.bisect_refs", "pipeline.nightly", "pipeline.reach_gate",
              "pipeline.reuse",
              "documents.comparison", "specfile.plan",

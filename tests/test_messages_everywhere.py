@@ -171,7 +171,7 @@ def test_an_asv_suite_comparison_says_everything_in_messages(tmp_path):
 
 STATEMENTS = ("reason.", "why.", "con.", "summary.", "sum.", "cause.", "drift.", "mname.")
 PRODUCERS = ("analyze.decide", "analyze.quality", "analyze.stats", "analyze.unpaired", "analyze.changepoints",
-             "analyze.instruction_entries", "measure.instruction_runs", "pipeline.entries", "pipeline.confirm", "pipeline.compare_refs", "pipeline.compare_run",
+             "analyze.instruction_entries", "measure.instruction_runs", "pipeline.entries", "analyze.judge", "pipeline.confirm", "pipeline.compare_refs", "pipeline.compare_run",
              "suites.expand", "suites.callables")
 FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 # A sample value by the field's spec: what a producer passes for it.

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from profopt_ci.analyze.judge import ALPHA
 from profopt_ci.analyze.look_schedule import plan_looks, spent_alpha
 from profopt_ci.measure.processes import Side
 from profopt_ci.measure.rounds import RoundContext, RoundState
-from profopt_ci.pipeline.entries import ALPHA
 from profopt_ci.pipeline.sequential import sequential_rounds
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides

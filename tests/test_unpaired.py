@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from profopt_ci.analyze import multiplicity, ranks, unpaired
+from profopt_ci.analyze.judge import build_entry, finish, resolve
 from profopt_ci.analyze.unpaired import compare_unpaired, memory_change, unpaired_change
 from profopt_ci.documents.types import Decision
 from profopt_ci.documents.types_comparison import Entry
-from profopt_ci.pipeline.entries import build_entry, finish, resolve
 from profopt_ci.specfile.load import Benchmark, resolve_settings
 
 DEFAULTS = resolve_settings({}, {})

@@ -48,7 +48,7 @@ _ORDER = (SPEED, "throughput", *MEMORY_METRICS, _ENERGY)  # the metrics' order i
 _GET = itemgetter(*_ORDER)
 _GET_TIMED = itemgetter(*_ORDER[:-1])
 _BASE, _HEAD = itemgetter(1), itemgetter(2)
-_ALPHA = level(0.99, None)  # the level of a diff: its benchmarks together (pipeline.entries.ALPHA)
+_ALPHA = level(0.99, None)  # the level of a diff: its benchmarks together (analyze.judge.ALPHA)
 
 Item = tuple[Benchmark, Sequence[Mapping], Sequence[Mapping]]
 # a metric of some benchmarks left with as many usable values: (metric, items, base rows, head rows)

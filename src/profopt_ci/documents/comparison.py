@@ -85,7 +85,7 @@ def entry(judged: dict | Entry) -> Entry:
 
 def revised(e: dict | Entry, **changes: Any) -> dict | Entry:
     """A new entry: `e` with `changes`. An `Entry` stays one, each change checked and typed as its
-    field; a dict not yet judged (before `pipeline.entries.finish`) stays a dict."""
+    field; a dict not yet judged (before `analyze.judge.finish`) stays a dict."""
     if not isinstance(e, Entry):
         return {**e, **changes}
     try:

@@ -345,7 +345,7 @@ class ReachSummary(_Closed, kw_only=True):
     seconds: Number | UnsetType = UNSET
 
 
-# Made once its decision is (pipeline/entries.finish); a later pass returns a new one
+# Made once its decision is (analyze/judge.finish); a later pass returns a new one
 # (documents.comparison.revised). It reads like the dict the judging built, as every level does.
 class Entry(_Closed, kw_only=True):
     """One benchmark of a comparison: its decision, metrics, constraints and both sides' samples."""

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
 from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
@@ -39,14 +40,7 @@ from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.compare_notes import other_load_notes, pairing_notes
 from profopt_ci.pipeline.compare_run import CompareRun, comparison, entries_of
-from profopt_ci.pipeline.entries import (
-    ALPHA,
-    build_entry,
-    compile_notes,
-    gpu_notes,
-    track_dict,
-    worth_profiling,
-)
+from profopt_ci.pipeline.entries import compile_notes, gpu_notes, track_dict
 from profopt_ci.pipeline.guards import mark_failures, measure_new, new_note, tree_dirty
 from profopt_ci.pipeline.reach_gate import everything, gate
 from profopt_ci.pipeline.reach_kept import kept_decision

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from profopt_ci.analyze import instruction_entries
 from profopt_ci.analyze.bottleneck import annotate
 from profopt_ci.analyze.decide import decided
+from profopt_ci.analyze.judge import ALPHA, build_entry, finish
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.measure import instruction_runs
@@ -24,13 +25,10 @@ from profopt_ci.pipeline import confirm
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.compare_notes import placement_notes
 from profopt_ci.pipeline.entries import (
-    ALPHA,
     accepted_note,
-    build_entry,
     compile_notes,
     differences,
     fault_notes,
-    finish,
     gpu_notes,
     outlier_notes,
     policy,

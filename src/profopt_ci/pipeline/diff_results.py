@@ -9,19 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from profopt_ci.analyze import instruction_entries
+from profopt_ci.analyze.judge import ALPHA, build_entry, finish
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import Comparison
-from profopt_ci.pipeline.entries import (
-    ALPHA,
-    build_entry,
-    compile_notes,
-    differences,
-    finish,
-    gpu_notes,
-    outlier_notes,
-    policy,
-    verdict,
-)
+from profopt_ci.pipeline.entries import compile_notes, differences, gpu_notes, outlier_notes, policy, verdict
 from profopt_ci.specfile.load import Benchmark, Settings, Spec, resolve_settings
 from profopt_ci.words.i18n import message
 

@@ -14,11 +14,12 @@ from collections.abc import Callable
 
 from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
+from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
 from profopt_ci.measure import quality
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundContext, run_rounds
 from profopt_ci.pipeline.budget import Budget
-from profopt_ci.pipeline.entries import ALPHA, build_entry, track_dict, worth_profiling
+from profopt_ci.pipeline.entries import track_dict
 from profopt_ci.specfile.load import Benchmark
 
 # run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.

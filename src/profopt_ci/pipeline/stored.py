@@ -25,6 +25,7 @@ from typing import Any
 
 from profopt_ci.analyze import changepoints as history
 from profopt_ci.analyze import instruction_entries
+from profopt_ci.analyze.judge import ALPHA, build_entry, finish
 from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
@@ -41,15 +42,7 @@ from profopt_ci.measure.checkouts import (
 from profopt_ci.measure.processes import Side, fingerprint
 from profopt_ci.measure.rounds import stderr_log
 from profopt_ci.pipeline.diff_results import _bench_from_results
-from profopt_ci.pipeline.entries import (
-    ALPHA,
-    accepted_note,
-    build_entry,
-    differences,
-    finish,
-    policy,
-    verdict,
-)
+from profopt_ci.pipeline.entries import accepted_note, differences, policy, verdict
 from profopt_ci.pipeline.reach_gate import keep_tree_records
 from profopt_ci.pipeline.run_tree import TreeSide, run_tree
 from profopt_ci.specfile.load import Spec
