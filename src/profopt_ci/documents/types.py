@@ -36,7 +36,7 @@ Commit = Annotated[str, Meta(pattern="^[0-9a-f]{7,40}$")]
 Status = Literal["ok", "failed", "timeout"]
 Decision = Literal["keep", "reject", "trade-off", "no-change", "inconclusive", "failed"]
 Verdict = Literal["improved", "regressed", "unchanged", "inconclusive", "unstable"]
-Side = Literal["base", "head"]
+SideName = Literal["base", "head"]
 Free = dict[str, Any]  # an object profopt leaves open
 
 

@@ -20,7 +20,7 @@ from profopt_ci.documents.types import (
     Record,
     Runner,
     Sample,
-    Side,
+    SideName,
     Status,
     Tally,
     Verdict,
@@ -263,7 +263,7 @@ class Constraint(_Closed, kw_only=True):
     detail: str | UnsetType = UNSET
     detail_msg: Message | UnsetType = UNSET
     problem: Literal["pass_failed", "not_recorded", "never_same", "not_a_number", "one_side"] | UnsetType = UNSET
-    failed_side: Side | UnsetType = UNSET
+    failed_side: SideName | UnsetType = UNSET
     one_side_step: Annotated[int, Meta(ge=1)] | UnsetType = UNSET
 
 
@@ -274,7 +274,7 @@ class FunctionDiff(_Closed, kw_only=True):
     head_ir: Number | None | UnsetType = UNSET
     delta_ir: Number | None | UnsetType = UNSET
     delta_pct: Number | None | UnsetType = UNSET
-    only_in: Side | None | UnsetType = UNSET
+    only_in: SideName | None | UnsetType = UNSET
 
 
 class CountedPair(_Closed, kw_only=True):

@@ -17,7 +17,7 @@ from profopt_ci.documents.types import (
     Number,
     QualityTrace,
     Runner,
-    Side,
+    SideName,
     Tally,
     _Closed,
     keyed,
@@ -74,7 +74,7 @@ class Baseline(_Closed, kw_only=True):
 
 # ------------------------------------------------------------------------------------------ sides@1
 class PreparedSide(_Closed, kw_only=True):
-    name: Side
+    name: SideName
     root: str
     python: str
     env: dict[str, str]
