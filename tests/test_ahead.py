@@ -254,7 +254,7 @@ def test_no_round_starts_ahead_beside_a_round_that_times_a_gpu(tmp_path, gpu):
     placement.cpus = ALL[-1:]
     called = []
     with _wide():
-        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
+        out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
                                  rng=random.Random(0), placement=placement, ahead=lambda: called.append(1)))
     assert (out["base"]["cuda_max_allocated_mb"] == 64.0) is gpu  # the round did time "the device"
     assert called == ([] if gpu else [1])

@@ -420,7 +420,7 @@ def test_a_gpu_round_without_nvml_measures_and_says_why_once(tmp_path, monkeypat
     placement = Placement(pool=ALL)
     placement.cpus = ALL[-1:]
     with _wide():
-        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, {s.name: child_env(spec, b, s) for s in sides}, sides,
+        out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, {s.name: child_env(spec, b, s) for s in sides}, sides,
                                  tmp_path, round_index=1, rng=random.Random(0), placement=placement))
     for side in ("base", "head"):
         assert out[side]["gpu"]["reads"] == 0 and out[side]["gpu"]["unavailable"].startswith("NVML did not start")

@@ -272,7 +272,7 @@ sides = [Side("base", where), Side("head", where)]
 envs = {{s.name: child_env(spec, b, s) for s in sides}}
 pool = ZygotePool()  # held: its next generation lives as long as the pool
 zygotes = pool.for_round(ZygoteRecipe("s", sides, envs, ["json"], where, print)) if {forked!r} else None
-lockstep.run_round(lockstep.Round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
+lockstep.callable_round(lockstep.Round({{"base": b, "head": b}}, envs, sides, where, round_index=0,
                    rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
 """
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))

@@ -48,21 +48,20 @@ def _plan(tmp_path: Path):
 
 
 def _literal(fail_at: dict[tuple[str, str], int] | None = None):
-    """A `measure` that appends FIGURES; `fail_at[(bench, side)] = r` fails that side in round r."""
-    calls: list[tuple[str, tuple[str, ...], int, int, int]] = []
+    """A `measure` (measure_round's signature) that appends FIGURES; `fail_at[(bench, side)] = r` fails
+    that side in round r. `calls`: (benchmark, sides, round, the look it heads for) of each round."""
+    calls: list[tuple[str, tuple[str, ...], int, int]] = []
 
-    def measure(ctx, benches, *, start, stop, total, then=None):
+    def measure(ctx, b, r, total, following=lambda: None):
         sides, state = ctx.sides, ctx.state
-        for b in benches:
-            calls.append((b.name, tuple(s.name for s in sides), start, stop, total))
-            for r in range(start, stop):
-                for s in sides:
-                    track = state.track(b.name, s.name)
-                    if (fail_at or {}).get((b.name, s.name)) == r:
-                        track.status, track.error = "failed", f"round {r + 1} failed: literal"
-                        break
-                    base_ms, head_ms = FIGURES[b.name][r]
-                    track.samples.append({"round": r, "step_time_ms": head_ms if s.name == "head" else base_ms})
+        calls.append((b.name, tuple(s.name for s in sides), r, total))
+        for s in sides:
+            track = state.track(b.name, s.name)
+            if (fail_at or {}).get((b.name, s.name)) == r:
+                track.status, track.error = "failed", f"round {r + 1} failed: literal"
+                break
+            base_ms, head_ms = FIGURES[b.name][r]
+            track.samples.append({"round": r, "step_time_ms": head_ms if s.name == "head" else base_ms})
 
     return measure, calls
 
@@ -96,7 +95,7 @@ def test_a_clear_regression_stops_at_the_first_look_that_can_decide(tmp_path):
     assert _rounds(state, "slower") == (12, 12)
     assert alphas["slower"] == spent_alpha(3, 5, ALPHA)
     # one round at a time, each announced against the look it is heading for
-    assert [c[2:] for c in calls] == [(r, r + 1, 6 if r < 6 else 9 if r < 9 else 12) for r in range(12)]
+    assert [c[2:] for c in calls] == [(r, 6 if r < 6 else 9 if r < 9 else 12) for r in range(12)]
     # one line per look: the first two extend, the third decides
     assert [_said(ln) for ln in lines] == [("look 1/5 after 6 rounds", "inconclusive", "extending to 9"),
                                            ("look 2/5 after 9 rounds", "inconclusive", "extending to 12"),
@@ -128,7 +127,7 @@ def test_each_benchmark_stops_at_its_own_look(tmp_path):
     assert {n: _rounds(state, n)[1] for n in FIGURES} == {"slower": 12, "noisy": 18, "same": 12}
     assert alphas == {"slower": spent_alpha(3, 5, ALPHA), "noisy": spent_alpha(5, 5, ALPHA),
                       "same": spent_alpha(3, 5, ALPHA)}
-    assert max(c[3] for c in calls if c[0] == "same") == 12  # no round of `same` after it stopped
+    assert max(c[2] for c in calls if c[0] == "same") == 11  # no round of `same` after it stopped
 
 
 def test_a_side_failing_mid_run_stops_that_benchmark_and_keeps_its_rounds(tmp_path):
@@ -137,7 +136,7 @@ def test_a_side_failing_mid_run_stops_that_benchmark_and_keeps_its_rounds(tmp_pa
     assert _rounds(state, "noisy") == (8, 7)  # base measured round 8 (index 7) before head failed
     assert alphas["noisy"] == spent_alpha(1, 5, ALPHA)  # the last look it reached: 6 rounds
     assert _rounds(state, "slower") == (12, 12) and alphas["slower"] == spent_alpha(3, 5, ALPHA)
-    assert max(c[3] for c in calls if c[0] == "noisy") == 8
+    assert max(c[2] for c in calls if c[0] == "noisy") == 7
 
 
 def test_a_side_that_failed_before_measuring_leaves_the_other_measured_alone(tmp_path):
@@ -146,7 +145,7 @@ def test_a_side_that_failed_before_measuring_leaves_the_other_measured_alone(tmp
         t = state.track(name, "base")
         t.status, t.error = "failed", "setup failed"
     alphas, state, calls, _ = _run(tmp_path, state=state)
-    assert calls == [(name, ("head",), 0, 6, 6) for name in FIGURES]  # all of head's rounds at once
+    assert calls == [(name, ("head",), r, 6) for name in FIGURES for r in range(6)]  # all of head's rounds
     assert all(_rounds(state, n) == (0, 6) for n in FIGURES)
     assert alphas == dict.fromkeys(FIGURES, ALPHA)
 
@@ -169,9 +168,9 @@ def _timed(first_s: float, later_s: float | None = None):
 
     inner, calls = _literal()
 
-    def measure(*args, **kwargs):
-        time.sleep(first_s if kwargs["start"] == 0 or later_s is None else later_s)
-        inner(*args, **kwargs)
+    def measure(ctx, b, r, total, **kwargs):
+        time.sleep(first_s if r == 0 or later_s is None else later_s)
+        inner(ctx, b, r, total, **kwargs)
     return measure, calls
 
 
@@ -211,7 +210,7 @@ def test_a_budget_plans_the_looks_to_fit_what_it_affords(tmp_path):
                       measure=measure, budget=budget)
     planned = next(line for line in lines if line.startswith("profopt: time budget:"))
     assert "looks planned to fit" in planned
-    looks = [c[4] for c in calls]  # each round's `total`: the look it is heading for
+    looks = [c[3] for c in calls]  # each round's `total`: the look it is heading for
     assert max(looks) < 18  # the 18-round plan was cut down to what fits
 
 
@@ -230,9 +229,9 @@ def test_a_budget_too_short_for_all_takes_those_it_can_to_a_decision_and_holds_t
     inner, calls = _literal()
     each = {"same": 0.05, "slower": 0.04, "noisy": 0.06}  # noisy's rounds cost the most
 
-    def measure(ctx, benches, **kwargs):
-        time.sleep(each[benches[0].name])
-        inner(ctx, benches, **kwargs)
+    def measure(ctx, b, r, total, **kwargs):
+        time.sleep(each[b.name])
+        inner(ctx, b, r, total, **kwargs)
     # after the first round (0.15 s, its passes 0.18 s): 0.95 s of rounds, six of all three
     budget = Budget(seconds=OUTPUTS_S + 0.15 + 0.15 * PASS_SHARE + 0.95)
     sequential_rounds(RoundContext(plan, sides, state, tmp_path, random.Random(1), lines.append), benches,

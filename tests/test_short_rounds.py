@@ -46,7 +46,7 @@ def _filled_ms(tmp_path: Path, bench) -> float:
     envs = {s.name: child_env(parse_spec(ANY_SPEC, "x.yml"), bench, s) for s in sides}
     placement = Placement(pool=[0])
     placement.cpus = [0]  # settled: no probe, as from the second round on
-    out = lockstep.run_round(lockstep.Round({"base": bench, "head": bench}, envs, sides, tmp_path, round_index=1,
+    out = lockstep.callable_round(lockstep.Round({"base": bench, "head": bench}, envs, sides, tmp_path, round_index=1,
                              rng=random.Random(0), placement=placement))
     assert out["base"]["pairs"] == out["head"]["pairs"]
     return sum(s["pairs"] * s["step_time_ms"] * (s["loops"] + lead_steps()) for s in out.values())

@@ -54,7 +54,7 @@ def test_forked_workers_serve_rounds_and_a_new_zygote_comes_every_few_rounds(tmp
             zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, logged.append))
             assert zygotes is not None and set(zygotes) == {"base", "head"}
             pids.append(zygotes["base"].pid)
-            out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=r,
+            out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=r,
                                      rng=random.Random(r), placement=placement, zygotes=zygotes))
             for side in ("base", "head"):
                 assert out[side]["forked"] is True and out[side]["pairs"] >= lockstep.MIN_PAIRS
@@ -156,7 +156,7 @@ def test_a_forked_worker_that_exits_fails_the_round_with_its_exit_code(tmp_path)
     try:
         zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print))
         with pytest.raises(lockstep.RoundFailed) as failed:
-            lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+            lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
                                rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
     finally:
         pool.close()
@@ -172,7 +172,7 @@ def test_the_first_round_reports_what_the_zygote_should_preload(tmp_path):
     b = spec.benchmarks[0]
     sides = [Side("base", tmp_path), Side("head", tmp_path)]
     envs = {s.name: child_env(spec, b, s) for s in sides}
-    out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+    out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
                              placement=Placement(pool=[0])))
     preload = out["base"]["preload"]
     assert {"torch", "numpy"} <= set(preload) and "torch.optim" in preload and out["base"]["forked"] is False
@@ -227,7 +227,7 @@ def test_both_sides_fork_from_one_zygote_each_in_its_own_checkout(tmp_path):
     try:
         zygotes = pool.for_round(ZygoteRecipe("s", sides, envs, ["json"], tmp_path, print))
         assert zygotes["base"] is zygotes["head"]  # one interpreter, one environment but for the checkout
-        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
+        out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0, rng=random.Random(0),
                                  placement=Placement(pool=[0]), zygotes=zygotes))
     finally:
         pool.close()
@@ -254,7 +254,7 @@ def test_a_relative_pythonpath_is_each_sides_own_under_one_zygote(tmp_path):
             pool.close()
             zygotes = pool.for_round(ZygoteRecipe("s", order, envs, ["json"], tmp_path, print))
             assert zygotes["base"] is zygotes["head"]
-            out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, order, tmp_path, round_index=0,
+            out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, order, tmp_path, round_index=0,
                                      rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
             assert out["base"]["quality"] == {"side": "base"} and out["head"]["quality"] == {"side": "head"}
     finally:
@@ -268,7 +268,7 @@ def test_sides_whose_environments_differ_get_a_zygote_each(tmp_path):
     try:
         zygotes = pool.for_round(ZygoteRecipe("z", sides, envs, ["json"], tmp_path, print))
         assert zygotes["base"] is not zygotes["head"]
-        out = lockstep.run_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
+        out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=0,
                                  rng=random.Random(0), placement=Placement(pool=[0]), zygotes=zygotes))
         assert out["head"]["forked"]
     finally:

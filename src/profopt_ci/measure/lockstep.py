@@ -405,8 +405,3 @@ def _command_round(rnd: Round, pairs: int) -> dict[str, dict]:
             "cuda_max_reserved_mb": None, "phases_ms": {}, "quality": parse_metrics(res[-1].stdout),
         }
     return out
-
-
-def run_round(rnd: Round) -> dict[str, dict]:
-    """One lockstep round of either kind: a command's whole processes, or a callable's live workers."""
-    return command_round(rnd) if rnd.of_command else callable_round(rnd)

@@ -135,25 +135,34 @@ class RoundContext:
 
 
 def run_rounds(ctx: RoundContext, benches: list[Benchmark], *, start: int, stop: int, total: int,
-               after_round: Callable[[int], None] | None = None, then: tuple[Benchmark, int] | None = None) -> None:
-    """Rounds start..stop-1 of every benchmark whose sides are all still ok. `then`: the round the
-    caller runs after these, where it knows it (its workers may start during the last of these)."""
-    sides, state = ctx.sides, ctx.state
+               after_round: Callable[[int], None] | None = None) -> None:
+    """Rounds start..stop-1 of every benchmark whose sides are all still ok (`profopt run`, a PR's new
+    benchmarks); each round's workers may start during the round before it."""
     try:
         for r in range(start, stop):
             for i, bench in enumerate(benches):
-                if not state.ok(bench.name, sides):
-                    continue
-                if len(sides) == 2 and bench.settings.pairing == "lockstep":
-                    lockstep_round(ctx, bench, r, total,
-                                   following=lambda r=r, i=i: next_round(benches, sides, state, r, i, stop, then))
-                    continue
-                sampled_round(ctx, bench, r, total)
+                measure_round(ctx, bench, r, total,
+                              following=lambda r=r, i=i: next_round(benches, ctx.sides, ctx.state, r, i, stop, None))
             if after_round is not None:
                 after_round(r)
     finally:
-        if then is None:
-            state.drop_ahead()
+        ctx.state.drop_ahead()
+
+
+Following = Callable[[], "tuple[Benchmark, int] | None"]
+
+
+def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
+                  following: Following = lambda: None) -> None:
+    """Round `r` of one benchmark, where its sides are all still ok: lockstep (both workers live,
+    value by value) or a sample per side. `following()`: the round measured after this one, as
+    things stand while this one runs (its workers may start during this one)."""
+    if not ctx.state.ok(bench.name, ctx.sides):
+        return
+    if len(ctx.sides) == 2 and bench.settings.pairing == "lockstep":
+        lockstep_round(ctx, bench, r, total, following=following)
+    else:
+        sampled_round(ctx, bench, r, total)
 
 
 def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r: int, i: int, stop: int,
@@ -221,8 +230,7 @@ def keep_packages(track: Track, sample: dict) -> None:
         track.packages = packages
 
 
-def lockstep_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
-                   following: Callable[[], tuple[Benchmark, int] | None] = lambda: None) -> None:
+def lockstep_round(ctx: RoundContext, bench: Benchmark, r: int, total: int, following: Following = lambda: None) -> None:
     """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay.
 
     The benchmark's CPU set is settled in its first round (a command's: from its unpinned warm-up
@@ -251,12 +259,13 @@ def lockstep_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
         pairs = process_pairs(bench, zygotes, state)
         parts = []
         for k in range(pairs):  # more than one pair of processes: each round sees as many process states
-            parts.append(lockstep.run_round(lockstep.Round(
+            rnd = lockstep.Round(
                 _shorter(own, pairs), envs, sides, ctx.workdir, round_index=r, rng=ctx.rng, placement=placement,
                 zygotes=zygotes, quiet=lambda: state.zygotes.held_beside(placement.cpus),
                 ready=got.workers if got is not None and k == 0 else None,
                 ahead=(lambda: start_ahead(ctx, bench, placement, following())) if k == pairs - 1 else None,
-                loops=state.loops(bench.name, sides))))
+                loops=state.loops(bench.name, sides))
+            parts.append(lockstep.command_round(rnd) if rnd.of_command else lockstep.callable_round(rnd))
         samples = {side.name: _pooled([p[side.name] for p in parts]) for side in sides}
     except (lockstep.RoundFailed, BenchmarkFailed) as exc:
         side = getattr(exc, "side", None) or next(

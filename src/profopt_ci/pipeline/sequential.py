@@ -1,7 +1,7 @@
 """Compare's rounds look by look: more rounds only for a benchmark that is not yet decided.
 
 In: the rounds' `RoundContext` (the plan, both sides, the `RoundState` to fill, …), the compared
-benchmarks, and a `measure` callable with `measure.rounds.run_rounds`'s signature (the real one runs processes; tests pass one
+benchmarks, and a `measure` callable with `measure.rounds.measure_round`'s signature (the real one runs processes; tests pass one
 that appends literal samples). Out: the samples in the state, and per benchmark the α its final
 look spent. Each benchmark is looked at after the round counts of `analyze.look_schedule.plan_looks`; a
 step time still inconclusive (or unstable) there gets the next look's rounds, with α spent across
@@ -17,23 +17,24 @@ from profopt_ci.analyze.decide import SPEED
 from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
 from profopt_ci.measure import quality
 from profopt_ci.measure.progress import progress_of
-from profopt_ci.measure.rounds import RoundContext, run_rounds
+from profopt_ci.measure.rounds import RoundContext, measure_round
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.entries import track_dict
 from profopt_ci.specfile.load import Benchmark
 
-# run_rounds's signature: the rounds of some benchmarks on some sides, appended to the RoundState.
-# `sequential_rounds` takes another one in tests (literal samples, no processes).
-MeasureRounds = Callable[..., None]
+# measure_round's signature: one round of one benchmark on the context's sides, appended to the
+# RoundState. `sequential_rounds` takes another one in tests (literal samples, no processes).
+MeasureRound = Callable[..., None]
 
 
-def _measure_alone(ctx: RoundContext, benches: list[Benchmark], measure: MeasureRounds) -> None:
+def _measure_alone(ctx: RoundContext, benches: list[Benchmark], measure: MeasureRound) -> None:
     """A side failed before measuring: still measure the one that works, so its results are kept."""
     state = ctx.state
     for b in benches:
         alone = [s for s in ctx.sides if state.track(b.name, s.name).status == "ok"]
         if len(alone) == 1 and not state.track(b.name, alone[0].name).samples:
-            measure(ctx.on(alone), [b], start=0, stop=b.settings.rounds, total=b.settings.rounds)
+            for r in range(b.settings.rounds):
+                measure(ctx.on(alone), b, r, b.settings.rounds)
 
 
 def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds: int) -> tuple[float, bool, dict]:
@@ -72,7 +73,7 @@ def _then(active: list[Benchmark], i: int, done_of: dict[str, int], plans: dict[
     return (first, r) if r < plans[first.name][look[first.name]] else None
 
 
-def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: MeasureRounds = run_rounds,
+def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: MeasureRound = measure_round,
                       alone: bool = True, budget: Budget | None = None,
                       first: frozenset[str] = frozenset()) -> dict[str, float]:
     """Rounds look by look; returns the α spent at each benchmark's final look. `alone`: a
@@ -111,8 +112,13 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
                 return final_alpha
             progress_of(log).heading_for(b.name, look[b.name] + 1, len(plans[b.name]))
             started = time.monotonic()
-            measure(ctx, [b], start=rounds[b.name], stop=rounds[b.name] + 1, total=plans[b.name][look[b.name]],
-                    then=_then(order, i, rounds, plans, look))
+            then = _then(order, i, rounds, plans, look)  # its workers may start during this round
+            try:
+                measure(ctx, b, rounds[b.name], plans[b.name][look[b.name]],
+                        following=lambda then=then: then if then is not None and state.ok(then[0].name, live) else None)
+            finally:
+                if then is None:  # nothing started ahead waits past a round whose successor is not sure
+                    state.drop_ahead()
             budget.spent(b.name, time.monotonic() - started)
             rounds[b.name] += 1
         if budget.on and all(rounds[b.name] == 1 for b in active) and not held and not done:
