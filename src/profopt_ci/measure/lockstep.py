@@ -53,7 +53,7 @@ COMMAND_PAIRS = 3
 
 @dataclass(frozen=True)
 class Round:
-    """One lockstep round of one benchmark, built once by its caller (rounds.lockstep_round) and read
+    """One lockstep round of one benchmark, built once by its caller (rounds.measure_round) and read
     by every step of it: each side's benchmark (the plan's settings) and child environment, the
     sides, the work directory, the round's index, the seeded rng and the CPU set both sides share.
     `zygotes`: what the workers fork from (None: fresh processes); `quiet()`: held from the first
@@ -371,7 +371,7 @@ def _sample(bench: Benchmark, round_index: int, side: str, drawn: Drawn, final: 
 
 def command_round(rnd: Round, pairs: int = COMMAND_PAIRS) -> dict[str, dict]:
     """One round of a command benchmark: whole processes alternated base/head, `pairs` pairs (on the
-    CPU set its warm-up runs settled: rounds.lockstep_round), all of it within `quiet()`."""
+    CPU set its warm-up runs settled: rounds.measure_round), all of it within `quiet()`."""
     with rnd.quiet():
         return _command_round(rnd, pairs)
 

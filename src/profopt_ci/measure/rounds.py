@@ -152,19 +152,6 @@ def run_rounds(ctx: RoundContext, benches: list[Benchmark], *, start: int, stop:
 Following = Callable[[], "tuple[Benchmark, int] | None"]
 
 
-def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
-                  following: Following = lambda: None) -> None:
-    """Round `r` of one benchmark, where its sides are all still ok: lockstep (both workers live,
-    value by value) or a sample per side. `following()`: the round measured after this one, as
-    things stand while this one runs (its workers may start during this one)."""
-    if not ctx.state.ok(bench.name, ctx.sides):
-        return
-    if len(ctx.sides) == 2 and bench.settings.pairing == "lockstep":
-        lockstep_round(ctx, bench, r, total, following=following)
-    else:
-        sampled_round(ctx, bench, r, total)
-
-
 def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r: int, i: int, stop: int,
                then: tuple[Benchmark, int] | None) -> tuple[Benchmark, int] | None:
     """The round measured after round `r` of `benches[i]`, as things stand now (None: not known)."""
@@ -230,14 +217,22 @@ def keep_packages(track: Track, sample: dict) -> None:
         track.packages = packages
 
 
-def lockstep_round(ctx: RoundContext, bench: Benchmark, r: int, total: int, following: Following = lambda: None) -> None:
-    """One lockstep round of one benchmark; a failure marks the side that failed, earlier rounds stay.
+def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int, following: Following = lambda: None) -> None:
+    """Round `r` of one benchmark, where its sides are all still ok; a failure marks the side that
+    failed, earlier rounds stay. Lockstep (both sides' workers live on one CPU set, value by value),
+    else a sample per side (`sampled_round`: pairing rounds, or one side). `following()`: the round
+    measured after this one, as things stand while this one runs (its workers may start during it).
 
     The benchmark's CPU set is settled in its first round (a command's: from its unpinned warm-up
     runs); from the second round on, a callable whose workers import heavy packages forks them from
     a zygote per side (zygote.py), replaced every FORK_ROUNDS rounds (FORK_ROUNDS_NO_SPARE where the
     next generation would import on the measured CPUs)."""
     plan, sides, state, log = ctx.plan, ctx.sides, ctx.state, ctx.log
+    if not state.ok(bench.name, sides):
+        return
+    if len(sides) != 2 or bench.settings.pairing != "lockstep":
+        sampled_round(ctx, bench, r, total)
+        return
     own = {s.name: plan.bench(s.name, bench.name) for s in sides}
     envs = ctx.envs(bench)
     placement = state.placements.setdefault(bench.name, placement_for(plan.spec, bench))
