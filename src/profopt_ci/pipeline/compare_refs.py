@@ -81,40 +81,37 @@ def _mark_failed(state: RoundState, benches: list[Benchmark], failures: dict[str
             t.status, t.error = "failed", error
 
 
-def _measure_all(run: CompareRun, work: Path, trace_dir: Path | None, log) -> None:
-    """Fingerprints, the walltime rounds look by look, the PR's new benchmarks, profiles, instructions."""
-    plan, sides, state = run.plan, run.sides, run.state
-    for side in sides:
-        run.fps[side.name] = fingerprint(side, plan.side_spec(side.name))
+def _before_rounds(run: CompareRun, work: Path, log) -> RoundContext:
+    """Each side's fingerprint, and the rounds' context (the plan, both sides, the state, the seed)."""
+    for side in run.sides:
+        run.fps[side.name] = fingerprint(side, run.plan.side_spec(side.name))
+    return RoundContext(run.plan, run.sides, run.state, work, random.Random(run.seed), log)
+
+
+def _after_rounds(run: CompareRun, ctx: RoundContext, trace_dir: Path | None) -> None:
+    """What the rounds' values say (other load, GPU clocks, graph breaks), the PR's new benchmarks on
+    head, then the passes: a profile of each side where it is worth one, the quality pass."""
+    plan, sides, state, log = run.plan, run.sides, run.state, ctx.log
     timed = [b for b in run.benches if b.settings.timed]
+    for line in other_load_notes(run.benches, state.placements):
+        log(f"profopt: warning: {say('en', line)}")
+    measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
+                for b in timed]
+    for line in [*gpu_notes(measured), *compile_notes(measured)]:  # said now, and in the report
+        log(f"profopt: warning: {say('en', line)}")
+    measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state, ctx.workdir,
+                random.Random(run.seed), log)
+    state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
+    state.zygotes.drop_next()  # and nothing imports there
     finished = {b.name: b for b in run.benches}
 
     def ok(bench: str, side: str) -> bool:  # rounds done (instructions-only: nothing failed so far)
         return state.measured(bench, side) if finished[bench].settings.timed else state.track(bench, side).status == "ok"
 
-    try:
-        reached = frozenset(n for n, r in run.gate.reach.items() if r["changed"])
-        ctx = RoundContext(plan, sides, state, work, random.Random(run.seed), log)
-        run.alphas = sequential_rounds(ctx, timed, alone=run.alone, budget=run.budget, first=reached)
-        for line in other_load_notes(run.benches, run.state.placements):
-            log(f"profopt: warning: {say('en', line)}")
-        measured = [{"name": b.name, "samples": {s.name: state.track(b.name, s.name).samples for s in sides}}
-                    for b in timed]
-        for line in [*gpu_notes(measured), *compile_notes(measured)]:  # said now, and in the report
-            log(f"profopt: warning: {say('en', line)}")
-        measure_new(plan, [b for b in run.new if b.settings.timed], sides[1], state,
-                    work, random.Random(run.seed), log)
-        state.drop_ahead()  # the rounds are over: no worker started ahead waits beside the passes
-        state.zygotes.drop_next()  # and nothing imports there
-        run.profiles, traces = profile_all(ctx, run.benches, ok, trace_dir, skip=_skip_profile(run))
-    finally:
-        state.close()
+    run.profiles, traces = profile_all(ctx, run.benches, ok, trace_dir, skip=_skip_profile(run))
     for name, per_side in traces.items():
         for side_name, trace in per_side.items():
             state.track(name, side_name).quality = trace
-    # ---- instrument: instructions, after the walltime rounds (instruction_runs.py) ----
-    run.instr = instruction_runs.measure_instructions(
-        plan.spec, run.benches, sides, lambda b, s: state.track(b, s).status == "ok", work, log)
 
 
 def _skip_profile(run: CompareRun) -> Callable[[str], dict | None]:
@@ -256,7 +253,16 @@ def run_compare(plan: Plan, options: CompareOptions, *, log: Callable[[str], Non
             run = _gated(run, repo, rel_spec, Path(work), measure, log)
             probed = runner.probe()
             try:
-                _measure_all(run, Path(work), trace_dir, log)
+                ctx = _before_rounds(run, Path(work), log)
+                try:  # the walltime rounds, look by look (sequential.py), and the passes after them
+                    run.alphas = sequential_rounds(ctx, [b for b in run.benches if b.settings.timed], alone=run.alone,
+                                                   budget=run.budget, first=run.gate.reached)
+                    _after_rounds(run, ctx, trace_dir)
+                finally:
+                    run.state.close()
+                # instrument: instructions, after the walltime rounds (instruction_runs.py)
+                run.instr = instruction_runs.measure_instructions(
+                    plan.spec, run.benches, sides, lambda b, s: run.state.track(b, s).status == "ok", Path(work), log)
                 _confirm(run, Path(work), log)
                 _check_runner(run, runner.combine(probed, runner.probe()), store, log)
             except KeyboardInterrupt:

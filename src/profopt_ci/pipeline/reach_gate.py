@@ -50,6 +50,11 @@ class Gate:
         got = self.reach.get(name)
         return got is None or got["measured"]
 
+    @property
+    def reached(self) -> frozenset[str]:
+        """The benchmarks the change reaches: their rounds go first under a time budget."""
+        return frozenset(n for n, r in self.reach.items() if r["changed"])
+
 
 def everything(benches: list[Benchmark], why: str) -> Gate:
     """Every benchmark measured (`measure: all`, an A/A), each entry saying why."""
