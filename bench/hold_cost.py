@@ -1,4 +1,4 @@
-"""What holding and releasing a side costs per value (lockstep.Turns), measured on live workers.
+"""What holding and releasing a side costs per value (turns.Turns), measured on live workers.
 
 Two real lockstep workers (`profopt_ci.measure.worker --serve`) of one step, driven value by value
 as a round drives them. Interleaved blocks, the same pairs of values each:

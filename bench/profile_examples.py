@@ -48,6 +48,7 @@ def main() -> int:
     import torch
 
     from profopt_ci.profile import capture, machine
+    from profopt_ci.profile.capture_command import capture_command
 
     torch.set_num_threads(args.threads)
     balance = machine.probe()
@@ -61,7 +62,7 @@ def main() -> int:
     for tuned in (False, True):
         cwd = EXAMPLES / "cli" / ("tuned" if tuned else "")
         start = time.perf_counter()
-        summary = capture.capture_command("python3 wordfreq.py 200000", cwd=cwd, env={}, trace_dir=None,
+        summary = capture_command("python3 wordfreq.py 200000", cwd=cwd, env={}, trace_dir=None,
                                           name="wordfreq", timeout_s=120, machine=balance)
         show(f"cli{' (tuned)' if tuned else ''}", summary, time.perf_counter() - start)
     return 0

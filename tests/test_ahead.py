@@ -202,7 +202,7 @@ def test_which_rounds_may_start_ahead(tmp_path):
 
 
 # A stand-in for torch with CUDA initialized (no GPU here): the worker's own device detection
-# (harness.timing.detect_device) and its sync and peak calls take the path a real GPU step takes.
+# (harness.cuda_device.detect_device) and its sync and peak calls take the path a real GPU step takes.
 FAKE_TORCH = """\
 class _Cuda:
     def is_available(self):

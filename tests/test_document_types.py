@@ -190,9 +190,10 @@ def test_the_schema_named_first_picks_the_type_and_one_named_later_still_reads(t
 
 
 def test_every_struct_of_the_model_is_frozen():
+    import profopt_ci.documents.types_sections as types_sections
     import profopt_ci.documents.types_stored as types_stored
 
-    structs = [c for m in (types, types_comparison, types_stored) for c in vars(m).values()
+    structs = [c for m in (types, types_comparison, types_sections, types_stored) for c in vars(m).values()
                if isinstance(c, type) and issubclass(c, msgspec.Struct) and c.__module__ == m.__name__]
     assert len(structs) > 40
     assert [c.__name__ for c in structs if not c.__struct_config__.frozen] == []

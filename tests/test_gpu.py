@@ -1,6 +1,6 @@
 """GPU steps without a GPU: a stand-in NVML (tests/fake_nvml.c, a shared library the real pynvml
 loads as libnvidia-ml.so.1) and a stand-in CUDA allocator (a `torch` package whose `cuda` the
-worker's own device path, harness.timing.CudaDevice, reads), so the code path a real device takes
+worker's own device path, harness.cuda_device.CudaDevice, reads), so the code path a real device takes
 runs: the parent's reads between values, the energy blocks, throttled rounds left out of the
 verdict, the notes with their remedy. torch.compile runs for real on CPU."""
 from __future__ import annotations

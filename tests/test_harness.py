@@ -8,6 +8,7 @@ import pytest
 
 import profopt_ci
 from profopt_ci.harness import timing as harness
+from profopt_ci.harness.cuda_device import CudaDevice, detect_device
 from profopt_ci.tutorial import benchmark_fn, format_optimization_report, summarize_optimization_result
 
 
@@ -48,7 +49,7 @@ def test_record_turns_scalars_into_plain_values():
     assert harness._state.quality["tag"] == str(object)
 
 
-class CountingDevice(harness.CudaDevice):
+class CountingDevice(CudaDevice):
     """Stands in for a GPU (none here): the harness must sync around every clock read."""
 
     def __init__(self):
@@ -84,7 +85,7 @@ def test_device_path_synchronizes_before_every_clock_read(monkeypatch):
 
 
 def test_detect_device_is_none_without_cuda():
-    assert harness.detect_device() is None
+    assert detect_device() is None
 
 
 def test_benchmark_fn_mean_ms():

@@ -109,7 +109,7 @@ MAXIMAL: dict[str, list[Facts]] = {
                             counters={"flops_per_step": 1e9, "bytes_per_step": 1e7}))],
 }
 
-# What a memory regression costs (rules.memory_cost): every line it can say.
+# What a memory regression costs (memory_rules.memory_cost): every line it can say.
 COST: list[Facts] = [
     Facts(torch(cuda=True, ops=[{"name": "aten::addmm", "self_ms": 2.0, "self_memory_mb": 3.0}]),
           {k: {"base": 100.0, "head": 150.0, "delta_pct": 50.0, "delta_mb": 50.0, "verdict": "regressed"}

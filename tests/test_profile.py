@@ -15,6 +15,7 @@ import pytest
 
 from profopt_ci.analyze import bottleneck as analyze
 from profopt_ci.profile import capture, machine
+from profopt_ci.profile.capture_command import capture_command
 
 torch = pytest.importorskip("torch")
 
@@ -206,18 +207,18 @@ def test_auto_is_cprofile_without_torch(monkeypatch):
 
 def test_capture_command_python_script_and_non_python(tmp_path, machine_balance):
     cli = EXAMPLES / "cli"
-    summary = capture.capture_command("python3 wordfreq.py 100000", cwd=cli, env={}, trace_dir=tmp_path,
+    summary = capture_command("python3 wordfreq.py 100000", cwd=cli, env={}, trace_dir=tmp_path,
                                       name="wordfreq", timeout_s=60, machine=machine_balance)
     assert summary["kind"] == "cprofile" and Path(summary["trace_path"]).is_file()
     assert summary["ops"][0]["name"].endswith("(count_words)")  # 100000 words: ~0.1 s, well above a slow read of the imports
     b = analyze.bottleneck(summary)
     assert (b["class"], b["rule"]) == ("interpreter overhead", "interpreter overhead"), b
-    code = capture.capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
+    code = capture_command([sys.executable, "-c", "sum(i * i for i in range(20000))"], cwd=tmp_path,
                                    env={}, trace_dir=None, name="c", timeout_s=60, machine=machine_balance)
     assert code["kind"] == "cprofile" and any("<genexpr>" in o["name"] for o in code["ops"])
-    other = capture.capture_command("sh -c 'sleep 0.01'", cwd=tmp_path, env={}, trace_dir=None, name="s",
+    other = capture_command("sh -c 'sleep 0.01'", cwd=tmp_path, env={}, trace_dir=None, name="s",
                                     timeout_s=60)
     assert other == {"kind": "none", "reason": "not a Python process: no profile taken"}
-    failed = capture.capture_command("python3 -c 'raise RuntimeError(42)'", cwd=tmp_path, env={}, trace_dir=None,
+    failed = capture_command("python3 -c 'raise RuntimeError(42)'", cwd=tmp_path, env={}, trace_dir=None,
                                      name="f", timeout_s=60)
     assert failed["kind"] == "none" and "exit 1" in failed["reason"] and "RuntimeError: 42" in failed["reason"]

@@ -17,7 +17,7 @@ category shares, the FLOP and byte rates against the measured ones, the Python s
 density), because a class named on weak evidence sends the next optimization the wrong way: a
 class is named only when its own figures support it (analyze/rules.py).
 A side without a profile (kind "none") can still hit the metric-driven rules (capacity).
-A memory regression is never the class: it is the note's `cost` (rules.memory_cost), beside it.
+A memory regression is never the class: it is the note's `cost` (memory_rules.memory_cost), beside it.
 
 `hot_diff` lists the ops whose self time changed most; where both profiles have each op's spread
 over their chunks or steps (`self_ms_range`), a row whose base and head spreads overlap is marked
@@ -25,8 +25,9 @@ over their chunks or steps (`self_ms_range`), a row whose base and head spreads 
 """
 from __future__ import annotations
 
-from profopt_ci.analyze.facts import Facts
-from profopt_ci.analyze.rules import RULES, Rule, leading, memory_cost, op_pairs
+from profopt_ci.analyze.facts import Facts, op_pairs
+from profopt_ci.analyze.memory_rules import memory_cost
+from profopt_ci.analyze.rules import RULES, Rule, leading
 from profopt_ci.documents.comparison import revised
 from profopt_ci.words.i18n import message
 

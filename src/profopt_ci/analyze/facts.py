@@ -115,3 +115,8 @@ class Facts:
             return None
         gbps = nbytes / (self.step_ms / 1000) / 1e9
         return gbps, gbps / peak
+
+
+def op_pairs(ops: list[dict], key: str = "self_ms") -> list[list]:
+    """`[name, figure]` pairs, what the catalogs' `ops_*` specs print."""
+    return [[o["name"], o[key]] for o in ops]

@@ -27,7 +27,8 @@ from profopt_ci.documents.names import COMPARISON_SCHEMA
 from profopt_ci.documents.read import load_json
 from profopt_ci.documents.results import construct, now_iso
 from profopt_ci.documents.types import Note
-from profopt_ci.documents.types_comparison import Comparison, Entry, Policy, Reused
+from profopt_ci.documents.types_comparison import Comparison, Entry
+from profopt_ci.documents.types_sections import Policy, Reused
 from profopt_ci.words.i18n import message
 
 

@@ -20,6 +20,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
+from profopt_ci.harness.compiles import Compiles, lead_in, timed_clean
+from profopt_ci.harness.cuda_device import CudaDevice
+
 _MAX_LOOPS = 1 << 24
 
 
@@ -115,134 +118,6 @@ def _profiler_label(name: str):
     if torch is None:
         return None
     return torch.profiler.record_function(f"profopt.phase.{name}")
-
-
-class CudaDevice:
-    """Synchronization and peak-memory hooks for a step that runs on CUDA."""
-
-    def __init__(self, torch_module) -> None:
-        self._torch = torch_module
-
-    def synchronize(self) -> None:
-        self._torch.cuda.synchronize()
-
-    def reset_peaks(self) -> None:
-        self._torch.cuda.reset_peak_memory_stats()
-
-    def peaks_mb(self) -> dict[str, float]:
-        mib = 1024 * 1024
-        return {
-            "cuda_max_allocated_mb": self._torch.cuda.max_memory_allocated() / mib,
-            "cuda_max_reserved_mb": self._torch.cuda.max_memory_reserved() / mib,
-        }
-
-    def identity(self) -> dict:
-        """Which device the step uses, for the parent's NVML handle (measure/gpu.py): the index CUDA
-        gives it (after CUDA_VISIBLE_DEVICES) and its UUID, which NVML finds whatever the numbering."""
-        try:
-            cuda = self._torch.cuda
-            index = int(cuda.current_device())
-            props = cuda.get_device_properties(index)
-            uuid = str(getattr(props, "uuid", "") or "") or None
-            return {"index": index, "uuid": uuid, "name": str(getattr(props, "name", "") or "") or None}
-        except Exception:  # an identity is a help to the parent, never a failure of the step
-            return {}
-
-
-def detect_device() -> CudaDevice | None:
-    """The CUDA device when the factory loaded torch and initialized CUDA; None for host-only steps."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return None
-    try:
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            return CudaDevice(torch)
-    except RuntimeError:
-        return None
-    return None
-
-
-SETTLED_CALLS = 3  # calls in a row that compiled nothing: a torch.compile step's recompiles have stopped
-SETTLE_MAX_CALLS = 500  # a step that recompiles on every call is measured anyway (its compiles are counted)
-RETAKES = 5  # times a value during which something compiled is taken again
-
-
-def _dynamo_counters():
-    """torch._dynamo's counters when the step loaded dynamo (torch.compile, or an optimizer that
-    imported it), else None: never imported here."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    return getattr(utils, "counters", None) if utils is not None else None
-
-
-def compiled_frames() -> int:
-    """Frames dynamo has compiled in this process so far, recompiles included (0 without dynamo)."""
-    counters = _dynamo_counters()
-    if counters is None:
-        return 0
-    try:
-        return int((counters.get("frames") or {}).get("total", 0))
-    except (TypeError, ValueError, AttributeError):
-        return 0
-
-
-class Compiles:
-    """A torch.compile step's compiles in this worker: the first call's, those after it
-    (recompiles, until they stop: `settle`), and the timed values taken again because something
-    compiled during them (`retaken`)."""
-
-    __slots__ = ("first", "settle_calls", "retaken", "seen")
-
-    def __init__(self) -> None:
-        self.first = self.settle_calls = self.retaken = 0
-        self.seen = False  # the first call has been made
-
-    def settle(self, step: Callable[[], object], sync: Callable[[], None] | None) -> None:
-        """Untimed calls until SETTLED_CALLS in a row compile nothing (at most SETTLE_MAX_CALLS). The
-        first call sets what the step compiles as it is first called (with whatever calls came
-        before it here: the first round's thread probe); a step nothing compiled by then is left
-        alone."""
-        if _dynamo_counters() is None:  # nothing can compile: no call spent
-            return
-        if not self.seen:
-            _lead_in(step, 1, sync)
-            self.settle_calls += 1
-            self.seen, self.first = True, compiled_frames()
-        if not self.first and not compiled_frames():
-            return
-        calm = 0
-        while calm < SETTLED_CALLS and self.settle_calls < SETTLE_MAX_CALLS:
-            before = compiled_frames()
-            _lead_in(step, 1, sync)
-            self.settle_calls += 1
-            calm = 0 if compiled_frames() != before else calm + 1
-
-    def counts(self) -> dict | None:
-        """What the parent reports (measure.lockstep), or None for a step dynamo never compiled."""
-        counters = _dynamo_counters()
-        frames = compiled_frames()
-        if counters is None or not frames:
-            return None
-        breaks = counters.get("graph_break") or {}
-        reasons = sorted({str(r).strip().splitlines()[0][:160] for r in breaks if str(r).strip()})
-        stats = counters.get("stats") or {}
-        # recompiles: every frame compiled after the first call's (in the settling calls, the warm-up
-        # or a value taken again)
-        return {"frames": frames, "recompiles": max(0, frames - self.first),
-                "graph_breaks": int(sum(breaks.values())), "break_reasons": reasons[:5],
-                "graphs": int(stats.get("unique_graphs", 0)), "retaken": self.retaken,
-                "settle_calls": self.settle_calls}
-
-
-def timed_clean(take: Callable[[], tuple[int, int]], compiles: Compiles) -> tuple[int, int]:
-    """`take()`, taken again (up to RETAKES times) while something compiled during it: compile time
-    is never inside a timed value."""
-    for _ in range(RETAKES):
-        before = compiled_frames()
-        got = take()
-        if compiled_frames() == before:
-            return got
-        compiles.retaken += 1
-    return take()
 
 
 class Measurement:
@@ -368,20 +243,6 @@ def measure(
         _state.sync = None
 
 
-def _lead_in(step: Callable[[], object], n: int, sync: Callable[[], None] | None) -> None:
-    untimed = getattr(step, "profopt_untimed", None)
-    for _ in range(n):
-        if untimed is not None:
-            call, after = untimed()
-            call()
-            if after is not None:
-                after()
-        else:
-            step()
-    if sync is not None:
-        sync()
-
-
 class Stepper:
     """One value at a time, for a worker the parent drives in lockstep (`profopt_ci.measure.worker --serve`).
 
@@ -445,7 +306,7 @@ class Stepper:
         if self.lead:
             recording, _state.recording = _state.recording, False  # its phases are not the value's
             try:
-                _lead_in(self.step, self.lead, self.sync)
+                lead_in(self.step, self.lead, self.sync)
             finally:
                 _state.recording = recording
         ns, taken = timed_clean(lambda: _time_counted(self.step, self.loops, self.sync), self.compiles)

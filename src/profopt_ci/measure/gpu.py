@@ -1,7 +1,7 @@
 """GPU telemetry through NVML (nvidia-ml-py, NVIDIA's own binding), read by the parent.
 
 In: the identity of the device a lockstep round's step uses (the worker's `built` answer:
-harness.timing.CudaDevice.identity) and the workers' environment. Out: a `Device` whose `read()`
+harness.cuda_device.CudaDevice.identity) and the workers' environment. Out: a `Device` whose `read()`
 gives clocks, power, temperature, the clocks event (throttle) reasons and the energy counter;
 `SideReads`, one side's reads of one round made into the sample's `gpu` block; `environment()`,
 the GPU settings the fingerprint lists.

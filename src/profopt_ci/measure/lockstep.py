@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
-from typing import Protocol
 
 from profopt_ci.figures import per_step, sig
 from profopt_ci.measure import gpu, other_load
@@ -40,6 +39,7 @@ from profopt_ci.measure.processes import (
     parse_metrics,
     run_command,
 )
+from profopt_ci.measure.turns import Channel, Turns
 from profopt_ci.measure.zygote import Zygote, shared
 from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark, Settings
@@ -90,45 +90,6 @@ class Drawn:
     values: Mapping[str, list[int]]
     first: list[str]
     loops: int
-
-
-class Channel(Protocol):
-    """One side's live worker as the scheduler sees it."""
-
-    def value_ns(self) -> int: ...
-
-    def hold(self) -> None: ...
-
-    def release(self) -> None: ...
-
-
-class Turns:
-    """Only one side's worker runs at a time: the other is held (SIGSTOP on its process group: every
-    thread of it, and what its step started) until its own turn.
-
-    Why: a worker that has just answered is not idle. An OpenMP pool (libgomp, Intel OpenMP) spins
-    after each parallel region before its threads sleep, a step's own threads may still run, and
-    on a set of N CPUs a 2-thread step timed beside them reads its time ~50% high. Held, the other
-    side takes no CPU time at all while a value is timed (docs/accuracy.md has the switch's cost)."""
-
-    def __init__(self, channels: Mapping[str, Channel]) -> None:
-        self.channels = channels
-        self.running: set[str] = set(channels)
-
-    def to(self, name: str | None) -> None:
-        """Let `name` run and hold every other side (None: hold them all)."""
-        for other in sorted(self.running - {name}):
-            self.channels[other].hold()
-            self.running.discard(other)
-        if name is not None and name not in self.running:
-            self.channels[name].release()
-            self.running.add(name)
-
-    def all(self) -> None:
-        """Every side runs again (before it is asked to finish, or killed)."""
-        for name in sorted(set(self.channels) - self.running):
-            self.channels[name].release()
-            self.running.add(name)
 
 
 def round_length(settings: Settings, warm_ns: Mapping[str, int], loops: int) -> float:

@@ -6,7 +6,7 @@ seconds, the set's busy CPU seconds from the per-CPU counters of /proc/stat, and
 profopt's own processes there) and `Load`, their sum over a benchmark's rounds, whose `share` is
 the other work's part of the set's capacity.
 
-Why: the idle side is held while the other is timed (lockstep.Turns), but nothing stops another
+Why: the idle side is held while the other is timed (turns.Turns), but nothing stops another
 job on the runner. A multi-threaded step beside one busy process on two CPUs takes many times as
 long (docs/experiments.md): its figures mean little then, and the report must say so rather than print
 them as if the step ran alone. The counters tick at USER_HZ, so one round's figure is

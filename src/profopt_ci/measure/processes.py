@@ -215,7 +215,7 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "phases_ms": data.get("phases_ms") or {}, "quality": data.get("quality") or {},
             "forked": zygote is not None,
         }
-        if isinstance(data.get("compile"), dict):  # a torch.compile step's counts (harness.timing.Compiles)
+        if isinstance(data.get("compile"), dict):  # a torch.compile step's counts (harness.compiles.Compiles)
             sample["compile"] = data["compile"]
         if isinstance(data.get("preload"), list):
             sample["preload"] = [str(p) for p in data["preload"]][:20000]

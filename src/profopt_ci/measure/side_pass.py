@@ -76,7 +76,7 @@ def _job(p: SidePass, mode: str, steps: int) -> dict:
 
 
 def _after_side(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | None]:
-    from profopt_ci.profile import capture
+    from profopt_ci.profile.capture_command import capture_command
 
     bench, side = p.bench, p.side
     mode = bench.settings.profile if bench.settings.timed and profiled else "off"
@@ -85,8 +85,8 @@ def _after_side(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | N
         trace = quality.command_trace(bench, side, env, p.workdir, p.cpus) if steps else None
         if mode == "off":
             return {"kind": "none", "reason": "profile: off"}, trace
-        return capture.capture_command(bench.command, cwd=side.root, env=env, trace_dir=p.trace_dir, name=p.name,
-                                       timeout_s=bench.settings.timeout_s, cpus=p.cpus), trace
+        return capture_command(bench.command, cwd=side.root, env=env, trace_dir=p.trace_dir, name=p.name,
+                               timeout_s=bench.settings.timeout_s, cpus=p.cpus), trace
     if mode == "off" and not steps:
         return {"kind": "none", "reason": "profile: off"}, None
     res, summary = run_worker(_job(p, mode, steps), side, quality.quality_env(env) if steps else env, p.workdir,

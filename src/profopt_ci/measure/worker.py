@@ -18,7 +18,7 @@ job, never stdout, which the user's step may print to) one value at a time:
                                        NS its shortest warm-up value)
     parent: `v` → worker: `NS` (one value of LOOPS steps, in ns) … as often as the parent asks
     parent: `q` → worker: `done {"vm_hwm_kb": …, "quality": …, "phases_ms": …, cuda peaks, compile}` and exit 0
-                                         (compile: a torch.compile step's counts, timing.Compiles)
+                                         (compile: a torch.compile step's counts, compiles.Compiles)
  Standard library only (plus whatever the factory imports), so the
 worker measures the user's code, not ours. A failure is a traceback on stderr and a non-zero exit;
 the runner keeps the tail.
@@ -151,13 +151,14 @@ def _owners(cache: str | None) -> dict[str, list[str]] | None:
 
 def measure_job(job: dict) -> dict:
     from profopt_ci.harness import timing as harness
+    from profopt_ci.harness.cuda_device import detect_device
 
     m = with_step(job, lambda step: harness.measure(
         step,
         warmup=int(job.get("warmup", 3)),
         values=int(job.get("values", 5)),
         min_time_ms=float(job.get("min_time_ms", 100.0)),
-        device=harness.detect_device(),
+        device=detect_device(),
     ))
     return {
         "values_ms": m.values_ms,
@@ -231,10 +232,11 @@ def serve_job(job: dict, fd_in: int | None = None, fd_out: int | None = None) ->
 def _serve(job: dict, step, rd, wr) -> int:
     from profopt_ci.harness import threads
     from profopt_ci.harness import timing as harness
+    from profopt_ci.harness.cuda_device import detect_device
 
     # cuda: the build initialized a GPU, so this round times the device (no other round's workers
     # may build beside it: lockstep.callable_round); gpu: which one, for the parent's telemetry
-    device = harness.detect_device()
+    device = detect_device()
     built = {"preload": preloadable(), "cuda": device is not None}
     if device is not None:
         built["gpu"] = device.identity()

@@ -18,7 +18,15 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from profopt_ci.words import i18n_action, i18n_bisect, i18n_policy, i18n_reach, i18n_site, i18n_statements
+from profopt_ci.words import (
+    i18n_action,
+    i18n_bisect,
+    i18n_bottleneck,
+    i18n_policy,
+    i18n_reach,
+    i18n_site,
+    i18n_statements,
+)
 from profopt_ci.words.messages_en import EN
 from profopt_ci.words.messages_zh import TERMS_ZH, ZH
 
@@ -36,6 +44,8 @@ EN.update(i18n_reach.EN)  # what a comparison says of its reach (words/i18n_reac
 ZH.update(i18n_reach.ZH)
 EN.update(i18n_policy.EN)  # the accept label, a label event's comparison reused (words/i18n_policy.py)
 ZH.update(i18n_policy.ZH)
+EN.update(i18n_bottleneck.EN)  # the bottleneck note: classes, evidence, costs, next actions (words/i18n_bottleneck.py)
+ZH.update(i18n_bottleneck.ZH)
 EN.update(i18n_statements.EN)  # what a comparison states: reasons, details, the summary (words/i18n_statements.py)
 ZH.update(i18n_statements.ZH)
 
