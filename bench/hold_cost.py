@@ -23,6 +23,7 @@ from pathlib import Path
 
 from profopt_ci.measure import live_worker, lockstep
 from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.measure.turns import Turns
 from profopt_ci.specfile.load import parse_spec
 
 STEPS = {
@@ -73,13 +74,13 @@ def main() -> int:
             rng = random.Random(0)
             held, free, signal_pair = [], [], []
             for b in range(args.blocks):
-                kinds = [("held", lockstep.Turns(workers)), ("free", Free(workers))]
+                kinds = [("held", Turns(workers)), ("free", Free(workers))]
                 if b % 2:
                     kinds.reverse()
                 for kind, turns in kinds:
                     us = block(workers, turns, args.pairs, rng)
                     (held if kind == "held" else free).append(us)
-                    if isinstance(turns, lockstep.Turns):
+                    if isinstance(turns, Turns):
                         turns.all()
                 w = workers["head"]
                 start = time.perf_counter_ns()

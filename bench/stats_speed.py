@@ -9,7 +9,7 @@ every CI is computed and worded. In the child: json.load both files, the cyclic 
 does, then `pipeline.diff.run_diff(None, base, head)` `--repeat` times (medians printed):
 
     run_diff   the whole call, in-process (time.perf_counter)
-    entries    time inside entries.build_entry + entries.finish: per-benchmark metrics, multiplicity
+    entries    time inside judge.build_entry + judge.finish: per-benchmark metrics, multiplicity
                (p_adjusted / p_holm across all benchmarks), decisions; wall and (cpu) process time
     metrics    time inside the metric statistics alone: the tree's compare_unpaired (analyze.unpaired,
                or analyze.batch before it) and any per-benchmark decide.compare_metrics; wall and (cpu)

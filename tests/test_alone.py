@@ -19,6 +19,7 @@ from conftest import cli_env, make_repo, run_cli
 
 from profopt_ci.measure import live_worker, lockstep, other_load
 from profopt_ci.measure.processes import Side, child_env
+from profopt_ci.measure.turns import Turns
 from profopt_ci.specfile.load import parse_spec
 
 SPINNING = """\
@@ -117,7 +118,7 @@ def pair(tmp_path):
 
 
 def test_the_idle_side_accrues_no_cpu_time_while_the_other_is_timed(pair):
-    turns = lockstep.Turns(pair)
+    turns = Turns(pair)
     base, head = pair["base"], pair["head"]
     turns.to("base")
     loops = int(base.expect("loops", base.request("c")))
@@ -140,7 +141,7 @@ def test_the_idle_side_accrues_no_cpu_time_while_the_other_is_timed(pair):
 
 
 def test_a_held_worker_is_still_killed_and_reaped(pair):
-    lockstep.Turns(pair).to("base")
+    Turns(pair).to("base")
     head = pair["head"]
     head.close()  # SIGKILL reaches a stopped process
     assert head.proc.returncode == -signal.SIGKILL

@@ -1,6 +1,6 @@
 """Compare's look-by-look loop on literal per-round figures: no processes, milliseconds per test.
 
-`sequential_rounds` takes the measuring step as a parameter (`measure`, with run_rounds's
+`sequential_rounds` takes the measuring step as a parameter (`measure`, with measure_round's
 signature); here it appends the literal step times below to the round state, so each test says
 exactly which look stops a benchmark and the α it spent. With rounds 6 and max_rounds 18 the looks
 are at 6, 9, 12, 15 and 18 rounds (analyze.looks.plan_looks), and 6 or 9 paired rounds cannot bound

@@ -296,7 +296,7 @@ def _on_device(cpu: str, cuda: str) -> Callable[[Facts], dict]:
     return lambda f: message(cuda if f.platform == "cuda" else cpu)
 
 
-# Each one's next action is words/messages_*.py's next_action.<its name as a key>, or its advice's
+# Each one's next action is words/i18n_bottleneck.py's next_action.<its name as a key>, or its advice's
 # variants for the step's platform.
 RULES: list[Rule] = [
     Rule("near capacity", "memory capacity", _near_capacity, _capacity_advice),

@@ -157,7 +157,7 @@ class GpuTelemetry(_Closed, kw_only=True):
 
 
 class CompileCounts(_Closed, kw_only=True):
-    """A torch.compile step's compiles in one worker (torch._dynamo's counters; harness/timing.py
+    """A torch.compile step's compiles in one worker (torch._dynamo's counters; harness/compiles.py
     Compiles), none of them inside a timed value."""
 
     frames: Tally  # frames dynamo compiled, recompiles included

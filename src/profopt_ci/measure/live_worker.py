@@ -3,7 +3,7 @@ process (or one its zygote forked) on a private pipe pair, asked for one answer 
 
 In: the side, its benchmark and environment, a work directory, the round, optionally a zygote. Out:
 `WorkerProcess` — `request`/`answer` (protocol: measure/worker.py), `pin`, `value_ns`, `hold`/
-`release` (SIGSTOP/SIGCONT of its process group: lockstep.Turns), `close`; `RoundFailed` naming
+`release` (SIGSTOP/SIGCONT of its process group: turns.Turns), `close`; `RoundFailed` naming
 the side, the cause and its stderr tail when it stops answering.
 """
 from __future__ import annotations
