@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import msgspec
+
+from profopt_ci.documents.types import Sample
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement, describe, format_cpuset, placement_for
 from profopt_ci.measure.live_worker import WorkerProcess
@@ -43,7 +46,7 @@ class Track:
 
     status: str = "ok"
     error: str | None = None
-    samples: list[dict] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)  # each a round's record (`recorded`)
     warmed: bool = False
     quality: dict | None = None  # the quality pass's trace (analyze/quality.py), when one ran
     packages: dict | None = None  # {distribution: version} its first worker imported (worker.imported_packages)
@@ -196,9 +199,15 @@ def sampled_round(ctx: RoundContext, bench: Benchmark, r: int, total: int) -> No
             return
         reported.append(sample.pop("preload", None))
         keep_packages(track, sample)
-        track.samples.append(sample)
+        track.samples.append(recorded(sample))
         log(progress_line(bench.name, label, r, total, sample))
     learn_preload(state, bench.name, reported)
+
+
+def recorded(sample: dict) -> Sample:
+    """A round's sample as its record, built once when the round is done: the frozen `Sample` every
+    later reader (the judge, the notes, the documents) reads, each key checked against the model."""
+    return msgspec.convert(sample, Sample)
 
 
 def learn_preload(state: RoundState, bench: str, reported: list) -> bool:
@@ -275,7 +284,7 @@ def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int, follo
         state.zygotes.prepare(ctx.recipe(bench, envs), placement.spare())
     for side in sides:
         keep_packages(state.track(bench.name, side.name), samples[side.name])
-        state.track(bench.name, side.name).samples.append(samples[side.name])
+        state.track(bench.name, side.name).samples.append(recorded(samples[side.name]))
     if unsettled and placement.cpus is not None and (placement.warning or (placement.need or 1) > 1):
         log(placement.warning and f"profopt: warning: {placement.warning}" or
             f"profopt: {bench.name}: CPU set {format_cpuset(placement.cpus)} — the step needs {placement.need} "
