@@ -145,24 +145,21 @@ def run_rounds(ctx: RoundContext, benches: list[Benchmark], *, start: int, stop:
         for r in range(start, stop):
             for i, bench in enumerate(benches):
                 measure_round(ctx, bench, r, total,
-                              following=lambda r=r, i=i: next_round(benches, ctx.sides, ctx.state, r, i, stop, None))
+                              following=lambda r=r, i=i: next_round(benches, ctx.sides, ctx.state, r, i, stop))
             if after_round is not None:
                 after_round(r)
     finally:
         ctx.state.drop_ahead()
 
 
-Following = Callable[[], "tuple[Benchmark, int] | None"]
-
-
-def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r: int, i: int, stop: int,
-               then: tuple[Benchmark, int] | None) -> tuple[Benchmark, int] | None:
-    """The round measured after round `r` of `benches[i]`, as things stand now (None: not known)."""
+def next_round(benches: list[Benchmark], sides: list[Side], state: RoundState, r: int, i: int,
+               stop: int) -> tuple[Benchmark, int] | None:
+    """The round measured after round `r` of `benches[i]`, as things stand now (None: the last)."""
     for j in range(i + 1, len(benches) * (stop - r)):
         bench, rj = benches[j % len(benches)], r + j // len(benches)
         if state.ok(bench.name, sides):
             return bench, rj
-    return then if then is not None and state.ok(then[0].name, sides) else None
+    return None
 
 
 def sampled_round(ctx: RoundContext, bench: Benchmark, r: int, total: int) -> None:
@@ -226,7 +223,8 @@ def keep_packages(track: Track, sample: dict) -> None:
         track.packages = packages
 
 
-def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int, following: Following = lambda: None) -> None:
+def measure_round(ctx: RoundContext, bench: Benchmark, r: int, total: int,
+                  following: Callable[[], tuple[Benchmark, int] | None] = lambda: None) -> None:
     """Round `r` of one benchmark, where its sides are all still ok; a failure marks the side that
     failed, earlier rounds stay. Lockstep (both sides' workers live on one CPU set, value by value),
     else a sample per side (`sampled_round`: pairing rounds, or one side). `following()`: the round
@@ -312,17 +310,13 @@ def process_pairs(bench: Benchmark, zygotes, state: RoundState) -> int:
     if text.isdigit() and int(text) >= 1:
         return int(text)
     mine = [track for (name, _), track in state.tracks.items() if name == bench.name]
-    numeric = any(p.partition(".")[0] in NUMERIC for p in state.preload.get(bench.name) or ())
-    if not numeric and not any(_median([s.get("faults_per_step") for s in t.samples]) >= FAULTING for t in mine):
+    faults = [sorted(s["faults_per_step"] for s in t.samples if s.get("faults_per_step") is not None) for t in mine]
+    if not any(p.partition(".")[0] in NUMERIC for p in state.preload.get(bench.name) or ()) \
+            and not any(f and f[len(f) // 2] >= FAULTING for f in faults):
         return 1
     # the values a side's round held: split in two, each share must still hold MIN_PAIRS
     held = min((t.samples[-1].get("pairs") or 0 for t in mine if t.samples), default=0)
     return FAULTING_PAIRS if held > FAULTING_PAIRS * lockstep.MIN_PAIRS else 1
-
-
-def _median(xs: list) -> float:
-    xs = sorted(x for x in xs if isinstance(x, (int, float)))
-    return xs[len(xs) // 2] if xs else 0.0
 
 
 def _shorter(own: dict[str, Benchmark], pairs: int) -> dict[str, Benchmark]:

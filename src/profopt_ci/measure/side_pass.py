@@ -140,6 +140,12 @@ def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]
     return [list(placement.cpus), *(picked[i * need:(i + 1) * need] for i in range(sides - 1))]
 
 
+def has_pass(bench: Benchmark, worth_a_profile: bool = True) -> bool:
+    """Whether a pass runs for `bench` after its rounds: its profile (on, timed, and worth one) or its
+    quality pass (a constraint to check)."""
+    return (bench.settings.profile != "off" and bench.settings.timed and worth_a_profile) or bool(quality.wanted(bench))
+
+
 SKIPPED = {"kind": "none", "skipped": "unchanged", "reason": "not profiled: its step time and memory did not change"}
 NO_TIME = {"kind": "none", "skipped": "budget", "reason": "not profiled: the time budget was spent"}
 
@@ -171,7 +177,7 @@ def profile_all(ctx: RoundContext, benches: list[Benchmark], ok: Callable[[str, 
             said[b.name] = skip(b.name)
         return said[b.name] is None
 
-    wanted = [b for b in benches if (b.settings.profile != "off" and b.settings.timed) or quality.wanted(b)]
+    wanted = [b for b in benches if has_pass(b)]
     profiles: dict[str, dict[str, dict]] = {}
     traces: dict[str, dict[str, dict]] = {}
     machines: dict[int, dict] = {}  # CPU-set size → {backend: balance}

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
 from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
-from profopt_ci.measure import quality
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundContext, measure_round
+from profopt_ci.measure.side_pass import has_pass
 from profopt_ci.pipeline.budget import Budget
 from profopt_ci.pipeline.entries import track_dict
 from profopt_ci.specfile.load import Benchmark
@@ -135,7 +135,7 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
                 look[b.name] = k + 1
             else:
                 done.add(b.name)
-                if not quality.wanted(b) and (b.settings.profile == "off" or not worth_profiling(entry)):
+                if not has_pass(b, worth_profiling(entry)):
                     budget.settle(b.name)  # no pass is to come: the time kept for it goes back to the rounds
 
 
