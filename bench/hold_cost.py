@@ -64,13 +64,13 @@ def main() -> int:
         workers = {}
         for name in ("base", "head"):
             side = Side(name, where)
-            workers[name] = live_worker.WorkerProcess(side, bench, child_env(spec, bench, side), where, 0)
+            workers[name] = live_worker.WorkerProcess.start(side, bench, child_env(spec, bench, side), where, 0)
         try:
             for w in workers.values():
                 w.answer("built")
-            loops = min(int(w.expect("loops", w.request("c"))) for w in workers.values())
+            loops = min(int(w.expect("loops", w.ask("c"))) for w in workers.values())
             for w in workers.values():
-                w.expect("ready", w.request(f"w {loops}"))
+                w.expect("ready", w.ask(f"w {loops}"))
             rng = random.Random(0)
             held, free, signal_pair = [], [], []
             for b in range(args.blocks):

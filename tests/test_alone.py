@@ -107,7 +107,7 @@ def pair(tmp_path):
     workers = {}
     for name in ("base", "head"):
         side = Side(name, tmp_path)
-        workers[name] = live_worker.WorkerProcess(side, bench, child_env(spec, bench, side), tmp_path, 0)
+        workers[name] = live_worker.WorkerProcess.start(side, bench, child_env(spec, bench, side), tmp_path, 0)
     try:
         for w in workers.values():
             w.answer("built")
@@ -121,8 +121,8 @@ def test_the_idle_side_accrues_no_cpu_time_while_the_other_is_timed(pair):
     turns = Turns(pair)
     base, head = pair["base"], pair["head"]
     turns.to("base")
-    loops = int(base.expect("loops", base.request("c")))
-    base.expect("ready", base.request(f"w {loops}"))
+    loops = int(base.expect("loops", base.ask("c")))
+    base.expect("ready", base.ask(f"w {loops}"))
     time.sleep(0.05)  # SIGSTOP is delivered at once, but /proc says 'stopped' only once every thread is
     assert task_states(head.proc.pid) == {"T"}
     before = task_ticks(head.proc.pid)

@@ -306,7 +306,7 @@ def overall(entries: list[dict]) -> str:
 def counts(entries: list[dict]) -> dict[str, int]:
     out = {"benchmarks": len(entries), "regressed": 0, "improved": 0, "constraint_failures": 0, "failed": 0,
            "inconclusive": 0}
-    for e in entries:  # one pass: 10^5 entries of a diff
+    for e in entries:  # one pass: a large diff's entries
         verdicts = {m.verdict if type(m) is Metric else m.get("verdict")  # a read Metric's field, in C
                     for k, m in e.get("metrics", {}).items() if k != "throughput"}
         out["regressed"] += "regressed" in verdicts

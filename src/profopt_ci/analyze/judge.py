@@ -10,7 +10,7 @@ once more with its passes (pipeline/compare_run.py); `worth_profiling` reads a l
 
 A paired entry gets its metrics in `build_entry`. An unpaired one (diff, stored baseline) gets its
 metrics, goal and outlier rounds in `resolve`, which `finish` runs first: all unpaired entries at
-once, through `analyze.unpaired` (a diff of 10^5 benchmarks).
+once, through `analyze.unpaired` (a diff may hold thousands of benchmarks).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Rank statistics: samples in, the numbers a verdict is built from out (no verdicts here).
 
 In: lists of finite floats (timings, log-ratios), or 2-d arrays of many samples of one size, a row
-each (`diff` of 10^5 benchmarks: one list is one row). Out: medians, modified z-scores and outlier
+each (a `diff` of thousands of benchmarks: one list is one row). Out: medians, modified z-scores and outlier
 flags or counts; Walsh averages (the paired Hodges–Lehmann estimate is their median); how many
 order statistics the Wilcoxon signed-rank / Mann–Whitney CI cuts off at a level (exact null
 distributions for small samples, normal approximation beyond); two-sided p-values as scipy gives

@@ -60,7 +60,7 @@ Memory (``memory_change``) is near deterministic: medians are compared against a
 ``regressed`` / ``improved``; fewer than 3 values on a side → ``inconclusive``.
 
 Building blocks (rank statistics, input checks) are in `ranks`; unpaired samples, of one benchmark
-or 10^5, in `unpaired`; the corrections across benchmarks in `multiplicity`; sequential looks in
+or thousands, in `unpaired`; the corrections across benchmarks in `multiplicity`; sequential looks in
 `looks`.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unpaired comparisons — `profopt diff`, a stored baseline — of one benchmark or of 10^5 at once.
+"""Unpaired comparisons — `profopt diff`, a stored baseline — of one benchmark or of thousands at once.
 
 In: (Benchmark, base samples, head samples) per benchmark (`compare_unpaired`), or two lists of
 values (`unpaired_change`, `memory_change`). Out: per benchmark the metric entries of
@@ -6,7 +6,7 @@ values (`unpaired_change`, `memory_change`). Out: per benchmark the metric entri
 the log values with its Mann–Whitney CI and p (verdict rules: analyze/stats.py), peak memory by its
 medians against a tolerance.
 
-Why all at once: a diff of 10^5 benchmarks makes 2·10^5 Mann–Whitney comparisons of about 5 + 5
+Why all at once: a diff of many benchmarks makes two Mann–Whitney comparisons a benchmark, of about 5 + 5
 values, where numpy's per-call overhead costs more than the arithmetic. So the samples of one size
 are stacked into a (rows × n) array and each step (log, sort, pairwise differences, medians, order
 statistics, U, modified z) runs once per group; one benchmark is a group of one row. A sample that

@@ -27,7 +27,7 @@ def command(args: argparse.Namespace) -> int:
     from profopt_ci.pipeline.diff_results import run_diff
     from profopt_ci.store.stored_baselines import load_side
 
-    # The two documents are millions of objects at 10^5 benchmarks, none in reference cycles: the
+    # The two documents are millions of objects for a large diff, none in reference cycles: the
     # cyclic GC's full passes over them cost a large share of reading and comparing. They are
     # frozen out of its sight afterwards, so the outputs (templates make cycles) are still collected.
     with paused():

@@ -54,52 +54,76 @@ def run_child(
 ) -> ChildResult:
     """Run one child in its own process group (on `cpus` when given); its own rusage via wait4,
     killed whole on timeout."""
-    env, tag = tag_env(env)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter_ns()
+    return Child(argv, cwd=cwd, env=env, cpus=cpus).wait(timeout_s)
+
+
+class Child:
+    """A started child in its own process group (on `cpus` when given), reaped by a thread of its own
+    with wait4, so its wall time, CPU time and peak RSS are its own; `wait` ends it (killed whole
+    on timeout) and gives its `ChildResult`. BenchmarkFailed when it cannot start."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], cpus: list[int] | None = None) -> None:
+        env, self.tag = tag_env(env)
+        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self._start = time.perf_counter_ns()
         try:
-            proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=err,
-                start_new_session=True, preexec_fn=child_preexec(cpus),
-            )
+            self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=self._out,
+                                         stderr=self._err, start_new_session=True, preexec_fn=child_preexec(cpus))
         except OSError as exc:
+            self._close()
             raise BenchmarkFailed("failed", f"cannot start {argv[0]}: {exc}") from None
-        box: dict[str, Any] = {}
+        self.pid = self.proc.pid
+        self._box: dict[str, Any] = {}
+        self._reaper = threading.Thread(target=self._reap, daemon=True)
+        self._reaper.start()
 
-        def reap() -> None:
-            # Ctrl-C and SIGTERM must reach the main thread: delivered here, they would only restart
-            # wait4, and the main thread would sleep on in join() until the timeout.
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-            box["wait"] = os.wait4(proc.pid, 0)
-            box["end"] = time.perf_counter_ns()
+    def _reap(self) -> None:
+        # Ctrl-C and SIGTERM must reach the main thread: delivered here, they would only restart
+        # wait4, and the main thread would sleep on in join() until the timeout.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        self._box["wait"] = os.wait4(self.pid, 0)
+        self._box["end"] = time.perf_counter_ns()
 
-        reaper = threading.Thread(target=reap, daemon=True)
-        reaper.start()
+    def wait(self, timeout_s: float) -> ChildResult:
         try:
-            reaper.join(timeout_s)
+            self._reaper.join(timeout_s)
         except BaseException:
-            kill_all(proc.pid, tag)
-            reaper.join()
-            proc.returncode = -9
+            self.kill()
+            self._reaper.join()
+            self.proc.returncode = -9
+            self._close()
             raise
-        timed_out = reaper.is_alive()
+        timed_out = self._reaper.is_alive()
         if timed_out:
-            kill_all(proc.pid, tag)
-            reaper.join()
-        _, status, usage = box["wait"]
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return ChildResult(
-            returncode=proc.returncode,
-            wall_ns=box["end"] - start,
-            cpu_s=usage.ru_utime + usage.ru_stime,
-            maxrss_kb=usage.ru_maxrss,
-            stdout=out.read().decode("utf-8", "replace"),
-            stderr=err.read().decode("utf-8", "replace"),
-            timed_out=timed_out,
-        )
+            self.kill()
+            self._reaper.join()
+        _, status, usage = self._box["wait"]
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self._out.seek(0)
+        self._err.seek(0)
+        res = ChildResult(returncode=self.proc.returncode, wall_ns=self._box["end"] - self._start,
+                          cpu_s=usage.ru_utime + usage.ru_stime, maxrss_kb=usage.ru_maxrss,
+                          stdout=self._out.read().decode("utf-8", "replace"),
+                          stderr=self._err.read().decode("utf-8", "replace"), timed_out=timed_out)
+        self._close()
+        return res
+
+    def kill(self) -> None:
+        """Its group and every descendant that left it; the reaper thread collects its status."""
+        if "wait" not in self._box:
+            kill_all(self.pid, self.tag)
+
+    def close(self) -> None:
+        """Killed, reaped and its files closed (a child never waited for)."""
+        if not self._out.closed:
+            self.kill()
+            self._reaper.join()
+            self.proc.returncode = os.waitstatus_to_exitcode(self._box["wait"][1])
+            self._close()
+
+    def _close(self) -> None:
+        self._out.close()
+        self._err.close()
 
 
 def kill_all(pid: int, tag: str) -> None:

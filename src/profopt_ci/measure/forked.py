@@ -1,8 +1,7 @@
 """A worker a zygote forked (zygote.py), seen from the parent: its exit, waited for without waking.
 
-In: a `Zygote` and a forked pid, or a JSON job (worker.run_job: a sample of `profopt run`, a
-profiled run) to fork. Out: `Forked`, the part of Popen's interface live_worker.WorkerProcess uses;
-`run_forked` / `forked_worker`, a job run to its end as processes.run_worker runs a fresh one.
+In: a `Zygote` and a forked pid. Out: `Forked`, the part of Popen's interface the workers
+(live_worker.WorkerProcess, job_worker.JobWorker) use; `ForkFrom`, how a worker is forked.
 
 Why a pidfd: the parent waits on the worker's exit while its values are timed; a poll through the
 zygote every few ms woke both ~200 times a second on the measured CPUs (bench/wakeups.py).
@@ -12,13 +11,9 @@ from __future__ import annotations
 import os
 import select
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from profopt_ci.filenames import file_part
-from profopt_ci.measure.children import ChildResult, answer_of, kill_all, tail
 from profopt_ci.measure.zygote import Zygote
 
 
@@ -70,45 +65,11 @@ def _pidfd(pid: int) -> int | None:
 
 
 @dataclass(frozen=True)
-class ForkedJob:
-    """A JSON job (worker.run_job) to fork from a zygote, and how its child runs: in `root` with
-    `env`, killed after `timeout_s`, on `cpus` when given; `pad`: it draws a heap layout of its own."""
+class ForkFrom:
+    """A worker forked from its side's zygote: `pad`, it draws a heap layout of its own (per-side
+    zygotes, see lockstep.start_workers); `cpus`, where it starts (one started ahead, a pass on its
+    own CPU set), else unpinned."""
 
-    job: dict
-    env: dict[str, str]
-    root: Path
-    timeout_s: float
+    zygote: Zygote
     pad: bool = False
     cpus: list[int] | None = None
-
-
-def run_forked(zygote: Zygote, task: ForkedJob, out: Path) -> tuple[int | None, str]:
-    """The job forked from the zygote, its answer written to `out`: (exit code or None on timeout,
-    stderr tail)."""
-    from profopt_ci.measure.proctree import tag_env
-
-    env, tag = tag_env(task.env)
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        pid = zygote.fork({"job": task.job, "tag": tag, "out": str(out), "root": str(task.root), "env": env,
-                           "pad": task.pad, "cpus": task.cpus}, [so.fileno(), se.fileno()])
-        child = Forked(zygote, pid)
-        try:
-            code: int | None = child.wait(timeout=task.timeout_s)
-        except subprocess.TimeoutExpired:
-            kill_all(pid, tag)
-            child.wait()
-            code = None
-        se.seek(0)
-        return code, tail(se.read().decode("utf-8", "replace"))
-
-
-def forked_worker(zygote: Zygote, task: ForkedJob, workdir: Path, tag: str):
-    """processes.run_worker for a job forked from the zygote: (a ChildResult, the JSON answer or None),
-    so processes.failure_of words its failure as a fresh worker's. The child is not profopt's own, so
-    the result has no wall, CPU time or ru_maxrss: a worker reports its own peak (VmHWM)."""
-    out = workdir / f"out-{file_part(tag)}.json"
-    out.unlink(missing_ok=True)
-    code, err = run_forked(zygote, task, out)
-    res = ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
-                      stderr=err, timed_out=code is None)
-    return res, answer_of(res, out)

@@ -2,8 +2,9 @@
 process (or one its zygote forked) on a private pipe pair, asked for one answer at a time.
 
 In: the side, its benchmark and environment, a work directory, the round, optionally a zygote. Out:
-`WorkerProcess` — `request`/`answer` (protocol: measure/worker.py), `pin`, `value_ns`, `hold`/
-`release` (SIGSTOP/SIGCONT of its process group: turns.Turns), `close`; `RoundFailed` naming
+`WorkerProcess`, with the interface of every worker (job_worker.Worker): `start`, `ask` (a
+request of the protocol, measure/worker.py, and `answer`, `pin`, `value_ns` on it), `hold`/`release`
+(SIGSTOP/SIGCONT of its process group: turns.Turns) and `close`; `RoundFailed` naming
 the side, the cause and its stderr tail when it stops answering.
 """
 from __future__ import annotations
@@ -17,16 +18,15 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from profopt_ci.filenames import file_part
 from profopt_ci.measure.children import kill_groups
 from profopt_ci.measure.cpus import child_preexec
-from profopt_ci.measure.forked import Forked
+from profopt_ci.measure.forked import Forked, ForkFrom
 from profopt_ci.measure.processes import Side, packages_cache, tail
 from profopt_ci.measure.proctree import tag_env
-from profopt_ci.measure.zygote import Zygote, ZygoteFailed
+from profopt_ci.measure.zygote import ZygoteFailed
 from profopt_ci.specfile.keys import SHORT_STEP_MS
 from profopt_ci.specfile.load import Benchmark
 
@@ -35,16 +35,6 @@ class RoundFailed(Exception):
     def __init__(self, side: str, status: str, message: str) -> None:
         super().__init__(message)
         self.side, self.status, self.message = side, status, message
-
-
-@dataclass(frozen=True)
-class ForkFrom:
-    """A worker forked from its side's zygote: `pad`, it draws a heap layout of its own (per-side
-    zygotes, see lockstep.start_workers); `cpus`, where it starts (one started ahead), else unpinned."""
-
-    zygote: Zygote
-    pad: bool = False
-    cpus: list[int] | None = None
 
 
 class WorkerProcess:
@@ -91,7 +81,15 @@ class WorkerProcess:
             os.close(to_r)
             os.close(from_w)
 
-    def request(self, op: str) -> str:
+    @classmethod
+    def start(cls, side: Side, bench: Benchmark, env: dict[str, str], workdir: Path, round_index: int,
+              fork: ForkFrom | None = None) -> WorkerProcess:
+        """The worker, started (RoundFailed when it cannot be): it imports and builds the step while
+        the caller goes on, and says `built` when it is ready."""
+        return cls(side, bench, env, workdir, round_index, fork)
+
+    def ask(self, op: str) -> str:
+        """One request (protocol: measure/worker.py), and the line it answers."""
         self.send(op)
         return self.reply()
 
@@ -125,7 +123,7 @@ class WorkerProcess:
 
     def answer(self, word: str, op: str | None = None) -> dict:
         """The JSON after `word` in the reply to `op` (or in the next line)."""
-        rest = self.expect(word, self.request(op) if op else self.reply())
+        rest = self.expect(word, self.ask(op) if op else self.reply())
         try:
             data = json.loads(rest) if rest else {}
         except json.JSONDecodeError:
@@ -135,10 +133,10 @@ class WorkerProcess:
         return data
 
     def pin(self, cpus: list[int]) -> None:
-        self.expect("pinned", self.request("a " + ",".join(map(str, cpus))))
+        self.expect("pinned", self.ask("a " + ",".join(map(str, cpus))))
 
     def value_ns(self) -> int:
-        line = self.request("v")
+        line = self.ask("v")
         try:
             ns = int(line)
         except ValueError:

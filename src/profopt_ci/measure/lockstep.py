@@ -30,7 +30,8 @@ from random import Random
 from profopt_ci.figures import per_step, sig
 from profopt_ci.measure import gpu, other_load
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.live_worker import ForkFrom, RoundFailed, WorkerProcess, kill_workers, lead_steps
+from profopt_ci.measure.forked import ForkFrom
+from profopt_ci.measure.live_worker import RoundFailed, WorkerProcess, kill_workers, lead_steps
 from profopt_ci.measure.processes import (
     Side,
     _throughput,
@@ -181,7 +182,7 @@ def start_workers(rnd: Round, cpus: list[int] | None = None) -> dict[str, Worker
     try:
         for side in started:  # start-up is not measured
             zygote = zygotes.get(side.name)
-            workers[side.name] = WorkerProcess(side, rnd.benches[side.name], rnd.envs[side.name], rnd.workdir,
+            workers[side.name] = WorkerProcess.start(side, rnd.benches[side.name], rnd.envs[side.name], rnd.workdir,
                                                rnd.round_index, ForkFrom(zygote, pad, cpus) if zygote is not None else None)
     except RoundFailed:
         close_workers(workers.values())
@@ -231,9 +232,9 @@ def callable_round(rnd: Round) -> dict[str, dict]:
             # One at a time, so each calibration sees the CPU to itself; then one loop count for both:
             # values of unequal length would meet a competing process's time slices unequally.
             if loops is None:
-                loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.request("c"))))
+                loops = min(_alone(turns, name, lambda w: _int(w, w.expect("loops", w.ask("c"))))
                             for name in workers)
-            warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.request(f"w {loops}"))))
+            warm = {name: _alone(turns, name, lambda w: _int(w, w.expect("ready", w.ask(f"w {loops}"))))
                     for name in workers}
             lead = lead_steps()  # the untimed steps before each value take round time too
             per_value = {n: ns * (loops + lead) // loops for n, ns in warm.items()}

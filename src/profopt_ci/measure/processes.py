@@ -32,7 +32,8 @@ from profopt_ci.measure.children import (  # noqa: F401 — the child basics, wh
     run_child,
     tail,
 )
-from profopt_ci.measure.forked import ForkedJob, forked_worker
+from profopt_ci.measure.forked import ForkFrom
+from profopt_ci.measure.job_worker import Launch, run_job
 from profopt_ci.measure.zygote import Zygote
 from profopt_ci.specfile.load import Benchmark, Spec
 
@@ -197,10 +198,8 @@ def run_sample(spec: Spec, bench: Benchmark, side: Side, workdir: Path, *, round
             "packages_cache": packages_cache(workdir, side),
         }
         what, tag = f"the worker for {bench.name} on {side.name}", f"{side.name}-{bench.name}"
-        if zygote is not None:
-            res, data = forked_worker(zygote, ForkedJob(job, env, side.root, s.timeout_s, pad=True), workdir, tag)
-        else:
-            res, data = run_worker(job, side, env, workdir, tag, s.timeout_s)
+        res, data = run_job(job, Launch(side, env, workdir, tag, s.timeout_s),
+                            ForkFrom(zygote, pad=True) if zygote is not None else None)
         if data is None:
             raise failure_of(res, s.timeout_s, what)
         values = _values_of(data, what)
@@ -263,19 +262,6 @@ def run_command(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: f
     res.cpu_s = own["cpu_s"]
     res.maxrss_kb = own["maxrss_kb"]
     return res
-
-
-def run_worker(job: dict, side: Side, env: dict[str, str], workdir: Path, tag: str,
-               timeout_s: float, cpus: list[int] | None = None) -> tuple[ChildResult, dict | None]:
-    """One `profopt_ci.measure.worker` process on a job (on `cpus` when given); its JSON answer, or
-    None when it failed."""
-    part = file_part(tag)  # a suite benchmark's name may hold `/`, `..`, spaces, 300 characters
-    job_path, out_path = workdir / f"job-{part}.json", workdir / f"out-{part}.json"
-    job_path.write_text(json.dumps(job))
-    out_path.unlink(missing_ok=True)
-    argv = [side.python, "-m", "profopt_ci.measure.worker", str(job_path), str(out_path)]
-    res = run_child(argv, cwd=side.root, env=env, timeout_s=timeout_s, cpus=cpus)
-    return res, answer_of(res, out_path)
 
 
 def command_argv(command: str | list[str] | None) -> list[str]:

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from profopt_ci.measure import quality
 from profopt_ci.measure.cpus import Placement
-from profopt_ci.measure.forked import ForkedJob, forked_worker
-from profopt_ci.measure.processes import Side, child_env, failure_of, run_worker
+from profopt_ci.measure.forked import ForkFrom
+from profopt_ci.measure.job_worker import Launch, run_job
+from profopt_ci.measure.processes import Side, child_env, failure_of
 from profopt_ci.measure.rounds import RoundContext
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.model import Benchmark, Spec
@@ -60,9 +61,7 @@ def after_side(p: SidePass, *, profile: bool = True) -> tuple[dict, dict | None]
     steps = quality.wanted(bench)
     profiled = profile and bench.settings.profile != "off" and bench.settings.timed
     try:
-        if p.zygote is not None and bench.callable and (profiled or steps) and forkable(p, steps):
-            return _forked_pass(p, steps, profiled)
-        return _after_side(p, steps, profile)
+        return _after_side(p, steps, profiled)
     except Exception as exc:  # a corrupt trace, a pstats file the step overwrote: not our verdict to fail
         why = f"{type(exc).__name__}: {str(exc)[:500]}"
         return ({"kind": "none", "reason": f"profiled run failed: {why}"},
@@ -89,8 +88,14 @@ def _after_side(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | N
                                timeout_s=bench.settings.timeout_s, cpus=p.cpus), trace
     if mode == "off" and not steps:
         return {"kind": "none", "reason": "profile: off"}, None
-    res, summary = run_worker(_job(p, mode, steps), side, quality.quality_env(env) if steps else env, p.workdir,
-                              f"profile-{p.name}", bench.settings.timeout_s, p.cpus)
+    fork = ForkFrom(p.zygote) if p.zygote is not None and forkable(p, steps) else None
+    try:
+        launch = Launch(side, quality.quality_env(env) if steps else env, p.workdir, f"profile-{p.name}",
+                        bench.settings.timeout_s, p.cpus)
+        res, summary = run_job(_job(p, mode, steps), launch, fork)
+    except ZygoteFailed as exc:
+        return ({"kind": "none", "reason": f"profiled run failed: {exc}"},
+                quality.failed("failed", str(exc)) if steps else None)
     return _answered(p, steps, res, summary)
 
 
@@ -112,19 +117,6 @@ def forkable(p: SidePass, steps: int) -> bool:
     values), which child_env gives every process of a benchmark with constraints."""
     return not steps or (p.zygote is not None and p.zygote.hashseed ==
                          quality.quality_env(child_env(p.spec, p.bench, p.side))["PYTHONHASHSEED"])
-
-
-def _forked_pass(p: SidePass, steps: int, profiled: bool) -> tuple[dict, dict | None]:
-    assert p.zygote is not None
-    env = quality.quality_env(child_env(p.spec, p.bench, p.side)) if steps else child_env(p.spec, p.bench, p.side)
-    job = _job(p, p.bench.settings.profile if profiled else "off", steps)
-    try:
-        res, data = forked_worker(p.zygote, ForkedJob(job, env, p.side.root, p.bench.settings.timeout_s, cpus=p.cpus),
-                                  p.workdir, f"profile-{p.name}")
-    except ZygoteFailed as exc:
-        return ({"kind": "none", "reason": f"profiled run failed: {exc}"},
-                quality.failed("failed", str(exc)) if steps else None)
-    return _answered(p, steps, res, data)
 
 
 def pass_sets(placement: Placement | None, sides: int) -> list[list[int] | None]:

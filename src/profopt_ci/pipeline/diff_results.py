@@ -23,7 +23,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
     names = [n for n in head["benchmarks"] if n in base["benchmarks"]]
     missing = sorted(set(base["benchmarks"]) ^ set(head["benchmarks"]))
     defined = {b.name: b for b in spec.benchmarks} if spec is not None else {}
-    defaults = resolve_settings({}, {})  # one object for all: 10^5 benchmarks resolved it 10^5 times
+    defaults = resolve_settings({}, {})  # one object for all: a large diff would resolve it once per benchmark
     sides = [(base["benchmarks"][n], head["benchmarks"][n]) for n in names]
     pairs = [_pair(n, b, hd, defined, defaults) for n, (b, hd) in zip(names, sides, strict=True)]
     # The rows stay as read (documents.types.Sample Structs): the statistics (analyze.unpaired, in
@@ -56,7 +56,7 @@ def _counted(entry: dict, bench: Benchmark, base: dict, head: dict) -> dict:
 def _pair(name: str, base: dict, head: dict, defined: dict[str, Benchmark],
           defaults: Settings) -> tuple[Benchmark, Benchmark]:
     """(base, head). Of base only its params are read (by `differences`): when they equal head's,
-    as for nearly every benchmark, base is head's own object (10^5 fewer to build)."""
+    as for nearly every benchmark, base is head's own object (one fewer to build per benchmark)."""
     h = _bench_from(name, head, defined, defaults)
     return (h if (base.get("params") or {}) == h.params else _bench_from(name, base, defined, defaults)), h
 

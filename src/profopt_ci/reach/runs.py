@@ -24,8 +24,9 @@ from profopt_ci.filenames import file_part
 from profopt_ci.harness.suite_targets import parse_target
 from profopt_ci.measure import quality
 from profopt_ci.measure.cpus import available
-from profopt_ci.measure.forked import ForkedJob, forked_worker
-from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, run_worker, tail
+from profopt_ci.measure.forked import ForkFrom
+from profopt_ci.measure.job_worker import Launch, run_job
+from profopt_ci.measure.processes import Side, child_env, command_argv, run_command, tail
 from profopt_ci.measure.zygote import Zygote, ZygoteFailed
 from profopt_ci.specfile.load import Benchmark
 from profopt_ci.specfile.plan import Plan
@@ -206,13 +207,13 @@ def _worker(job: dict, bench: Benchmark, spec, side: Side, workdir: Path, zygote
             timeout_s: float) -> dict:
     """The record job's answer, forked from the zygote where there is one; a run that failed is
     `unknown` with its cause."""
-    env = _worker_env(spec, bench, side)
+    launch = Launch(side, _worker_env(spec, bench, side), workdir, tag, timeout_s)
     try:
         if zygote is None:
             raise ZygoteFailed("no zygote")
-        res, data = forked_worker(zygote, ForkedJob(job, env, side.root, timeout_s), workdir, tag)
+        res, data = run_job(job, launch, ForkFrom(zygote))
     except ZygoteFailed:
-        res, data = run_worker(job, side, env, workdir, tag, timeout_s)
+        res, data = run_job(job, launch)
     if data is None:
         why = "timed out" if res.timed_out else f"exited {res.returncode}"
         return {"unknown": "failed", "failed": f"the record run {why}\n{tail(res.stderr)}".strip()}
