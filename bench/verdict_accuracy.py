@@ -220,7 +220,7 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
         print("A/A per-round ratio by how the workers started — " + "; ".join(parts))
     print(f"\n== {name}: pairing {pairing}, round_ms {settings.round_ms:g} — rounds {settings.rounds} → "
           f"{settings.max_rounds} in looks "
-          f"{look_schedule.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold_pct:g}%")
+          f"{look_schedule.plan_looks(settings.rounds, settings.max_rounds)}, α = {ALPHA}, default τ = {settings.threshold:g}%")
     robust = 1.4826 * statistics.median(abs(r) for r in residuals)  # the CV without the outlier rounds
     q = statistics.quantiles(ratios, n=20)
     print(f"A/A per-round head/base ratio (the verdict's: lockstep, the median of the round's pair ratios): "
@@ -231,7 +231,7 @@ def report(name: str, pairing: str, extra_settings: str, real: dict[str, list[di
           f"{statistics.median(r['wall'] for r in runs):.1f} s (min {min(r['wall'] for r in runs):.1f}, "
           f"max {max(r['wall'] for r in runs):.1f}) over {len(runs)} comparisons")
     for label, extra, tau in CASES:
-        threshold = float(tau.rstrip("%")) if tau else settings.threshold_pct
+        threshold = float(tau.rstrip("%")) if tau else settings.threshold
         shift = math.log1p(extra)
         drawn = [sequential_verdict(lambda s=shift: s + rng.choice(residuals), settings.rounds, settings.max_rounds,
                                     threshold) for _ in range(resample)]
@@ -256,7 +256,7 @@ def report_rules(name: str, real: dict[str, list[dict]], settings, resample: int
     robust = 1.4826 * statistics.median(abs(x) for x in residuals)
     walls = [r["wall"] for case in real.values() for r in case]
     print(f"\n== {name} (round_ms {settings.round_ms:g}; median wall of a real comparison "
-          f"{statistics.median(walls):.1f} s): near τ = {settings.threshold_pct:g}%: {resample} resampled comparisons per case, both rules on the "
+          f"{statistics.median(walls):.1f} s): near τ = {settings.threshold:g}%: {resample} resampled comparisons per case, both rules on the "
           f"same rounds; rounds {settings.rounds} → {settings.max_rounds}; A/A residuals of "
           f"{sum(len(r['ratios']) for r in real['A/A'])} real rounds × {scale:g}: per-round CV "
           f"{statistics.stdev(ratios) * 100:.2f}% (robust {robust * 100:.2f}%)")
@@ -268,7 +268,7 @@ def report_rules(name: str, real: dict[str, list[dict]], settings, resample: int
         measured = [r["verdict"] for r in real.get(label, [])]
         for rule_name, rule in RULES.items():
             got = [sequential_verdict(iter(stream).__next__, settings.rounds, settings.max_rounds,
-                                      settings.threshold_pct, rule) for stream in streams]
+                                      settings.threshold, rule) for stream in streams]
             verdicts = [v for v, _ in got]
             flagged = sum(v in ("regressed", "improved") for v in verdicts) / len(verdicts) * 100
             real_txt = (", ".join(f"{v} {measured.count(v)}" for v in sorted(set(measured)))

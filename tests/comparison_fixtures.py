@@ -163,7 +163,7 @@ def comparison(measured: list[Measured], decision: str | None = None, *, notes: 
     doc = comparison_doc.build(
         mode="paired", hardware_label=SPEC.hardware_label, entries=entries, verdict=verdict(entries), base=sides[0],
         head=sides[1], diffs=differences(pairs, *sides), seed=1234, notes=[*(notes or []), *outlier_notes(entries)],
-        threshold_pct=JUDGED.settings.threshold_pct, confidence=1 - ALPHA)
+        threshold_pct=JUDGED.settings.threshold, confidence=1 - ALPHA)
     return _file(doc, decision)
 
 
@@ -288,7 +288,7 @@ def instructions() -> dict:
                       "est_cycles": None, "functions": functions,
                       "objects": dict.fromkeys(functions, "libpython3.11.so.1.0")}
                for side, (ir, functions) in counts.items()}
-    bench = replace(PLAIN, name="loop", unit="items", settings=replace(PLAIN.settings, instrument=("instructions",)))
+    bench = replace(PLAIN, name="loop", unit="items", settings=msgspec.structs.replace(PLAIN.settings, instrument=("instructions",)))
     idle = {"status": "ok", "error": None, "samples": []}
     return comparison([Measured(bench, idle, idle, counted=counted)], "reject", notes=[message("instr.what")])
 

@@ -66,7 +66,7 @@ def spec_rows(text: str) -> dict[str, dict[str, list[str]]]:
 
 def test_every_spec_key_is_in_the_reference_with_its_default_and_a_description():
     rows = spec_rows((DOCS / "spec.md").read_text(encoding="utf-8"))
-    settings = set(keys.SettingKeys.__struct_fields__)
+    settings = set(keys.Settings.__struct_fields__)
     for title, cls in [("Top level", keys.SpecKeys), ("Settings", keys.Defaults), ("Benchmarks", keys.BenchmarkKeys),
                        ("Suites", keys.SuiteKeys), ("Goal", keys.GoalKeys), ("Constraints", keys.ConstraintKeys)]:
         for f in msgspec.structs.fields(cls):
@@ -84,7 +84,7 @@ def test_every_spec_key_is_in_the_reference_with_its_default_and_a_description()
     assert "# yaml-language-server: $schema=" in (DOCS / "spec.md").read_text(encoding="utf-8")
 
 
-class NewSettings(keys.SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+class NewSettings(keys.Settings, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """The settings with one more key, as another change would add it to specfile/keys.py."""
 
     time_limit: keys._positive(60.0, "a key that exists only in this test") = msgspec.UNSET

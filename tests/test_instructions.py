@@ -143,9 +143,9 @@ def test_instrument_keys_resolve_and_bad_values_are_located():
                       "p.yml")
     a, b = spec.benchmarks
     assert a.settings.instrument == ("walltime", "instructions") and a.settings.cache_sim
-    assert b.settings.instructions_threshold_pct == 0.2 and not b.settings.cache_sim
+    assert b.settings.instructions_threshold == 0.2 and not b.settings.cache_sim
     default = parse_spec("version: 1\nbenchmarks: [{name: a, callable: m:f}]\n", "p.yml").benchmarks[0].settings
-    assert default.instrument == ("walltime",) and default.instructions_threshold_pct == 0.5
+    assert default.instrument == ("walltime",) and default.instructions_threshold == 0.5
     with pytest.raises(Exception) as err:
         parse_spec("version: 1\nbenchmarks: [{name: a, callable: m:f, instrument: cycles}]\n", "p.yml")
     assert "p.yml:2:" in str(err.value) and "expected walltime, instructions" in str(err.value)

@@ -121,7 +121,7 @@ def test_plan_applies_overrides_and_lockstep_defaults(tmp_path):
     assert (s.pairing, s.rounds, s.max_rounds) == ("lockstep", 12, 48)
     plan = make_plan(spec, overrides(threshold="50%", rounds=6, pairing="rounds", environ={}))
     s = plan.judged("a").settings
-    assert (s.threshold_pct, s.rounds, s.max_rounds, s.pairing) == (50.0, 6, 6, "rounds")
+    assert (s.threshold, s.rounds, s.max_rounds, s.pairing) == (50.0, 6, 6, "rounds")
     assert make_plan(spec, overrides(pairing="rounds", environ={})).spec.benchmarks[0].settings.rounds == 20
     labelled = make_plan(spec, overrides(environ={"PROFOPT_HARDWARE_LABEL": "gpu-a100"}))
     assert labelled.hardware_label == "gpu-a100" and labelled.side_spec("head").hardware_label == "gpu-a100"
@@ -136,7 +136,7 @@ def test_plan_records_a_sides_own_settings_and_a_missing_spec(tmp_path):
     plan = plan.attach("base", own)
     plan = plan.attach("head", None, "its profopt.yml is invalid: profopt.yml:1:1: bad")
     assert plan.bench("base", "a").params == {"n": 2}  # what the code is: the side's own
-    assert plan.bench("base", "a").settings.threshold_pct == 3.0  # how to judge: the plan's
+    assert plan.bench("base", "a").settings.threshold == 3.0  # how to judge: the plan's
     assert any(d["scope"] == "settings" and d["key"] == "threshold_pct" for d in plan.differences)
     assert any("head: its own spec was not used (its profopt.yml is invalid" in say("en", n) for n in plan.notes)
 

@@ -15,8 +15,10 @@ from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement
 from profopt_ci.measure.live_worker import lead_steps
 from profopt_ci.measure.processes import Side, child_env
-from profopt_ci.specfile.keys import SHORT_ROUND_MS, SHORT_STEP_MS
+from profopt_ci.specfile.keys import DEFAULTS, SHORT_STEP_MS
 from profopt_ci.specfile.load import parse_spec
+
+SHORT_ROUND_MS = DEFAULTS.short_round_ms
 
 ANY_SPEC = "version: 1\nbenchmarks:\n  - {name: s, callable: 'steps:make_step'}\n"
 # A sleeping step: its length holds while other tests keep the CPUs busy (a spinning one's values
@@ -63,6 +65,10 @@ def test_the_short_round_applies_only_where_round_ms_is_unset(tmp_path):
     assert lockstep.round_length(unset, short, loops) == SHORT_ROUND_MS
     assert lockstep.round_length(unset, {**short, "head": int(SHORT_STEP_MS * 1e6 * loops)}, loops) == 400.0
     assert lockstep.round_length(set_, short, loops) == 300.0
+    # a spec that sets short_round_ms itself: the short step's round, whatever round_ms says
+    own = _bench(tmp_path, 50, ", round_ms: 300, short_round_ms: 80").settings
+    assert (own.round_ms, own.short_round_ms) == (300.0, 80.0)
+    assert lockstep.round_length(own, short, loops) == 80.0
 
 
 def test_a_short_step_fills_a_short_round_and_a_long_one_the_whole_round(tmp_path):

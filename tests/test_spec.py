@@ -43,8 +43,8 @@ def test_good_spec_resolves_defaults_and_overrides():
     assert train.params == {"batch_size": 64, "seq_len": 128, "dtype": "float32"}
     assert train.goal.metric == "step_time_ms" and train.goal.target_pct == 10.0
     assert [(c.metric, c.rule, c.limit) for c in train.constraints] == [("loss", "rel_tol", 0.01), ("output_digest", "equal", True)]
-    assert train.settings.rounds == 20 and train.settings.threshold_pct == 3.0
-    assert cli.settings.rounds == 10 and cli.settings.threshold_pct == 5.0 and cli.settings.max_rounds == 60
+    assert train.settings.rounds == 20 and train.settings.threshold == 3.0
+    assert cli.settings.rounds == 10 and cli.settings.threshold == 5.0 and cli.settings.max_rounds == 60
 
 
 def test_spec_hash_ignores_formatting():
@@ -204,7 +204,7 @@ def test_the_defaults_are_the_models():
     from profopt_ci.specfile import keys
 
     (b,) = parse_spec(MIN, "p.yml").benchmarks
-    assert (b.settings.warmup, b.settings.threshold_pct, b.settings.pairing) == (keys.DEFAULTS.warmup, 3.0, "lockstep")
+    assert (b.settings.warmup, b.settings.threshold, b.settings.pairing) == (keys.DEFAULTS.warmup, 3.0, "lockstep")
     assert (b.settings.rounds, b.settings.max_rounds) == (12, 48) and b.unit == "items"
     rounds = parse_spec(MIN + "    pairing: rounds\n", "p.yml").benchmarks[0].settings
     assert (rounds.rounds, rounds.max_rounds) == (keys.DEFAULTS.rounds, keys.DEFAULTS.max_rounds) == (20, 60)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import replace
 from typing import get_args
 
 import msgspec
@@ -26,7 +25,7 @@ METRICS = ("step_time_ms", "throughput", "peak_memory_mb", "cuda_max_allocated_m
 
 
 def _bench(name: str, threshold: float = 3.0, memory_tolerance: float = 5.0) -> Benchmark:
-    settings = replace(DEFAULTS, threshold_pct=threshold, memory_tolerance_pct=memory_tolerance)
+    settings = msgspec.structs.replace(DEFAULTS, threshold=threshold, memory_tolerance=memory_tolerance)
     return Benchmark(name=name, callable=None, command=None, params={}, items_per_iteration=1, unit="items",
                      goal=None, constraints=[], env={}, settings=settings)
 
@@ -115,10 +114,10 @@ def test_unusable_values_are_dropped_metric_by_metric(seed: int) -> None:
             if not b or not h:
                 continue
             if metric in ("step_time_ms", "throughput"):
-                want[metric] = unpaired_change(b, h, threshold_pct=bench.settings.threshold_pct,
+                want[metric] = unpaired_change(b, h, threshold_pct=bench.settings.threshold,
                                                better="higher" if metric == "throughput" else "lower")
             else:
-                want[metric] = memory_change(b, h, tolerance_pct=bench.settings.memory_tolerance_pct)
+                want[metric] = memory_change(b, h, tolerance_pct=bench.settings.memory_tolerance)
         assert msgspec.json.encode(got) == msgspec.json.encode(want)
 
 

@@ -25,7 +25,6 @@ import math
 import statistics
 from typing import Any, NamedTuple
 
-from msgspec import Struct
 from msgspec.structs import replace
 
 from profopt_ci.analyze import multiplicity, quality, stats
@@ -124,12 +123,12 @@ def compare_metrics(bench: Benchmark, base: list[dict], head: list[dict], *, alp
     for metric, better in ((SPEED, "lower"), ("throughput", "higher"), (ENERGY, "lower")):
         b, h, ratios = _pairs(base, head, metric)
         if b:
-            out[metric] = stats.paired_change(b, h, threshold_pct=s.threshold_pct, better=better, alpha=alpha,
+            out[metric] = stats.paired_change(b, h, threshold_pct=s.threshold, better=better, alpha=alpha,
                                               ratios=ratios)
     for metric in MEMORY_METRICS:
         b, h = _values(base, metric), _values(head, metric)
         if b and h:
-            out[metric] = memory_change(b, h, tolerance_pct=s.memory_tolerance_pct)
+            out[metric] = memory_change(b, h, tolerance_pct=s.memory_tolerance)
     return out
 
 
@@ -267,12 +266,10 @@ def multiplicity_corrected(entries: list[dict], q: float = 0.01) -> list[dict[st
     return out
 
 
-def changed_metric(metric: Any, **values: Any) -> Any:
-    """A copy of a metric entry (a dict or a documents.types_comparison.Metric) with `values` set:
-    a read Metric by msgspec's replace (in C: a diff makes one per benchmark), a dict with the new keys after its own."""
-    if isinstance(metric, Struct):  # its messages `Message`s, as `stats.metric` makes them
-        return replace(metric, **typed_messages(values))
-    return {**metric, **values}
+def changed_metric(metric: Metric, **values: Any) -> Metric:
+    """A copy of a metric (documents.types_comparison.Metric, as `stats.metric` makes it) with
+    `values` set, messages as `Message`s."""
+    return replace(metric, **typed_messages(values))
 
 
 def policy_failures(entries: list[dict], fail_on: str, alpha: float = 0.01) -> list[str]:
@@ -307,8 +304,7 @@ def counts(entries: list[dict]) -> dict[str, int]:
     out = {"benchmarks": len(entries), "regressed": 0, "improved": 0, "constraint_failures": 0, "failed": 0,
            "inconclusive": 0}
     for e in entries:  # one pass: a large diff's entries
-        verdicts = {m.verdict if type(m) is Metric else m.get("verdict")  # a read Metric's field, in C
-                    for k, m in e.get("metrics", {}).items() if k != "throughput"}
+        verdicts = {m.get("verdict") for k, m in e.get("metrics", {}).items() if k != "throughput"}
         out["regressed"] += "regressed" in verdicts
         out["improved"] += "improved" in verdicts
         out["constraint_failures"] += any(not c["ok"] for c in e.get("constraints", []))

@@ -158,7 +158,7 @@ PROFILED = ("regressed", "improved", "inconclusive", "unstable")
 def worth_profiling(entry: dict) -> bool:
     """Whether a benchmark's profile has something to explain: its step time or a memory peak
     changed, or its step time was left undecided (one whose figures held has nothing for a
-    bottleneck note: a profile of each side was ~12% of a suite compare, docs/reach.md)."""
+    bottleneck note, and a profile of each side is a share of a suite compare worth saving: docs/reach.md)."""
     metrics = entry.get("metrics") or {}
     return any((metrics.get(key) or {}).get("verdict") in PROFILED for key in
                ("step_time_ms", "peak_memory_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb"))

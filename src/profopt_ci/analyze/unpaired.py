@@ -193,10 +193,10 @@ def _judge(items: Sequence[Item], group: Group, out: list[dict]) -> None:
     rows = idx.tolist()
     if metric in _SHIFT:
         taus = _Checked(check_threshold)
-        found = _shift_rows(b, h, _SHIFT[metric], [taus[items[i][0].settings.threshold_pct] for i in rows], _ALPHA)
+        found = _shift_rows(b, h, _SHIFT[metric], [taus[items[i][0].settings.threshold] for i in rows], _ALPHA)
     else:
         tolerances = _Checked(lambda tol: stats.check_tolerances(tol, stats.ABS_TOLERANCE_MB) or tol)
-        found = _memory_rows(b, h, "lower", [tolerances[items[i][0].settings.memory_tolerance_pct] for i in rows],
+        found = _memory_rows(b, h, "lower", [tolerances[items[i][0].settings.memory_tolerance] for i in rows],
                              stats.ABS_TOLERANCE_MB)
     for i, res in zip(rows, found, strict=True):
         out[i][metric] = res

@@ -81,7 +81,7 @@ def _refresh(args: argparse.Namespace) -> int:
         from profopt_ci.pipeline.nightly import bisect_new
 
         bisect_new(the_plan, store=args.store, repo=toplevel(the_plan.spec.path.resolve().parent),
-                   tau=the_plan.spec.benchmarks[0].settings.threshold_pct, push=not args.no_push)
+                   tau=the_plan.spec.benchmarks[0].settings.threshold, push=not args.no_push)
     return code
 
 

@@ -60,8 +60,8 @@ def _at_least(cpu_ns: int, span_ns: int, floor_ns: float) -> int:
     """How many threads must have run at once for the process to use `cpu_ns` of CPU in `span_ns`:
     one thread cannot use more than the span, so each whole span of CPU time is one more thread, and
     a remainder of at least `floor_ns` one more again. It counts threads that started and ended
-    between two samples, which the per-thread clocks cannot see (a step that hashes 4 MB in each of
-    two threads lives ~3 ms per call), and it errs low, never high, when other work takes the CPUs."""
+    between two samples, which the per-thread clocks cannot see (a step whose threads live for a
+    few ms each call), and it errs low, never high, when other work takes the CPUs."""
     if span_ns <= 0 or cpu_ns <= 0:
         return 0
     whole, rest = divmod(cpu_ns, span_ns)

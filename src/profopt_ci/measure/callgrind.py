@@ -13,9 +13,9 @@ How the count is made deterministic (each measured on this VM, docs/experiments.
   bytecode written by a run (the next would load what the first compiled);
 - `setarch -R` (no ASLR) where the kernel lets us (Docker's default seccomp profile does not):
   addresses feed `id()`-keyed hashing and the allocator's layout;
-- PYTHONMALLOC is left alone (pymalloc): CodSpeed sets it to malloc, but on this VM both gave a
-  0.0000% A/A spread (bench/instructions.py) and glibc malloc adds ~35% Ir and tops the function
-  diff with malloc/free, which is not the interpreter users run;
+- PYTHONMALLOC is left alone (pymalloc): CodSpeed sets it to malloc, but both give counts that
+  repeat exactly (bench/instructions.py), and glibc malloc adds Ir and tops the function diff with
+  malloc/free, which is not the interpreter users run (docs/accuracy.md);
 - with `cache_sim`, fixed cache geometry (--I1/--D1/--LL), so a runner's real cache sizes do not
   change the figure; est_cycles = L1 hits + 5·LL hits + 35·RAM accesses (iai-callgrind's weights)
   is an estimate, not a measured time.
@@ -103,7 +103,7 @@ def run_once(spec: Spec, bench: Benchmark, side: Side, workdir: Path, index: int
     env = child_env(spec, bench, side)
     env.update({k: v for k, v in DETERMINISM_ENV.items() if k not in spec.env and k not in bench.env})
     # every run starts from the same bytecode state: a first run that compiled the side's modules and
-    # wrote them (a commit's checkout keeps bytecode: processes.child_env) counted ~1% off the others
+    # wrote them (a commit's checkout keeps bytecode: processes.child_env) counts off the others
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     valgrind = valgrind_path(env)
     tag = f"{side.name}-{bench.name}-{index}"

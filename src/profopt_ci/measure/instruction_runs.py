@@ -146,7 +146,7 @@ def instruction_change(base: list[float], head: list[float], *, threshold_pct: f
 
 def side_metrics(bench: Benchmark, base: dict, head: dict) -> dict[str, dict]:
     """`instructions` (and `est_cycles` with cache_sim) metric entries from two ok side results."""
-    tau = bench.settings.instructions_threshold_pct
+    tau = bench.settings.instructions_threshold
     out = {"instructions": instruction_change(base["runs"], head["runs"], threshold_pct=tau)}
     if base.get("est_cycles_runs") and head.get("est_cycles_runs"):
         out["est_cycles"] = instruction_change(base["est_cycles_runs"], head["est_cycles_runs"], threshold_pct=tau,

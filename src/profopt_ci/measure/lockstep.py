@@ -212,7 +212,7 @@ def callable_round(rnd: Round) -> dict[str, dict]:
 
     `rnd.loops`: the loop count of the benchmark's earlier rounds; none given, each side calibrates
     alone and both take the smaller count. Kept from round to round, a value holds the same number
-    of steps in every round (and a round does not pay ~10 ms to find it again)."""
+    of steps in every round (and a round does not pay to find it again)."""
     placement, rng, loops = rnd.placement, rnd.rng, rnd.loops
     workers: dict[str, WorkerProcess] = dict(rnd.ready or {})
     try:
@@ -247,7 +247,7 @@ def callable_round(rnd: Round) -> dict[str, dict]:
                     if isinstance(reads, gpu.RoundReads) else {}
             placement.loaded(window)
         turns.all()
-        for w in workers.values():  # asked at once: the first round's answers list packages (~0.1 s each)
+        for w in workers.values():  # asked at once: the first round's answers list packages, slow to gather
             w.send("q")
         finals = {}
         for name, w in workers.items():

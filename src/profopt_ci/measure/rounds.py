@@ -301,7 +301,7 @@ def process_pairs(bench: Benchmark, zygotes, state: RoundState) -> int:
     faults it in again (≥ FAULTING a step), or a tensor library's, runs at a speed its process's
     history sets: two pairs a round put two draws of each side's state in every round — where each
     pair's share of the round still holds lockstep.MIN_PAIRS values a side. Where it does not (a
-    2-thread GPT step of ~18 ms), the split stretched the round to twice its length and paid a second
+    step of tens of ms), the split stretched the round to twice its length and paid a second
     build and warm-up for values no less exchangeable (docs/accuracy.md). PROFOPT_ROUND_PAIRS=N sets
     N for every forked round."""
     if not zygotes or bench.command is not None:
@@ -323,8 +323,8 @@ def _shorter(own: dict[str, Benchmark], pairs: int) -> dict[str, Benchmark]:
     """Each side's benchmark with its round split between `pairs` pairs of processes."""
     if pairs == 1:
         return own
-    return {name: replace(b, settings=replace(b.settings, round_ms=b.settings.round_ms / pairs,
-                                              short_round_ms=b.settings.short_round_ms / pairs))
+    return {name: replace(b, settings=msgspec.structs.replace(b.settings, round_ms=b.settings.round_ms / pairs,
+                                                              short_round_ms=b.settings.short_round_ms / pairs))
             for name, b in own.items()}
 
 

@@ -25,7 +25,7 @@ class Turns:
 
     Why: a worker that has just answered is not idle. An OpenMP pool (libgomp, Intel OpenMP) spins
     after each parallel region before its threads sleep, a step's own threads may still run, and
-    on a set of N CPUs a 2-thread step timed beside them reads its time ~50% high. Held, the other
+    on a set of N CPUs a 2-thread step timed beside them reads its time far too high. Held, the other
     side takes no CPU time at all while a value is timed (docs/accuracy.md has the switch's cost)."""
 
     def __init__(self, channels: Mapping[str, Channel]) -> None:

@@ -210,7 +210,7 @@ def run_bisect(spec: Spec, ov: Overrides, search: BisectRange, *, measure: Measu
         if searched:
             steps += run.steps(n, obs["verdict"], obs)
     failed = [e["benchmark"] for e in ends if e["estimate"]["verdict"] == "failed"]
-    tau = make_plan(spec, ov).spec.benchmarks[0].settings.threshold_pct
+    tau = make_plan(spec, ov).spec.benchmarks[0].settings.threshold
     first = min(steps, key=lambda st: commits.index(st["commit"]), default=None)
     doc = bisect_doc.build(created=created, first_bad=first, good=(good_ref, good), bad=(bad_ref, bad), metric=key, threshold_pct=tau,
                            hardware_label=ov.hardware_label or spec.hardware_label, commits=len(commits), ends=ends,

@@ -57,8 +57,8 @@ from profopt_ci.words.i18n import message, say
 
 def _setup_sides(sides: list[Side], plan: Plan, log) -> dict[str, str]:
     """Run each side's setup and add its suites' runners, the sides at once (each in its own
-    worktree and venv; nothing is timed yet, and two `pip install`s of a suite's project took 10 s
-    each one after the other); returns {side: error} for the sides whose setup failed."""
+    worktree and venv; nothing is timed yet, and a suite's project installed twice one after the other
+    doubles the wait); returns {side: error} for the sides whose setup failed."""
     kinds = kinds_of([plan.spec, plan.side_spec("base"), plan.side_spec("head")])  # the head's suites run on the base too
 
     def one(side: Side) -> str | None:

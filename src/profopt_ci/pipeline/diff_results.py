@@ -40,7 +40,7 @@ def run_diff(spec: Spec | None, base: dict, head: dict, *, fail_on: str | None =
     notes += outlier_notes(entries) + gpu_notes(entries) + compile_notes(entries)
     metas = [{"ref": r.get("commit"), "commit": r.get("commit"), "fingerprint": r.get("fingerprint") or {},
               "env": r.get("env") or {}} for r in (base, head)]
-    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    threshold = pairs[0][1].settings.threshold if pairs else None
     return comparison_doc.build(
         mode="unpaired", hardware_label=head.get("hardware_label") or "default", entries=entries,
         verdict=verdict(entries), base=metas[0], head=metas[1], diffs=differences(pairs, *metas), seed=None,

@@ -129,7 +129,7 @@ def sequential_rounds(ctx: RoundContext, benches: list[Benchmark], *, measure: M
                 continue
             final_alpha[b.name], more, entry = _look(ctx, b, k, looks, rounds[b.name])
             m = entry["metrics"].get(SPEED, {})
-            tau = b.settings.threshold_pct or 1.0
+            tau = b.settings.threshold or 1.0
             distance[b.name] = (m.get("mde") or tau) / tau if isinstance(m.get("mde"), (int, float)) else 1.0
             if more:
                 look[b.name] = k + 1

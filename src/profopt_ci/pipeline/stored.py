@@ -223,7 +223,7 @@ def compare_stored(plan: Plan, *, baseline: Nightly, refs: tuple[str | None, str
     head_meta = {"ref": refs["head"][0] if head_ref else ("working tree" if results.get("dirty") else "HEAD"),
                  "commit": results.get("commit"), "fingerprint": results.get("fingerprint") or {},
                  "env": results.get("env") or {}}
-    threshold = pairs[0][1].settings.threshold_pct if pairs else None
+    threshold = pairs[0][1].settings.threshold if pairs else None
     judged = policy(entries, fail_on, accept)
     return comparison_doc.build(
         mode="unpaired", hardware_label=spec.hardware_label, entries=entries, verdict=verdict(entries),

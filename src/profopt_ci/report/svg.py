@@ -14,9 +14,7 @@ import math
 import statistics
 
 from markupsafe import Markup, escape
-from msgspec import UNSET
 
-from profopt_ci.documents.types_comparison import Metric
 from profopt_ci.report.format import ci, clip, pct
 
 COLORS = {"improved": "#1a7f37", "regressed": "#cf222e", "unchanged": "#8c959f",
@@ -154,14 +152,9 @@ def overview_plot(benches: list[dict], threshold: float | None) -> Markup | None
 
 
 def _step_delta(b: dict) -> float | None:
-    """The step time change of an entry; a read metric (documents.types_comparison.Metric) by its
-    field, in C: a Python `get` per benchmark would dominate the plot of a large diff
-    (docs/experiments.md)."""
+    """The step time change of an entry (its metric as made, or as read: both read alike)."""
     m = (b.get("metrics") or {}).get("step_time_ms")
-    if m is None:
-        return None
-    d = m.delta_pct if type(m) is Metric else m.get("delta_pct")
-    return None if d is UNSET else d
+    return None if m is None else m.get("delta_pct")
 
 
 def _triple(m: dict) -> tuple:

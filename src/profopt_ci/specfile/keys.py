@@ -1,7 +1,7 @@
 """profopt.yml as one typed model: every key, its type, range, default and description.
 
 In: nothing. Out: msgspec Structs — `SpecKeys` (the document) → `Defaults`, `BenchmarkKeys`,
-`SuiteKeys` (each with the `SettingKeys`), `GoalKeys`, `ConstraintKeys` — and `DEFAULTS`, the one
+`SuiteKeys` (each with the `Settings`), `GoalKeys`, `ConstraintKeys` — and `DEFAULTS`, the one
 place the settings' defaults live. They are the one source of the packaged
 `schema/profopt.schema.json` (specfile/schema.py generates it) and the type specfile/checks.py
 converts a parsed spec into (`msgspec.convert`). A setting absent at a level is UNSET, so
@@ -42,8 +42,13 @@ def _positive(high: float, text: str) -> Any:
     return Annotated[float, Meta(gt=0, le=high, description=text)] | UnsetType
 
 
-class SettingKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """How to measure and judge: allowed in `defaults`, per benchmark and per suite item."""
+class Settings(Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """How to measure and judge: the keys allowed in `defaults`, per benchmark and per suite item,
+    and the one class every stage reads them as. In a spec, a key not given is UNSET;
+    specfile/model.py's `resolve_settings` makes the resolved one, where every key is set, from
+    `DEFAULTS` (and, for lockstep, `LOCKSTEP_DEFAULTS`), then `defaults:`, then the benchmark's own
+    keys (or the command line's): a percentage is then its number (3.0 for "3%") and `instrument`
+    a tuple in `INSTRUMENTS`' order."""
 
     warmup: _whole(0, 10**7, "untimed values before measuring") = UNSET
     min_time_ms: _positive(DAY_MS, "calibrate the inner loop so one value takes at least this long") = UNSET
@@ -76,7 +81,9 @@ class SettingKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_default
     value_ms: _positive(DAY_MS, "pairing: lockstep — one value is calibrated to about this long, or one step "
                                 "when a step is longer") = UNSET
     round_ms: _positive(DAY_MS, "pairing: lockstep — each round takes enough pairs to fill about this long, "
-                                "at least 10; where unset, a step under 1 ms gets rounds of 150 ms") = UNSET
+                                "at least 10 (a step under 1 ms: short_round_ms)") = UNSET
+    short_round_ms: _positive(DAY_MS, "pairing: lockstep — round_ms for a step under 1 ms, which makes enough "
+                                      "pairs in a shorter round") = UNSET
     quality_steps: _whole(1, 100_000, "the quality pass: steps each side runs from a fresh factory and the same "
                                       "seeds, after the timed rounds; constraints compare the recorded values "
                                       "step by step") = UNSET
@@ -85,18 +92,24 @@ class SettingKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_default
         "processes, order and seed); the verdict holds only when both runs agree, else it is inconclusive"))
     ] | UnsetType = UNSET
 
+    @property
+    def timed(self) -> bool:
+        """Wall time is measured (instrument walltime, alone or beside instructions)."""
+        return "walltime" in self.instrument
 
-DEFAULTS = SettingKeys(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rounds=60, threshold="3%",
+
+DEFAULTS = Settings(warmup=3, min_time_ms=100.0, values=5, rounds=20, max_rounds=60, threshold="3%",
                        memory_tolerance="5%", timeout_s=600.0, profile="auto", instrument="walltime",
                        instructions_threshold="0.5%", cache_sim=False, pairing="lockstep", value_ms=2.0,
-                       round_ms=400.0, quality_steps=100, confirm=False)
+                       round_ms=400.0, short_round_ms=150.0, quality_steps=100, confirm=False)
+# The defaults that depend on another key, beside the table (model.resolve_settings applies all three).
 # Lockstep rounds are an order of magnitude less noisy (docs/accuracy.md), so fewer of them decide;
 # these apply when the spec does not set rounds / max_rounds itself (bench/verdict_accuracy.py --variants).
 LOCKSTEP_DEFAULTS: dict[str, Any] = {"rounds": 12, "max_rounds": 48}
-# Where the spec does not set round_ms, a step under SHORT_STEP_MS gets rounds of SHORT_ROUND_MS: a suite
-# of such steps then takes about half the time, with the same verdicts (docs/experiments.md).
-SHORT_STEP_MS, SHORT_ROUND_MS = 1.0, 150.0
-SETTING_KEYS = SettingKeys.__struct_fields__
+# A step under SHORT_STEP_MS gets rounds of short_round_ms, which follows round_ms where only that is
+# set. A suite of such steps then takes about half the time, with the same verdicts (docs/experiments.md).
+SHORT_STEP_MS = 1.0
+SETTING_KEYS = Settings.__struct_fields__
 
 
 def metas(tp: Any) -> list[Meta]:
@@ -105,10 +118,10 @@ def metas(tp: Any) -> list[Meta]:
     return [m for m in found if isinstance(m, Meta)] + [m for a in get_args(tp) for m in metas(a)]
 
 
-PERCENT_KEYS = tuple(f.name for f in msgspec.structs.fields(SettingKeys) if _PERCENT in metas(f.type))
+PERCENT_KEYS = tuple(f.name for f in msgspec.structs.fields(Settings) if _PERCENT in metas(f.type))
 
 
-class Defaults(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+class Defaults(Settings, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """Settings of every benchmark and suite item that does not set its own."""
 
     seed: Annotated[int, Meta(ge=-(2**63), le=2**63 - 1,
@@ -148,7 +161,7 @@ class ConstraintKeys(Struct, kw_only=True, forbid_unknown_fields=True, omit_defa
                      ] | UnsetType = UNSET
 
 
-class BenchmarkKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+class BenchmarkKeys(Settings, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """One benchmark: exactly one of `callable` and `command`."""
 
     name: Annotated[str, Meta(pattern="^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100, description=(
@@ -172,7 +185,7 @@ class BenchmarkKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_
                    ] | UnsetType = UNSET
 
 
-class SuiteKeys(SettingKeys, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+class SuiteKeys(Settings, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A suite written for another tool, run unchanged: exactly one of pytest, asv, pyperf."""
 
     pytest: Annotated[Text, Meta(description=(

@@ -1,10 +1,10 @@
 """The spec as the rest of profopt reads it: resolved dataclasses and the value parsers.
 
 In: a spec checked and converted by specfile/checks.py (`resolve`; the keys, types and defaults are
-the model's, specfile/keys.py), or one setting's raw value
-(`parse_percent`, `parse_instrument`, `resolve_settings`). Out: `Spec` → `Benchmark` → `Settings`,
-`Goal`, `Constraint`, with every default merged in and percentages as floats; a bad raw value is a
-`ValueError` the caller turns into its own message.
+the model's, specfile/keys.py), or one setting's raw value (`parse_percent`, `parse_instrument`,
+`resolve_settings`). Out: `Spec` → `Benchmark` → its resolved `Settings` (keys.py's one class),
+`Goal`, `Constraint`, with every default merged in and percentages as numbers; a bad raw value is
+a `ValueError` the caller turns into its own message.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,40 +26,14 @@ from profopt_ci.specfile.keys import (
     GOAL_METRICS,
     INSTRUMENTS,
     LOCKSTEP_DEFAULTS,
+    PERCENT_KEYS,
     SETTING_KEYS,
-    SHORT_ROUND_MS,
     SUITE_KINDS,
+    Settings,
     SpecKeys,
 )
 
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
-
-
-@dataclass
-class Settings:
-    warmup: int
-    min_time_ms: float
-    values: int
-    rounds: int
-    max_rounds: int
-    threshold_pct: float
-    memory_tolerance_pct: float
-    timeout_s: float
-    profile: str
-    instrument: tuple[str, ...]  # walltime and/or instructions, in that order
-    instructions_threshold_pct: float
-    cache_sim: bool
-    pairing: str  # lockstep | rounds (docs/how-it-measures.md)
-    value_ms: float  # lockstep: one value is about this long (one step when a step is longer)
-    round_ms: float  # lockstep: pairs per round fill about this long
-    short_round_ms: float  # … for a step under SHORT_STEP_MS: round_ms where the spec sets it, else SHORT_ROUND_MS
-    quality_steps: int  # the quality pass: steps per side from fresh seeds (constraints)
-    confirm: bool  # a flagged verdict holds only when a fresh independent run agrees
-
-    @property
-    def timed(self) -> bool:
-        """Wall time is measured (instrument walltime, alone or beside instructions)."""
-        return "walltime" in self.instrument
 
 
 @dataclass
@@ -191,21 +165,22 @@ def parse_instrument(value: str | list[str]) -> tuple[str, ...]:
 
 
 _DEFAULTS = msgspec.structs.asdict(DEFAULTS)
-# each field of `Settings`: the setting key it is read from and how (percentages as floats)
-_SETTINGS = [(f.name, f.name.removesuffix("_pct"), parse_percent if f.name.endswith("_pct") else {
-    "int": int, "float": float, "str": str, "bool": bool}.get(f.type, parse_instrument)) for f in fields(Settings)]
+# how each setting's resolved value is read from its raw one: a percentage as its number, the rest by type
+_READ = {key: parse_percent if key in PERCENT_KEYS else parse_instrument if key == "instrument" else type(value)
+         for key, value in _DEFAULTS.items() if value is not UNSET}
 
 
 def resolve_settings(defaults: dict[str, Any], override: dict[str, Any]) -> Settings:
     """Settings from the model's defaults, then a spec's `defaults:`, then the benchmark's (or the
-    command line's) own keys; lockstep has its own rounds defaults."""
+    command line's) own keys; every default applied here, those that depend on another key too
+    (keys.LOCKSTEP_DEFAULTS, short_round_ms)."""
     given = {k: v for k, v in defaults.items() if k in SETTING_KEYS}
     given.update({k: v for k, v in override.items() if k in SETTING_KEYS})
     pairing = str(given.get("pairing", DEFAULTS.pairing))
     merged = {**_DEFAULTS, **(LOCKSTEP_DEFAULTS if pairing == "lockstep" else {}), **given}
     merged["max_rounds"] = max(int(merged["max_rounds"]), int(merged["rounds"]))
-    merged["short_round_ms"] = given.get("round_ms", SHORT_ROUND_MS)
-    return Settings(**{name: convert(merged[key]) for name, key, convert in _SETTINGS})
+    merged["short_round_ms"] = given.get("short_round_ms", given.get("round_ms", DEFAULTS.short_round_ms))
+    return Settings(**{key: _READ[key](value) for key, value in merged.items()})
 
 
 def parse_constraints(items: list[dict[str, Any]] | None) -> list[Constraint]:

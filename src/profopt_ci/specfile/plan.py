@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from msgspec.structs import asdict
 
 from profopt_ci.cpulists import parse_cpuset
 from profopt_ci.errors import UsageError

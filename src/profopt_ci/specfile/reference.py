@@ -1,8 +1,8 @@
 """docs/spec.md, the reference of every profopt.yml key, generated from the typed model (specfile/keys.py).
 
-In: the Structs of specfile/keys.py (`SpecKeys`, `Defaults`, `SettingKeys`, `BenchmarkKeys`,
-`SuiteKeys`, `GoalKeys`, `ConstraintKeys`), their Metas' descriptions, `DEFAULTS`,
-`LOCKSTEP_DEFAULTS` and the short-step rounds. Out: `markdown()`, the page's text. The page is
+In: the Structs of specfile/keys.py (`SpecKeys`, `Defaults`, `Settings`, `BenchmarkKeys`,
+`SuiteKeys`, `GoalKeys`, `ConstraintKeys`), their Metas' descriptions, `DEFAULTS` and
+`LOCKSTEP_DEFAULTS`. Out: `markdown()`, the page's text. The page is
 written and checked by `python -m profopt_ci.cli.reference --write` / `--check` with the other
 generated docs; a key added to the model shows up here without anyone copying it.
 """
@@ -20,13 +20,11 @@ from profopt_ci.specfile.keys import (
     DEFAULTS,
     LOCKSTEP_DEFAULTS,
     SETTING_KEYS,
-    SHORT_ROUND_MS,
-    SHORT_STEP_MS,
     BenchmarkKeys,
     ConstraintKeys,
     Defaults,
     GoalKeys,
-    SettingKeys,
+    Settings,
     SpecKeys,
     SuiteKeys,
 )
@@ -87,7 +85,7 @@ def _own_fields(cls: type[msgspec.Struct]) -> list[msgspec.structs.FieldInfo]:
 
 def _row(cls: type, f: msgspec.structs.FieldInfo, node: dict[str, Any]) -> str:
     what = node.get("description", "")
-    if cls is Defaults and f.name not in SettingKeys.__struct_fields__:
+    if cls is Defaults and f.name not in Settings.__struct_fields__:
         what = f"{what} (in `defaults` only)"
     return f"| `{f.encode_name}` | {_cell(_type(f, node))} | {_cell(_default(f))} | {_cell(what)} |"
 
@@ -143,9 +141,8 @@ def _default(f: msgspec.structs.FieldInfo) -> str:
     if f.name in LOCKSTEP_DEFAULTS:
         return (f"{_value(LOCKSTEP_DEFAULTS[f.name])} (`pairing: lockstep`), "
                 f"{_value(getattr(DEFAULTS, f.name))} (`pairing: rounds`)")
-    if f.name == "round_ms":
-        return (f"{_value(DEFAULTS.round_ms)}; {_value(SHORT_ROUND_MS)} for a step under {_value(SHORT_STEP_MS)} ms "
-                "when unset")
+    if f.name == "short_round_ms":  # where only round_ms is set, a short step's round is that long too
+        return f"{_value(DEFAULTS.short_round_ms)}; `round_ms` where only that is set"
     if getattr(DEFAULTS, f.name, msgspec.UNSET) is not msgspec.UNSET:  # a setting: DEFAULTS holds its default
         return _value(getattr(DEFAULTS, f.name))
     if f.required:

@@ -151,7 +151,7 @@ def to_benchmark(suite: Suite, entry: dict, taken: set[str], defaults: dict[str,
     recorded = {"memory": "mem_bytes", "track": "track"}.get(entry.get("asv_type") or "")
     if recorded and not any(c.metric == recorded for c in constraints):
         # asv's mem_/track_ values are compared between the sides, not timed
-        constraints += parse_constraints([{"metric": recorded, "rel_tol": settings.threshold_pct / 100}])
+        constraints += parse_constraints([{"metric": recorded, "rel_tol": settings.threshold / 100}])
     judged = entry.get("judged")
     return Benchmark(
         name=name, callable=target(suite.kind, entry["locator"]), command=None,
