@@ -15,6 +15,7 @@ from conftest import CPU_STEP, git, make_repo, run_cli
 from profopt_ci.analyze.decide import multiplicity_corrected, policy_failures, summary_sentence
 from profopt_ci.analyze.judge import build_entry, finish
 from profopt_ci.analyze.look_schedule import plan_looks
+from profopt_ci.documents.types_comparison import Metric
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
 from profopt_ci.words.i18n import say
@@ -307,9 +308,9 @@ def test_setup_failure_in_setup_phase_is_reported_by_measure(tmp_path):
 
 
 def test_multiplicity_gives_new_entries_and_leaves_the_given_ones():
-    def entry(name: str, verdict: str, p: float) -> dict:
-        speed = {"verdict": verdict, "p_value": p, "confidence": 0.99, "reason": "as measured"}
-        return {"name": name, "metrics": {"step_time_ms": speed, "throughput": {"verdict": verdict}}}
+    def entry(name: str, verdict: str, p: float) -> dict:  # metrics as analyze.stats makes them
+        speed = Metric(verdict=verdict, p_value=p, confidence=0.99, reason="as measured")
+        return {"name": name, "metrics": {"step_time_ms": speed, "throughput": Metric(verdict=verdict)}}
 
     given = [entry("a", "regressed", 0.009), entry("b", "unchanged", 0.5), {"name": "c", "metrics": {}}]
     before = copy.deepcopy(given)

@@ -137,7 +137,7 @@ def test_plan_records_a_sides_own_settings_and_a_missing_spec(tmp_path):
     plan = plan.attach("head", None, "its profopt.yml is invalid: profopt.yml:1:1: bad")
     assert plan.bench("base", "a").params == {"n": 2}  # what the code is: the side's own
     assert plan.bench("base", "a").settings.threshold == 3.0  # how to judge: the plan's
-    assert any(d["scope"] == "settings" and d["key"] == "threshold_pct" for d in plan.differences)
+    assert any(d["scope"] == "settings" and d["key"] == "threshold" for d in plan.differences)
     assert any("head: its own spec was not used (its profopt.yml is invalid" in say("en", n) for n in plan.notes)
 
 
