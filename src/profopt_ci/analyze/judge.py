@@ -5,8 +5,9 @@ In: a `Benchmark` (how to judge: threshold, constraints, goal) and each side's {
 samples}, paired (rounds of one compare) or not (two stored results). Out: the benchmark entry of
 `profopt/comparison@1` (docs/data-model.md) with its metrics, constraints and goal; `finish` gives
 each its multiplicity correction and its decision (`analyze.decide.DECISIONS`), as the frozen
-`Entry` the comparison holds. Compare judges a benchmark at each look (pipeline/sequential.py) and
-once more with its passes (pipeline/compare_run.py); `worth_profiling` reads a look's entry.
+`Entry` the comparison holds. Compare judges a benchmark at each look (`look`, an `Entry` too:
+pipeline/sequential.py) and once more with its passes (pipeline/compare_run.py); `worth_profiling`
+reads a look's entry.
 
 A paired entry gets its metrics in `build_entry`. An unpaired one (diff, stored baseline) gets its
 metrics, goal and outlier rounds in `resolve`, which `finish` runs first: all unpaired entries at
@@ -151,11 +152,18 @@ def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[Entry]:
     return entries
 
 
+def look(bench: Benchmark, base: dict, head: dict, *, alpha: float) -> Entry:
+    """One benchmark judged at one look of its rounds, at the α the look spends: its frozen `Entry`,
+    decided as `finish` decides it alone (the other benchmarks' multiplicity, the instructions and
+    the passes after the rounds come in the comparison's own `finish`)."""
+    return finish([build_entry(bench, base, head, paired=True, alpha=alpha)], {bench.name: bench})[0]
+
+
 PROFILED = ("regressed", "improved", "inconclusive", "unstable")
 
 
 
-def worth_profiling(entry: dict) -> bool:
+def worth_profiling(entry: Entry) -> bool:
     """Whether a benchmark's profile has something to explain: its step time or a memory peak
     changed, or its step time was left undecided (one whose figures held has nothing for a
     bottleneck note, and a profile of each side is a share of a suite compare worth saving: docs/reach.md)."""

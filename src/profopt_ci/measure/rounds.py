@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from profopt_ci.documents.types import Sample
+from profopt_ci.documents.types_comparison import Entry
 from profopt_ci.measure import lockstep
 from profopt_ci.measure.cpus import Placement, describe, format_cpuset, placement_for
 from profopt_ci.measure.live_worker import WorkerProcess
@@ -69,7 +70,7 @@ class RoundState:
     zygotes: ZygotePool = field(default_factory=lambda: ZygotePool())
     ahead: dict[str, Ahead] = field(default_factory=dict)  # by benchmark: its next round's workers
     cut: dict[str, int] = field(default_factory=dict)  # time budget spent: each undecided benchmark's rounds
-    looked: dict[str, dict] = field(default_factory=dict)  # each benchmark's entry at its latest look (sequential)
+    looked: dict[str, Entry] = field(default_factory=dict)  # each benchmark's Entry at its latest look (sequential)
     # PROFOPT_START_AHEAD=0: every round starts its own workers (to compare, bench/suite_speed.py)
     start_ahead: bool = field(default_factory=lambda: os.environ.get("PROFOPT_START_AHEAD", "").strip() != "0")
 

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
+from profopt_ci.analyze.judge import ALPHA, look, worth_profiling
 from profopt_ci.documents.types_comparison import Comparison
 from profopt_ci.errors import InfraError, UsageError
 from profopt_ci.gitutil import toplevel
@@ -123,7 +123,7 @@ def _skip_profile(run: CompareRun) -> Callable[[str], dict | None]:
         entry = run.state.looked.get(name)  # its last look's, where nothing was measured since
         if entry is None or entry["status"] != {"base": sides[0]["status"], "head": sides[1]["status"]} \
                 or entry["rounds"] != min(len(d["samples"]) for d in sides):
-            entry = build_entry(bench, *sides, paired=True, alpha=run.alphas.get(name, ALPHA))
+            entry = look(bench, *sides, alpha=run.alphas.get(name, ALPHA))
         if not worth_profiling(entry):
             return SKIPPED
         return None if run.budget.pass_fits(name) else NO_TIME

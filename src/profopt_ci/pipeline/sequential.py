@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from profopt_ci.analyze import look_schedule
 from profopt_ci.analyze.decide import SPEED
-from profopt_ci.analyze.judge import ALPHA, build_entry, worth_profiling
+from profopt_ci.analyze.judge import ALPHA, look, worth_profiling
+from profopt_ci.documents.types_comparison import Entry
 from profopt_ci.measure.progress import progress_of
 from profopt_ci.measure.rounds import RoundContext, measure_round
 from profopt_ci.measure.side_pass import has_pass
@@ -37,12 +38,12 @@ def _measure_alone(ctx: RoundContext, benches: list[Benchmark], measure: Measure
                 measure(ctx.on(alone), b, r, b.settings.rounds)
 
 
-def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds: int) -> tuple[float, bool, dict]:
+def _look(ctx: RoundContext, bench: Benchmark, k: int, looks: list[int], rounds: int) -> tuple[float, bool, Entry]:
     """Look `k` (0-based) at a benchmark after `rounds` rounds: (α spent, whether to go on, its entry)."""
     state, log = ctx.state, ctx.log
     alpha = look_schedule.spent_alpha(k + 1, len(looks), ALPHA)
-    entry = build_entry(ctx.plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
-                        paired=True, alpha=alpha)
+    entry = look(ctx.plan.judged(bench.name), track_dict(state, bench, "base"), track_dict(state, bench, "head"),
+                 alpha=alpha)
     state.looked[bench.name] = entry  # what the passes after the rounds ask of it, judged once
     m = entry["metrics"].get(SPEED, {})
     verdict = m.get("verdict")
