@@ -57,14 +57,18 @@ def test_every_pass_returns_new_entries_and_leaves_the_given_ones_as_they_were(t
         # every level typed as a read comparison's is: a metric's reason is a Message, not a dict
         assert all(type(m.reason_msg) is Message for e in done for m in e.metrics.values())
 
+        # the instructions go into the judge's draft, before `finish`; a failed run is marked after it
         failed_run = {"base": {"status": "ok", "instructions": 100}, "head": {"status": "failed", "error": "boom\nmore"}}
-        merged = instruction_entries.merge(done[0], benches["slower"], failed_run)
-        kept = copy.deepcopy(done)
-        marked = instruction_entries.mark_failures([merged, done[1]])
-        _unchanged(kept, done)
-        assert "instructions" not in done[0] and merged["decision"] == "reject"
+        drafts = _entries(benches, 1.3, paired=paired)
+        kept_drafts = copy.deepcopy(drafts)
+        merged = finish([instruction_entries.merge(drafts[0], benches["slower"], failed_run), drafts[1]], benches)
+        _unchanged(kept_drafts, drafts)
+        assert "instructions" not in drafts[0] and merged[0]["decision"] == "reject"
+        kept = copy.deepcopy(merged)
+        marked = instruction_entries.mark_failures(merged)
+        _unchanged(kept, merged)
         assert marked[0]["decision"] == "failed" and marked[0]["error"]["instrument"] == "instructions"
-        assert marked[1] is done[1]  # nothing to mark: the same entry
+        assert marked[1] is merged[1]  # nothing to mark: the same entry
         assert type(marked[0]) is Entry and type(marked[0].error) is EntryError
 
         kept = copy.deepcopy(done)

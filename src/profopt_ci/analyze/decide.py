@@ -194,7 +194,7 @@ def _goal_metric(bench: Benchmark) -> str | None:
 
 
 def decide_benchmark(bench: Benchmark, metrics: dict[str, dict], constraints: list[dict]) -> tuple[str, dict]:
-    """(decision, reason) for one benchmark whose sides both finished; the reason a message (`decided`
+    """(decision, reason) for one benchmark whose sides both finished; the reason a message (`decision_of`
     writes it into the entry)."""
     broken = [c for c in constraints if not c["ok"]]
     if SPEED not in metrics and "instructions" not in metrics and not broken:
@@ -227,10 +227,15 @@ def broken_reason(broken: list[dict]) -> dict:
     return message("reason.broken", what=[[c["metric"], c.get("detail_msg") or c["detail"]] for c in broken])
 
 
-def decided(entry: dict | Entry, decision: str, reason: dict, **changes: Any) -> dict | Entry:
-    """The entry again with its decision and its reason (the English and the message beside it),
-    and any other `changes`: one copy of it (documents.comparison.revised)."""
-    return revised(entry, **changes, decision=decision, reason=reason["text"], reason_msg=reason)
+def decision_of(decision: str, reason: dict) -> dict[str, Any]:
+    """How an entry says its decision: the decision, its reason in English and the message beside it."""
+    return {"decision": decision, "reason": reason["text"], "reason_msg": reason}
+
+
+def decided(entry: Entry, decision: str, reason: dict, **changes: Any) -> Entry:
+    """A decided entry decided again (a failed instructions run, the budget, a confirmation), with
+    any other `changes`: one new Entry (documents.comparison.revised)."""
+    return revised(entry, **changes, **decision_of(decision, reason))
 
 
 def goal_status(bench: Benchmark, metrics: dict[str, dict]) -> dict | None:

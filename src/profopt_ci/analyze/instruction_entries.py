@@ -11,7 +11,6 @@ the message instr.functions), base vs head, the largest absolute changes first.
 from __future__ import annotations
 
 from profopt_ci.analyze.decide import check_constraint, decided
-from profopt_ci.documents.comparison import revised
 from profopt_ci.measure.callgrind import TOP_FUNCTIONS
 from profopt_ci.measure.instruction_runs import side_metrics
 from profopt_ci.specfile.load import Benchmark
@@ -83,14 +82,14 @@ def merge(entry: dict, bench: Benchmark, sides: dict[str, dict] | None) -> dict:
     base, head = sides.get("base"), sides.get("head")
     block = {"base": _summary(base), "head": _summary(head), "function_diff": [], "notes": [message("instr.functions")]}
     if entry.get("decision") == "failed" or not _ok(base) or not _ok(head):
-        return revised(entry, instructions=block)
+        return {**entry, "instructions": block}
     changes = {"instructions": {**block, "function_diff": function_diff(base, head)},
                "metrics": {**entry["metrics"], **side_metrics(bench, base, head)}}
     if not entry["samples"]["base"] and not entry["samples"]["head"] and not entry.get("quality"):
         # instructions only and no quality pass (results of an older profopt): the counted runs' values
         b, h = [{"quality": base.get("quality") or {}}], [{"quality": head.get("quality") or {}}]
         changes["constraints"] = [check_constraint(c, b, h) for c in bench.constraints]
-    return revised(entry, **changes)
+    return {**entry, **changes}
 
 
 def _ok(side: dict | None) -> bool:

@@ -22,7 +22,7 @@ from profopt_ci.analyze.decide import (
     check_constraint,
     compare_metrics,
     decide_benchmark,
-    decided,
+    decision_of,
     goal_status,
     multiplicity_corrected,
     throttled,
@@ -69,8 +69,8 @@ def build_entry(bench: Benchmark, base: dict, head: dict, *, paired: bool, alpha
         side, d = failed[0]
         entry["error"] = {"side": side, "status": d["status"], "message": d.get("error") or d["status"]}
         first = (d.get("error") or "").splitlines()[0].rstrip(": ") if d.get("error") else ""
-        return decided(entry, "failed", message("reason.failed_error", side=side, status=d["status"], error=first)
-                       if first else message("reason.failed", side=side, status=d["status"]))
+        return {**entry, **decision_of("failed", message("reason.failed_error", side=side, status=d["status"], error=first)
+                                    if first else message("reason.failed", side=side, status=d["status"]))}
     traces = (base.get("quality"), head.get("quality"))
     if bench.constraints or traces != (None, None):
         entry["quality"] = {"base": traces[0], "head": traces[1]}
@@ -146,7 +146,7 @@ def finish(entries: list[dict], benches: dict[str, Benchmark]) -> list[Entry]:
     for k, corrected in zip(judged, multiplicity_corrected([entries[k] for k in judged]), strict=True):
         e = entries[k]
         metrics = {**e["metrics"], **corrected}
-        entries[k] = decided(e, *_decide(benches[e["name"]], metrics, e["constraints"]), metrics=metrics)
+        entries[k] = {**e, "metrics": metrics, **decision_of(*_decide(benches[e["name"]], metrics, e["constraints"]))}
     for k, e in enumerate(entries):  # in place: each dict goes as its Entry is made, never both for all
         entries[k] = comparison_doc.entry(e)
     return entries

@@ -78,17 +78,14 @@ def build(*, mode: str, hardware_label: str, entries: list[dict], verdict: dict[
 _ENTRY_FIELDS = {f.name: f.type for f in msgspec.structs.fields(Entry)}
 
 
-def entry(judged: dict | Entry) -> Entry:
-    """A judged benchmark (the dict `analyze.decide.decided` gives) as its frozen `Entry`, every key
-    and value checked against the model: one the model lacks is a bug that raises."""
-    return judged if isinstance(judged, Entry) else msgspec.convert(judged, Entry)
+def entry(judged: dict) -> Entry:
+    """A judged benchmark (the judge's draft, decided: analyze/judge.py) as its frozen `Entry`, every
+    key and value checked against the model: one the model lacks is a bug that raises."""
+    return msgspec.convert(judged, Entry)
 
 
-def revised(e: dict | Entry, **changes: Any) -> dict | Entry:
-    """A new entry: `e` with `changes`. An `Entry` stays one, each change checked and typed as its
-    field; a dict not yet judged (before `analyze.judge.finish`) stays a dict."""
-    if not isinstance(e, Entry):
-        return {**e, **changes}
+def revised(e: Entry, **changes: Any) -> Entry:
+    """A new entry: `e` with `changes`, each change checked and typed as its field."""
     try:
         return msgspec.structs.replace(e, **{k: msgspec.convert(v, _ENTRY_FIELDS[k]) for k, v in changes.items()})
     except KeyError as exc:
