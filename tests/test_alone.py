@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import cli_env, make_repo, run_cli
 
-from profopt_ci.measure import live_worker, lockstep, other_load
+from profopt_ci.measure import live_worker, other_load
 from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.measure.turns import Turns
 from profopt_ci.specfile.load import parse_spec
@@ -77,9 +77,16 @@ class FakeWorker:
 
 
 def test_each_value_is_taken_with_every_other_side_held():
+    """Turns, as a round takes its values (lockstep.callable_round): each pair in a drawn order."""
     log: list[str] = []
     workers = {n: FakeWorker(n, log) for n in ("base", "head")}
-    lockstep.drive(workers, 20, random.Random(4))
+    turns, rng = Turns(workers), random.Random(4)
+    for _ in range(20):
+        order = sorted(workers)
+        rng.shuffle(order)
+        for n in order:
+            turns.to(n)
+            workers[n].value_ns()
     running = {"base", "head"}  # both start running (they build at once)
     values = 0
     for event in log:

@@ -18,6 +18,7 @@ import pytest
 from conftest import CPU_STEP, make_repo, run_cli
 
 from profopt_ci.measure import cpus, lockstep
+from profopt_ci.measure.processes import Side, child_env
 from profopt_ci.specfile.load import parse_spec
 from profopt_ci.specfile.plan import make_plan, overrides
 from profopt_ci.words.i18n import say
@@ -49,46 +50,25 @@ def load(root: Path) -> dict:
 # ---- the scheduler, on a fake clock ---------------------------------------------------------------
 
 
-class FakeWorker:
-    """A channel whose values are literal and whose calls land on a shared log."""
-
-    def __init__(self, name: str, values: list[int], log: list[str]) -> None:
-        self.name, self.values, self.log = name, list(values), log
-
-    def value_ns(self) -> int:
-        self.log.append(self.name)
-        return self.values.pop(0)
-
-    def hold(self) -> None:
-        pass
-
-    def release(self) -> None:
-        pass
-
-
-def test_drive_alternates_in_a_random_order_per_pair_and_keeps_each_sides_values():
-    calls: list[str] = []
-    workers = {"base": FakeWorker("base", [10, 11, 12, 13, 14, 15], calls),
-               "head": FakeWorker("head", [20, 21, 22, 23, 24, 25], calls)}
-    values, first = lockstep.drive(workers, 6, random.Random(1))
-    assert values == {"base": [10, 11, 12, 13, 14, 15], "head": [20, 21, 22, 23, 24, 25]}
-    pairs = [calls[i:i + 2] for i in range(0, 12, 2)]
-    assert all(sorted(p) == ["base", "head"] for p in pairs)  # never two values of one side in a row of a pair
-    assert [p[0] for p in pairs] == first and set(first) == {"base", "head"}
-
-
-def test_a_channel_that_fails_mid_round_stops_the_round():
-    class Dying(FakeWorker):
-        def value_ns(self) -> int:
-            if len(self.log) >= 5:
-                raise lockstep.RoundFailed(self.name, "failed", "the worker exited 1 mid-round")
-            return super().value_ns()
-
-    calls: list[str] = []
-    workers = {"base": FakeWorker("base", [1] * 10, calls), "head": Dying("head", [2] * 10, calls)}
-    with pytest.raises(lockstep.RoundFailed) as err:
-        lockstep.drive(workers, 10, random.Random(2))
-    assert err.value.side == "head" and 5 <= len(calls) <= 7  # nothing asked after the failure
+def test_a_round_draws_the_order_afresh_for_each_pair_and_keeps_each_sides_values(tmp_path):
+    """A real round of two live workers: as many values a side as pairs, each side first in some
+    pairs and second in the others (the order of each pair drawn from the round's seeded rng)."""
+    (tmp_path / "pstep.py").write_text("def make_step():\n    return lambda: sum(range(2000))\n")
+    spec = parse_spec("version: 1\nbenchmarks:\n  - {name: p, callable: 'pstep:make_step', round_ms: 60}\n",
+                      str(tmp_path / "profopt.yml"))
+    b = spec.benchmarks[0]
+    sides = [Side("base", tmp_path), Side("head", tmp_path)]
+    envs = {s.name: child_env(spec, b, s) for s in sides}
+    placement = cpus.Placement(pool=[0])
+    placement.cpus = [0]
+    out = lockstep.callable_round(lockstep.Round({"base": b, "head": b}, envs, sides, tmp_path, round_index=1,
+                                                 rng=random.Random(1), placement=placement))
+    base, head = out["base"], out["head"]
+    assert base["pairs"] == head["pairs"] >= lockstep.MIN_PAIRS
+    assert len(base["values_ms"]) == len(head["values_ms"]) == base["pairs"]
+    assert base["first_share"] + head["first_share"] == pytest.approx(1.0)
+    assert 0 < base["first_share"] < 1  # neither side always first
+    assert {base["order"], head["order"]} == {0, 1}  # who went first in the round's first pair
 
 
 def test_pair_count_fills_the_round_within_bounds():

@@ -6,7 +6,7 @@ the median of the side's values this round, `values_ms` the values, `pairs` how 
 `RoundFailed` naming the side, the cause and its stderr tail.
 
 Why: on a shared VM the CPU changes speed within tens of milliseconds, so two fresh processes
-measured hundreds of ms apart are not really paired (per-round CV 11–16%). Two live workers pinned
+measured hundreds of ms apart are not really paired (docs/accuracy.md). Two live workers pinned
 to the same CPUs and asked for one ~2 ms value each, in an order drawn per pair, see the same
 machine state; a fresh pair of processes each round keeps process-level effects (layout, hash seed,
 allocator) in the round-to-round spread, where the paired statistics account for them.
@@ -103,28 +103,6 @@ def pair_count(round_ms: float, value_ns: Mapping[str, int]) -> int:
     """Pairs that fill about `round_ms`, given one value's duration per side."""
     per_pair = max(sum(value_ns.values()), 1)
     return max(MIN_PAIRS, min(MAX_PAIRS, int(round_ms * 1e6 / per_pair)))
-
-
-def drive(channels: Mapping[str, Channel], pairs: int, rng: Random,
-          turns: Turns | None = None,
-          after: Callable[[str], None] | None = None) -> tuple[dict[str, list[int]], list[str]]:
-    """`pairs` pairs of values (ns), the order drawn afresh for each pair; also who went first each
-    time. Each value is taken while the other side is held (`Turns`). `after(side)` is called
-    between values, once the value of `side` has been answered (the GPU telemetry: gpu.RoundReads)."""
-    names = sorted(channels)
-    turns = turns or Turns(channels)
-    values: dict[str, list[int]] = {n: [] for n in names}
-    first: list[str] = []
-    for _ in range(pairs):
-        order = names[:]
-        rng.shuffle(order)
-        first.append(order[0])
-        for n in order:
-            turns.to(n)
-            values[n].append(channels[n].value_ns())
-            if after is not None:
-                after(n)
-    return values, first
 
 
 def energy_blocks(channels: Mapping[str, Channel], turns: Turns, reads: gpu.RoundReads, rng: Random,
@@ -240,9 +218,20 @@ def callable_round(rnd: Round) -> dict[str, dict]:
             per_value = {n: ns * (loops + lead) // loops for n, ns in warm.items()}
             pairs = pair_count(round_length(rnd.settings, warm, loops), per_value)
             reads = _gpu_reads(built, rnd.envs, list(workers))
+            names = sorted(workers)
+            values: dict[str, list[int]] = {n: [] for n in names}
+            first: list[str] = []
             with other_load.window(placement.cpus, [w.proc.pid for w in workers.values()]) as window:
-                values, first = drive(workers, pairs, rng, turns,
-                                      after=reads.after_value if isinstance(reads, gpu.RoundReads) else None)
+                # The values: each pair in an order drawn afresh, each value while the other side is held.
+                for _ in range(pairs):
+                    order = names[:]
+                    rng.shuffle(order)
+                    first.append(order[0])
+                    for n in order:
+                        turns.to(n)
+                        values[n].append(workers[n].value_ns())
+                        if isinstance(reads, gpu.RoundReads):
+                            reads.after_value(n)  # the GPU's telemetry between values
                 energy = energy_blocks(workers, turns, reads, rng, loops + lead) \
                     if isinstance(reads, gpu.RoundReads) else {}
             placement.loaded(window)

@@ -1,7 +1,7 @@
 """One side at a time: while a value of one side is timed, the other side's worker is held.
 
 In: each side's live worker as a `Channel` (value, hold, release: measure/live_worker.py). Out:
-`Turns`, which lets one side run and holds the rest; lockstep.drive takes each value in its turn.
+`Turns`, which lets one side run and holds the rest; lockstep.callable_round takes each value in its turn.
 """
 from __future__ import annotations
 
