@@ -1,4 +1,4 @@
-"""Each concept defined once (issue 40 §2): the decision order, and a user's metric name → its key.
+"""Each concept defined once (issue 40 §2): the decision order, a user's metric name → its key, the settings.
 
 Read from src/ by AST, so a second copy fails here even when it agrees with the first today: two
 definitions drift (the report once listed decisions in an order analyze did not define).
@@ -121,3 +121,29 @@ def test_bisect_takes_its_metric_names_from_the_map():
     assert bisection.METRICS.items() <= keys.METRIC_KEYS.items()
     assert keys.GOAL_METRICS.items() <= keys.METRIC_KEYS.items()
     assert bisection.metric_key("peak_memory", []) == ("peak_memory_mb", False)
+
+
+# ---- the settings: one class, declared once -------------------------------------------------------
+
+HOME_OF_SETTINGS = "specfile/keys.py"
+
+
+def _classes_named(name: str) -> list[str]:
+    return [f"{rel}:{node.lineno}" for rel, tree in _modules() for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name == name]
+
+
+def test_settings_are_declared_once():
+    """The spec's settings block and the settings every stage reads are one class: a second
+    declaration (a resolved copy of the keys) is what drifted before."""
+    assert [where.split(":")[0] for where in _classes_named("Settings")] == [HOME_OF_SETTINGS]
+
+
+def test_resolved_settings_are_the_spec_keys_with_every_default_applied():
+    from profopt_ci.specfile.load import Benchmark, parse_spec
+
+    spec = parse_spec("version: 1\ndefaults: {threshold: 5%}\nbenchmarks:\n  - {name: a, callable: 'm:f'}\n", "x.yml")
+    s = spec.benchmarks[0].settings
+    assert type(s) is keys.Settings and Benchmark.__annotations__["settings"] in ("Settings", keys.Settings)
+    assert all(getattr(s, key) is not keys.UNSET for key in keys.SETTING_KEYS)  # every key resolved
+    assert s.threshold == 5.0 and s.instrument == ("walltime",)  # a percentage as its number
