@@ -23,6 +23,7 @@ from conftest import CPU_STEP, make_repo, run_cli
 from test_i18n_coverage import english
 
 from profopt_ci.analyze.decide import decide_benchmark, decided
+from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.report.render import render
 from profopt_ci.specfile.model import Goal
 from profopt_ci.words.i18n import EN, ZH, message, say
@@ -210,7 +211,7 @@ def test_a_goal_metric_that_held_says_so_in_every_language():
     b = c["benchmarks"][0]
     b["goal"]["metric"] = "peak_memory_mb"
     bench = dataclasses.replace(fx.JUDGED, goal=Goal("peak_memory_mb", "decrease", 10.0))
-    c["benchmarks"][0] = b = decided(b, *decide_benchmark(bench, b["metrics"], b["constraints"]))
+    c["benchmarks"][0] = b = decided(comparison_doc.entry(b), *decide_benchmark(bench, b["metrics"], b["constraints"]))
     assert b["decision"] == "no-change" and b["reason"] == "goal metric peak memory unchanged (step time improved)"
     assert b["reason"] in render(c, "md", "en")
     assert "目标指标峰值内存无变化（单步时间改善）" in render(c, "md", "zh")

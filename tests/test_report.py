@@ -11,6 +11,7 @@ import comparison_fixtures as fx
 import msgspec
 import pytest
 
+from profopt_ci.documents import comparison as comparison_doc
 from profopt_ci.errors import UsageError
 from profopt_ci.report import icons
 from profopt_ci.report.format import md_inline, num, pct
@@ -552,7 +553,9 @@ def _demo_like() -> dict:
                      {"name": "timing.py(record)", "self_ms": 0.004, "self_ms_range": [0.003, 0.005], "category": "python"}],
              "counters": {"python_share": 0.45, "py_lines_per_ms": 4.0}}
     c = fx.trade_off()
-    c["benchmarks"][0] = annotate(c["benchmarks"][0], {"base": loop, "head": numpy})
+    # a decided entry is the frozen Entry annotate takes, as the pipeline's are; back as its JSON reads
+    c["benchmarks"][0] = msgspec.to_builtins(annotate(comparison_doc.entry(c["benchmarks"][0]),
+                                                      {"base": loop, "head": numpy}))
     return c
 
 
