@@ -4,7 +4,7 @@ In: a `Zygote` and a forked pid. Out: `Forked`, the part of Popen's interface th
 (live_worker.WorkerProcess, job_worker.JobWorker) use; `ForkFrom`, how a worker is forked.
 
 Why a pidfd: the parent waits on the worker's exit while its values are timed; a poll through the
-zygote every few ms woke both ~200 times a second on the measured CPUs (bench/wakeups.py).
+zygote every few ms woke both all through a sample, on the measured CPUs (bench/wakeups.py).
 """
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ class Forked:
 
     def wait(self, timeout: float | None = None) -> int:
         """Its exit code, blocking. A pidfd (readable once the worker has exited) wakes the parent and
-        the zygote once, at the exit: a poll every few ms woke both ~200 times a second for a
-        whole sample, on the CPUs a 2-thread step was being timed on (bench/wakeups.py)."""
+        the zygote once, at the exit; a poll every few ms woke both all through a sample, on the
+        CPUs a 2-thread step was being timed on (bench/wakeups.py)."""
         if self.returncode is not None:
             return self.returncode
         deadline = None if timeout is None else time.monotonic() + timeout
