@@ -106,13 +106,17 @@ class JobWorker:
         try:
             code: int | None = child.wait(timeout=self.launch.timeout_s)
         except subprocess.TimeoutExpired:
-            kill_all(child.pid, self._tag)
-            child.wait()
+            self._kill_forked(child)
             code = None
         err = self._files[1]
         err.seek(0)
         return ChildResult(returncode=-9 if code is None else code, wall_ns=0, cpu_s=0.0, maxrss_kb=0, stdout="",
                            stderr=tail(err.read().decode("utf-8", "replace")), timed_out=code is None)
+
+    def _kill_forked(self, child: Forked) -> None:
+        """A forked worker and all it started (by its tag: it is the zygote's child, not ours), reaped."""
+        kill_all(child.pid, self._tag)
+        child.wait()
 
     def hold(self) -> None:
         self._signal(signal.SIGSTOP)
@@ -130,8 +134,7 @@ class JobWorker:
         if isinstance(self._child, Child):
             self._child.close()
         elif self._child.poll() is None:
-            kill_all(self._child.pid, self._tag)
-            self._child.wait()
+            self._kill_forked(self._child)
         for f in self._files:
             f.close()
         self._files = ()

@@ -26,8 +26,6 @@ from profopt_ci.measure import gpu
 from profopt_ci.measure.children import (  # noqa: F401 — the child basics, where the stages look for them
     BenchmarkFailed,
     ChildResult,
-    answer_of,
-    kill_all,
     read_answer,
     run_child,
     tail,

@@ -209,10 +209,8 @@ def _worker(job: dict, bench: Benchmark, spec, side: Side, workdir: Path, zygote
     `unknown` with its cause."""
     launch = Launch(side, _worker_env(spec, bench, side), workdir, tag, timeout_s)
     try:
-        if zygote is None:
-            raise ZygoteFailed("no zygote")
-        res, data = run_job(job, launch, ForkFrom(zygote))
-    except ZygoteFailed:
+        res, data = run_job(job, launch, ForkFrom(zygote) if zygote is not None else None)
+    except ZygoteFailed:  # a zygote that cannot fork: a fresh worker instead
         res, data = run_job(job, launch)
     if data is None:
         why = "timed out" if res.timed_out else f"exited {res.returncode}"
